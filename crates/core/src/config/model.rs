@@ -1,0 +1,349 @@
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, ErrorKind, Result};
+
+/// The whole configuration of a node. Sections mirror the pipeline stages.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Format version of this file; only 1 exists.
+    #[serde(default = "default_version")]
+    pub version: u32,
+    /// Where the embedded backends keep their files.
+    #[serde(default = "default_data_dir")]
+    pub data_dir: PathBuf,
+    /// Page, fingerprint, match, work and site stores.
+    #[serde(default)]
+    pub store: StoreConfig,
+    /// Segment index.
+    #[serde(default)]
+    pub index: IndexConfig,
+    /// Task queue.
+    #[serde(default)]
+    pub queue: QueueConfig,
+    /// Crawler.
+    #[serde(default)]
+    pub crawler: CrawlerConfig,
+    /// Comparison thresholds.
+    #[serde(default)]
+    pub matcher: MatcherConfig,
+    /// Workers.
+    #[serde(default)]
+    pub worker: WorkerConfig,
+    /// HTTP API.
+    #[serde(default)]
+    pub server: ServerConfig,
+    /// Logging.
+    #[serde(default)]
+    pub log: LogConfig,
+}
+
+fn default_version() -> u32 {
+    1
+}
+
+fn default_data_dir() -> PathBuf {
+    PathBuf::from("./copyhound-data")
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            version: default_version(),
+            data_dir: default_data_dir(),
+            store: StoreConfig::default(),
+            index: IndexConfig::default(),
+            queue: QueueConfig::default(),
+            crawler: CrawlerConfig::default(),
+            matcher: MatcherConfig::default(),
+            worker: WorkerConfig::default(),
+            server: ServerConfig::default(),
+            log: LogConfig::default(),
+        }
+    }
+}
+
+/// Stores. No URL: the embedded store under `data_dir`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// `mongodb://...` or `mongodb+srv://...`; empty for the embedded store.
+    pub url: Option<String>,
+    /// MongoDB database name.
+    pub database: String,
+    /// Page bodies larger than this are stored truncated (flagged).
+    pub max_body_bytes: u64,
+    /// Apply pending migrations when a server or worker starts.
+    pub migrate_on_start: bool,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        Self { url: None, database: "copyhound".into(), max_body_bytes: 4 << 20, migrate_on_start: true }
+    }
+}
+
+/// Segment index. No URL: the in-memory index, snapshotted under `data_dir`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct IndexConfig {
+    /// `redis://...` or `rediss://...`; empty for the in-memory index.
+    pub url: Option<String>,
+    /// Use Redis Cluster (the URL names one seed node).
+    pub cluster: bool,
+    /// Prefix of every Redis key.
+    pub prefix: String,
+    /// Largest Hamming distance answered exactly; fixed per index.
+    pub max_distance: u32,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        Self { url: None, cluster: false, prefix: "copyhound:index:".into(), max_distance: 3 }
+    }
+}
+
+/// Task queue. No URL: the embedded queue under `data_dir`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct QueueConfig {
+    /// `redis://...`; empty for the embedded queue.
+    pub url: Option<String>,
+    /// Prefix of every Redis key.
+    pub prefix: String,
+    /// A delivery not acknowledged within this is re-delivered.
+    pub visibility_timeout_ms: u64,
+    /// Deliveries before a task is dead-lettered.
+    pub max_attempts: u32,
+    /// First retry delay; doubles per attempt.
+    pub retry_backoff_ms: u64,
+}
+
+impl Default for QueueConfig {
+    fn default() -> Self {
+        Self {
+            url: None,
+            prefix: "copyhound:queue:".into(),
+            visibility_timeout_ms: 300_000,
+            max_attempts: 5,
+            retry_backoff_ms: 2_000,
+        }
+    }
+}
+
+/// Crawler limits and politeness.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct CrawlerConfig {
+    /// User-Agent header; also the robots.txt agent name.
+    pub user_agent: String,
+    /// Allow loopback, private and link-local addresses (tests, intranets).
+    pub allow_private_addresses: bool,
+    /// Responses are cut off past this many bytes.
+    pub max_body_bytes: u64,
+    /// TCP connect timeout.
+    pub connect_timeout_ms: u64,
+    /// Whole-request timeout, body included.
+    pub total_timeout_ms: u64,
+    /// Redirects followed before giving up.
+    pub max_redirects: u32,
+    /// Requests in flight over all hosts.
+    pub global_concurrency: u32,
+}
+
+impl Default for CrawlerConfig {
+    fn default() -> Self {
+        Self {
+            user_agent: "CopyHound/0.1 (+copyright tracking)".into(),
+            allow_private_addresses: false,
+            max_body_bytes: 8 << 20,
+            connect_timeout_ms: 5_000,
+            total_timeout_ms: 30_000,
+            max_redirects: 5,
+            global_concurrency: 16,
+        }
+    }
+}
+
+/// Evidence thresholds of the comparison workers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MatcherConfig {
+    /// Copied characters (counted on the chapter) that make a page infringing.
+    pub min_copied_chars: u32,
+    /// Or: share of the chapter found on the page.
+    pub min_chapter_coverage: f32,
+    /// Candidate chapters verified per page.
+    pub max_candidates: u32,
+}
+
+impl Default for MatcherConfig {
+    fn default() -> Self {
+        Self { min_copied_chars: 300, min_chapter_coverage: 0.5, max_candidates: 32 }
+    }
+}
+
+/// Worker processes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct WorkerConfig {
+    /// Tasks handled at once.
+    pub concurrency: u32,
+    /// Time given to in-flight tasks after SIGTERM.
+    pub shutdown_deadline_ms: u64,
+}
+
+impl Default for WorkerConfig {
+    fn default() -> Self {
+        Self { concurrency: 2, shutdown_deadline_ms: 30_000 }
+    }
+}
+
+/// The HTTP API.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Listen address.
+    pub listen: String,
+    /// Bootstrap admin key (secret); masked in every printout.
+    pub admin_key: Option<String>,
+    /// Largest accepted upload.
+    pub max_upload_bytes: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self { listen: "127.0.0.1:8080".into(), admin_key: None, max_upload_bytes: 64 << 20 }
+    }
+}
+
+/// Log output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+/// Logging; `RUST_LOG` overrides `filter`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// Output format.
+    pub format: LogFormat,
+    /// tracing filter directive.
+    pub filter: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        Self { format: LogFormat::Text, filter: "info".into() }
+    }
+}
+
+/// Which backend a component resolves to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The embedded default, files under this directory.
+    Embedded(PathBuf),
+    /// A production engine at this URL.
+    Remote(String),
+}
+
+impl Config {
+    /// Checks values that parse but make no sense.
+    pub fn validate(&self) -> Result<()> {
+        if self.version != 1 {
+            return Err(config_error(format!("version = {}: only version 1 is supported", self.version)));
+        }
+        check_scheme("store.url", self.store.url.as_deref(), &["mongodb://", "mongodb+srv://"])?;
+        check_scheme("index.url", self.index.url.as_deref(), &["redis://", "rediss://"])?;
+        check_scheme("queue.url", self.queue.url.as_deref(), &["redis://", "rediss://"])?;
+        if self.index.max_distance > 8 {
+            return Err(config_error(format!(
+                "index.max_distance = {}: at most 8 (the index splits 64 bits into max_distance + 1 segments)",
+                self.index.max_distance
+            )));
+        }
+        if self.queue.max_attempts == 0 {
+            return Err(config_error("queue.max_attempts must be at least 1"));
+        }
+        if self.worker.concurrency == 0 {
+            return Err(config_error("worker.concurrency must be at least 1"));
+        }
+        if !(0.0..=1.0).contains(&self.matcher.min_chapter_coverage) {
+            return Err(config_error("matcher.min_chapter_coverage must be within [0, 1]"));
+        }
+        if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
+            return Err(config_error(format!("server.listen = {:?} is not an address like 127.0.0.1:8080", self.server.listen)));
+        }
+        Ok(())
+    }
+
+    /// Returns the store backend.
+    pub fn store_backend(&self) -> Backend {
+        remote_or_embedded(self.store.url.as_deref(), &self.data_dir, "store")
+    }
+
+    /// Returns the index backend.
+    pub fn index_backend(&self) -> Backend {
+        remote_or_embedded(self.index.url.as_deref(), &self.data_dir, "index")
+    }
+
+    /// Returns the queue backend.
+    pub fn queue_backend(&self) -> Backend {
+        remote_or_embedded(self.queue.url.as_deref(), &self.data_dir, "queue")
+    }
+
+    /// Returns a copy with every secret masked, for printing.
+    pub fn masked(&self) -> Config {
+        let mut copy = self.clone();
+        for url in [&mut copy.store.url, &mut copy.index.url, &mut copy.queue.url].into_iter().flatten() {
+            *url = mask_url(url);
+        }
+        if copy.server.admin_key.is_some() {
+            copy.server.admin_key = Some("****".into());
+        }
+        copy
+    }
+}
+
+fn remote_or_embedded(url: Option<&str>, data_dir: &Path, component: &str) -> Backend {
+    match url {
+        Some(url) => Backend::Remote(url.to_string()),
+        None => Backend::Embedded(data_dir.join(component)),
+    }
+}
+
+fn config_error(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Config, message)
+}
+
+fn check_scheme(key: &str, url: Option<&str>, schemes: &[&str]) -> Result<()> {
+    let Some(url) = url else { return Ok(()) };
+    if schemes.iter().any(|scheme| url.starts_with(scheme)) {
+        return Ok(());
+    }
+    Err(config_error(format!(
+        "{key} = {:?}: expected a URL starting with {} (leave it unset for the embedded default)",
+        mask_url(url),
+        schemes.join(" or ")
+    )))
+}
+
+/// Returns `url` with the password of its user-info replaced by `****`.
+pub fn mask_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let authority_end = rest.find('/').unwrap_or(rest.len());
+    let Some(at) = rest[..authority_end].rfind('@') else { return url.to_string() };
+    let user_info = &rest[..at];
+    let masked = match user_info.split_once(':') {
+        Some((user, _password)) => format!("{user}:****"),
+        None => "****".to_string(),
+    };
+    format!("{scheme}://{masked}{}", &rest[at..])
+}

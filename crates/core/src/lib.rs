@@ -1,0 +1,16 @@
+//! The vocabulary of CopyHound: ids, domain types, error kinds with stable codes,
+//! configuration, and the ports (traits) that every backend implements.
+//!
+//! Everything else depends on this crate and it depends on no other workspace
+//! crate, so the dependency graph points one way: stages and backends know the
+//! ports, the ports know nothing of backends. Only the CLI picks concrete
+//! backends, from the configuration.
+#![warn(missing_docs)]
+
+pub mod config;
+pub mod error;
+pub mod ids;
+pub mod model;
+pub mod ports;
+
+pub use error::{Error, ErrorKind, Result};

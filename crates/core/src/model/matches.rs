@@ -1,0 +1,131 @@
+use serde::{Deserialize, Serialize};
+
+use super::Timestamp;
+use crate::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
+
+/// Review state of a match. New matches await a human; the other states are decisions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchStatus {
+    /// Found, not reviewed.
+    New,
+    /// A reviewer confirmed the infringement.
+    Confirmed,
+    /// A reviewer judged it not an infringement.
+    Dismissed,
+    /// The site is licensed to carry the work.
+    Licensed,
+    /// The page was taken down.
+    TakenDown,
+}
+
+impl MatchStatus {
+    /// Every status, in display order.
+    pub const ALL: [MatchStatus; 5] = [
+        MatchStatus::New,
+        MatchStatus::Confirmed,
+        MatchStatus::Dismissed,
+        MatchStatus::Licensed,
+        MatchStatus::TakenDown,
+    ];
+
+    /// Returns the stable name used in the API and reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MatchStatus::New => "new",
+            MatchStatus::Confirmed => "confirmed",
+            MatchStatus::Dismissed => "dismissed",
+            MatchStatus::Licensed => "licensed",
+            MatchStatus::TakenDown => "taken_down",
+        }
+    }
+}
+
+/// A copied run: `[chapter_start, chapter_end)` of the chapter text appears as
+/// `[page_start, page_end)` of the page text (character offsets in the originals).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CopiedSpan {
+    /// Start in the chapter text.
+    pub chapter_start: u32,
+    /// End in the chapter text (exclusive).
+    pub chapter_end: u32,
+    /// Start in the page text.
+    pub page_start: u32,
+    /// End in the page text (exclusive).
+    pub page_end: u32,
+}
+
+/// Side-by-side excerpts of one copied span, for reviewers and takedown notices.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EvidenceExcerpt {
+    /// The span the excerpts show.
+    pub span: CopiedSpan,
+    /// Excerpt of the registered chapter.
+    pub chapter_excerpt: String,
+    /// Excerpt of the page.
+    pub page_excerpt: String,
+}
+
+/// One review decision, kept as an audit trail.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Review {
+    /// The status set.
+    pub status: MatchStatus,
+    /// Who decided (API key id or user name).
+    pub by: String,
+    /// When.
+    pub at: Timestamp,
+    /// Free-text note.
+    pub note: Option<String>,
+}
+
+/// A page found to copy a registered chapter: the unit of evidence and review.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Match {
+    /// Derived from page + work + chapter + fingerprint version.
+    pub id: MatchId,
+    /// The publisher owning the work.
+    pub publisher_id: PublisherId,
+    /// The copying page.
+    pub page_id: PageId,
+    /// The page's URL, denormalized for listings.
+    pub page_url: String,
+    /// The page's site.
+    pub site_id: SiteId,
+    /// The copied work.
+    pub work_id: WorkId,
+    /// The copied chapter.
+    pub chapter_id: ChapterId,
+    /// The fingerprint version that found it.
+    pub fingerprint_version: u32,
+    /// Confidence in [0, 1].
+    pub score: f32,
+    /// Share of the chapter found on the page.
+    pub chapter_coverage: f32,
+    /// Share of the page that is copied.
+    pub page_coverage: f32,
+    /// Copied runs.
+    pub spans: Vec<CopiedSpan>,
+    /// Side-by-side excerpts of the longest runs.
+    pub evidence: Vec<EvidenceExcerpt>,
+    /// SHA-256 of the page body the evidence was taken from.
+    pub page_body_sha256: String,
+    /// Pages of the same site carrying the same copy (other URLs).
+    #[serde(default)]
+    pub duplicate_page_ids: Vec<PageId>,
+    /// Review state.
+    pub status: MatchStatus,
+    /// Review history, oldest first.
+    #[serde(default)]
+    pub reviews: Vec<Review>,
+    /// First detection.
+    pub first_seen: Timestamp,
+    /// Latest detection.
+    pub last_seen: Timestamp,
+}
+
+super::persisted::persisted_v1!(Match => "match");

@@ -1,0 +1,27 @@
+//! The domain model shared by every stage. Types here are plain data: they carry
+//! no behaviour that needs IO, so stores, workers, the API and the report
+//! generator all speak the same language. Every persisted type implements
+//! [`Persisted`], which stamps a schema version on the stored document.
+
+mod fingerprint;
+mod matches;
+mod page;
+mod persisted;
+mod publisher;
+mod report;
+mod site;
+mod task;
+mod work;
+
+pub use fingerprint::{FingerprintOwner, FingerprintRecord, PassageRecord};
+pub use matches::{CopiedSpan, EvidenceExcerpt, Match, MatchStatus, Review};
+pub use page::{FetchMeta, Page, PageVersion};
+pub use persisted::{Persisted, SCHEMA_VERSION_FIELD};
+pub use publisher::{ApiKey, Publisher, PublisherKind, Role};
+pub use report::{Report, ReportFormat, ReportScope, ReportStatus};
+pub use site::{CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Site};
+pub use task::{Task, TaskKind};
+pub use work::{Chapter, FingerprintStatus, Language, Work, WorkKind};
+
+/// A point in time, UTC.
+pub type Timestamp = chrono::DateTime<chrono::Utc>;

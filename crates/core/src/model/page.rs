@@ -1,0 +1,90 @@
+use serde::{Deserialize, Serialize};
+
+use super::Timestamp;
+use crate::ids::{CrawlRunId, PageId, SiteId};
+
+/// How a page was fetched, for evidence and conditional re-fetching.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FetchMeta {
+    /// HTTP status.
+    pub status: u16,
+    /// The URL after redirects.
+    pub final_url: String,
+    /// Content-Type header.
+    pub content_type: Option<String>,
+    /// ETag header, for conditional GET.
+    pub etag: Option<String>,
+    /// Last-Modified header, for conditional GET.
+    pub last_modified: Option<String>,
+    /// Time to fetch, milliseconds.
+    pub duration_ms: u64,
+    /// The run that fetched it.
+    pub crawl_run_id: Option<CrawlRunId>,
+}
+
+/// An earlier content of a page, kept when the content changes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PageVersion {
+    /// SHA-256 of the raw body of that version.
+    pub body_sha256: String,
+    /// When that version was first seen.
+    pub first_seen: Timestamp,
+    /// When that version was last seen.
+    pub last_seen: Timestamp,
+}
+
+/// A crawled page (a logical page: parts of a paginated chapter are joined).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Page {
+    /// Derived from the normalized URL.
+    pub id: PageId,
+    /// Normalized URL.
+    pub url: String,
+    /// The site it was crawled from.
+    pub site_id: SiteId,
+    /// Page title.
+    pub title: String,
+    /// Raw body as received (the store compresses it); evidence is hashed over it.
+    #[serde(with = "crate::model::page::base64_bytes")]
+    pub raw_body: Vec<u8>,
+    /// Whether `raw_body` was cut at the configured cap.
+    pub body_truncated: bool,
+    /// SHA-256 of the full raw body, hex.
+    pub body_sha256: String,
+    /// The charset the body was decoded with.
+    pub charset: String,
+    /// Extracted main text.
+    pub text: String,
+    /// SHA-256 of `text`: the idempotency key of fingerprinting and comparison.
+    pub content_sha256: String,
+    /// First fetch.
+    pub first_seen: Timestamp,
+    /// Latest fetch.
+    pub last_seen: Timestamp,
+    /// Latest fetch metadata.
+    pub fetch: FetchMeta,
+    /// Earlier contents, oldest first.
+    #[serde(default)]
+    pub previous_versions: Vec<PageVersion>,
+}
+
+super::persisted::persisted_v1!(Page => "page");
+
+/// Bytes as standard base64 in JSON, so documents stay text.
+pub(crate) mod base64_bytes {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(crate) fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        STANDARD.decode(text).map_err(serde::de::Error::custom)
+    }
+}

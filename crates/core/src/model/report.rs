@@ -1,0 +1,72 @@
+use serde::{Deserialize, Serialize};
+
+use super::Timestamp;
+use crate::ids::{PublisherId, ReportId, SiteId, WorkId};
+
+/// Output format of a report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReportFormat {
+    /// One self-contained HTML file.
+    Html,
+    /// PDF.
+    Pdf,
+    /// CSV, one row per match.
+    Csv,
+    /// JSON.
+    Json,
+}
+
+/// What a report covers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportScope {
+    /// The publisher whose matches are reported.
+    pub publisher_id: PublisherId,
+    /// Only this work.
+    pub work_id: Option<WorkId>,
+    /// Only this site.
+    pub site_id: Option<SiteId>,
+    /// Only matches seen since.
+    pub since: Option<Timestamp>,
+}
+
+/// Lifecycle of a report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum ReportStatus {
+    /// Enqueued.
+    Queued,
+    /// Rendered; `artifact` names the stored file.
+    Ready {
+        /// Where the rendered file is stored.
+        artifact: String,
+        /// Its size.
+        bytes: u64,
+    },
+    /// Rendering failed.
+    Failed {
+        /// Why.
+        error: String,
+    },
+}
+
+/// A requested or generated infringement report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Report {
+    /// Its id.
+    pub id: ReportId,
+    /// What it covers.
+    pub scope: ReportScope,
+    /// Output format.
+    pub format: ReportFormat,
+    /// Lifecycle state.
+    pub status: ReportStatus,
+    /// When it was requested.
+    pub created_at: Timestamp,
+    /// When it was rendered.
+    pub finished_at: Option<Timestamp>,
+}
+
+super::persisted::persisted_v1!(Report => "report");

@@ -1,0 +1,22 @@
+//! The ports: the traits every backend implements. Stages depend on these traits
+//! only (as `Arc<dyn Trait>`), never on a concrete backend, so the embedded
+//! default and the production engines (MongoDB, Redis) are interchangeable and
+//! one conformance suite per trait holds every implementation to the same contract.
+//!
+//! Common rules: every write is idempotent (a retried task converges to the same
+//! state); a backend that is down answers a retryable error
+//! ([`crate::ErrorKind::Unavailable`]), never a partial success reported as
+//! success; `check_connectivity` is cheap and used by `/health`.
+
+mod fetcher;
+mod index;
+mod queue;
+mod store;
+
+pub use fetcher::{FetchRequest, FetchedPage, Fetcher};
+pub use index::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
+pub use queue::{AckId, DeadTask, QueueStats, ReceivedTask, TaskQueue};
+pub use store::{
+    FingerprintStore, MatchFilter, MatchStore, PageRequest, PageStore, PageUpsert, Paged, PublisherStore,
+    ReportStore, SiteStore, WorkStore,
+};

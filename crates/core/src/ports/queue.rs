@@ -1,0 +1,88 @@
+use std::fmt;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::model::{Task, Timestamp};
+
+/// Opaque handle of one delivery of a task; acknowledging it completes the task.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct AckId(pub String);
+
+/// A task handed to a worker.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReceivedTask {
+    /// Handle for `acknowledge` / `fail` / `extend`.
+    pub ack_id: AckId,
+    /// The task.
+    pub task: Task,
+    /// 1 for the first delivery, incremented on every re-delivery.
+    pub attempt: u32,
+}
+
+/// A task that failed too often, with its last error.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeadTask {
+    /// The task.
+    pub task: Task,
+    /// Deliveries made.
+    pub attempts: u32,
+    /// The last error.
+    pub last_error: String,
+    /// When it was dead-lettered.
+    pub dead_at: Timestamp,
+}
+
+/// Queue figures, exported as metrics.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueStats {
+    /// Tasks waiting for delivery (including scheduled retries).
+    pub depth: u64,
+    /// Tasks delivered and not yet acknowledged.
+    pub in_flight: u64,
+    /// Tasks waiting for a retry after a failure.
+    pub retrying: u64,
+    /// Tasks in the dead-letter list.
+    pub dead: u64,
+}
+
+/// An at-least-once task queue with a visibility timeout.
+///
+/// Contract: a received task is invisible to other consumers for `visibility`;
+/// if it is neither acknowledged nor extended in that time it is delivered again
+/// (a dead worker loses nothing). `fail` schedules a retry with backoff, and
+/// after the configured number of attempts moves the task to the dead-letter
+/// list. Acknowledging twice, or after a re-delivery, is not an error. Handlers
+/// must be idempotent: the same task may run more than once.
+#[async_trait]
+pub trait TaskQueue: fmt::Debug + Send + Sync + 'static {
+    /// Returns `Ok` when the backend answers.
+    async fn check_connectivity(&self) -> Result<()>;
+
+    /// Adds tasks.
+    async fn enqueue(&self, tasks: Vec<Task>) -> Result<()>;
+
+    /// Returns up to `max` tasks, hidden from others for `visibility`.
+    async fn receive(&self, max: usize, visibility: Duration) -> Result<Vec<ReceivedTask>>;
+
+    /// Completes deliveries.
+    async fn acknowledge(&self, ack_ids: &[AckId]) -> Result<()>;
+
+    /// Records a failed delivery: retry later, or dead-letter after too many attempts.
+    async fn fail(&self, ack_id: &AckId, error: &str) -> Result<()>;
+
+    /// Keeps a long-running delivery hidden for another `visibility`.
+    async fn extend(&self, ack_id: &AckId, visibility: Duration) -> Result<()>;
+
+    /// Returns depth, in-flight, retry and dead-letter counts.
+    async fn stats(&self) -> Result<QueueStats>;
+
+    /// Lists up to `limit` dead-lettered tasks, oldest first.
+    async fn dead_letters(&self, limit: usize) -> Result<Vec<DeadTask>>;
+
+    /// Moves dead-lettered tasks back to the queue with a fresh attempt count;
+    /// returns how many were re-queued.
+    async fn retry_dead(&self, limit: usize) -> Result<u64>;
+}

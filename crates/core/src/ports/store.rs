@@ -1,0 +1,176 @@
+use std::fmt;
+
+use async_trait::async_trait;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::ids::{ApiKeyId, ChapterId, CrawlRunId, MatchId, PageId, PublisherId, ReportId, SiteId, WorkId};
+use crate::model::{
+    ApiKey, Chapter, CrawlRun, FingerprintOwner, FingerprintRecord, FingerprintStatus, Match, MatchStatus, Page,
+    Publisher, Report, Review, Site, Timestamp, Work,
+};
+
+/// Keyset pagination: `after` is the cursor returned with the previous page.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageRequest {
+    /// Cursor from the previous page; `None` for the first page.
+    pub after: Option<String>,
+    /// Page size; backends cap it.
+    pub limit: u32,
+}
+
+/// One page of results and the cursor of the next one.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Paged<T> {
+    /// The items.
+    pub items: Vec<T>,
+    /// Cursor of the next page; `None` on the last page.
+    pub next: Option<String>,
+}
+
+/// What storing a crawled page changed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PageUpsert {
+    /// The URL was new.
+    New,
+    /// The content changed; the old version went to the page's history.
+    Changed,
+    /// Same content as last time; only `last_seen` and fetch metadata moved.
+    Unchanged,
+}
+
+/// Filter of match listings. Every listing is scoped to one publisher.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MatchFilter {
+    /// The tenant (mandatory: listings never cross tenants).
+    pub publisher_id: PublisherId,
+    /// Only this work.
+    pub work_id: Option<WorkId>,
+    /// Only this chapter (with `work_id`).
+    pub chapter_id: Option<ChapterId>,
+    /// Only this site.
+    pub site_id: Option<SiteId>,
+    /// Only these statuses (empty: all).
+    pub statuses: Vec<MatchStatus>,
+    /// Only scores at least this.
+    pub min_score: Option<f32>,
+    /// Only matches last seen at or after.
+    pub seen_since: Option<Timestamp>,
+    /// Only matches first seen before.
+    pub seen_before: Option<Timestamp>,
+}
+
+/// Publishers and their API keys.
+#[async_trait]
+pub trait PublisherStore: fmt::Debug + Send + Sync + 'static {
+    /// Returns `Ok` when the backend answers.
+    async fn check_connectivity(&self) -> Result<()>;
+    /// Inserts or replaces a publisher.
+    async fn put_publisher(&self, publisher: &Publisher) -> Result<()>;
+    /// Returns a publisher or `NotFound`.
+    async fn get_publisher(&self, id: &PublisherId) -> Result<Publisher>;
+    /// Lists publishers.
+    async fn list_publishers(&self, page: &PageRequest) -> Result<Paged<Publisher>>;
+    /// Inserts or replaces an API key record.
+    async fn put_api_key(&self, key: &ApiKey) -> Result<()>;
+    /// Returns an API key record or `NotFound`.
+    async fn get_api_key(&self, id: &ApiKeyId) -> Result<ApiKey>;
+}
+
+/// Registered works and their chapters.
+#[async_trait]
+pub trait WorkStore: fmt::Debug + Send + Sync + 'static {
+    /// Inserts or replaces a work (not its chapters).
+    async fn put_work(&self, work: &Work) -> Result<()>;
+    /// Returns a work of the publisher or `NotFound` (also for another tenant's work).
+    async fn get_work(&self, publisher_id: &PublisherId, id: &WorkId) -> Result<Work>;
+    /// Returns a work whatever its tenant (workers only).
+    async fn get_work_any(&self, id: &WorkId) -> Result<Work>;
+    /// Lists a publisher's works by id.
+    async fn list_works(&self, publisher_id: &PublisherId, page: &PageRequest) -> Result<Paged<Work>>;
+    /// Deletes a work and its chapters; `NotFound` if absent.
+    async fn delete_work(&self, publisher_id: &PublisherId, id: &WorkId) -> Result<()>;
+    /// Inserts or replaces chapters (keyed by work + chapter id).
+    async fn put_chapters(&self, chapters: &[Chapter]) -> Result<()>;
+    /// Returns a chapter or `NotFound`.
+    async fn get_chapter(&self, work_id: &WorkId, id: &ChapterId) -> Result<Chapter>;
+    /// Lists a work's chapters in reading order.
+    async fn list_chapters(&self, work_id: &WorkId) -> Result<Vec<Chapter>>;
+    /// Sets a chapter's fingerprint status.
+    async fn set_fingerprint_status(&self, work_id: &WorkId, id: &ChapterId, status: &FingerprintStatus)
+    -> Result<()>;
+}
+
+/// Watched sites and their crawl runs.
+#[async_trait]
+pub trait SiteStore: fmt::Debug + Send + Sync + 'static {
+    /// Inserts or replaces a site.
+    async fn put_site(&self, site: &Site) -> Result<()>;
+    /// Returns a site or `NotFound`.
+    async fn get_site(&self, id: &SiteId) -> Result<Site>;
+    /// Lists sites, of one publisher or (admin, scheduler) all.
+    async fn list_sites(&self, publisher_id: Option<&PublisherId>, page: &PageRequest) -> Result<Paged<Site>>;
+    /// Inserts or replaces a crawl run.
+    async fn put_crawl_run(&self, run: &CrawlRun) -> Result<()>;
+    /// Returns a crawl run or `NotFound`.
+    async fn get_crawl_run(&self, id: &CrawlRunId) -> Result<CrawlRun>;
+    /// Lists a site's runs, newest first.
+    async fn list_crawl_runs(&self, site_id: &SiteId, page: &PageRequest) -> Result<Paged<CrawlRun>>;
+}
+
+/// Crawled pages with their history.
+#[async_trait]
+pub trait PageStore: fmt::Debug + Send + Sync + 'static {
+    /// Stores a fetched page under its URL. When the content hash differs from the
+    /// stored one, the stored version goes to `previous_versions`; `first_seen` is kept.
+    async fn upsert_page(&self, page: &Page) -> Result<PageUpsert>;
+    /// Returns a page or `NotFound`.
+    async fn get_page(&self, id: &PageId) -> Result<Page>;
+    /// Lists a site's pages by id.
+    async fn list_pages(&self, site_id: &SiteId, page: &PageRequest) -> Result<Paged<Page>>;
+}
+
+/// Fingerprints of chapters and pages, one record per (owner, version).
+#[async_trait]
+pub trait FingerprintStore: fmt::Debug + Send + Sync + 'static {
+    /// Inserts or replaces the record of (owner, version).
+    async fn put_fingerprint(&self, record: &FingerprintRecord) -> Result<()>;
+    /// Returns the record of (owner, version) or `NotFound`.
+    async fn get_fingerprint(&self, owner: &FingerprintOwner, version: u32) -> Result<FingerprintRecord>;
+    /// Deletes every version of an owner's records.
+    async fn delete_fingerprints(&self, owner: &FingerprintOwner) -> Result<()>;
+    /// Lists records of a version in owner order (index rebuilds, back-fills).
+    async fn list_fingerprints(&self, version: u32, page: &PageRequest) -> Result<Paged<FingerprintRecord>>;
+}
+
+/// Matches and their review history.
+#[async_trait]
+pub trait MatchStore: fmt::Debug + Send + Sync + 'static {
+    /// Inserts a match or refreshes an existing one (same id): scores, spans,
+    /// evidence and `last_seen` are updated; status, reviews and `first_seen` are kept.
+    async fn upsert_match(&self, found: &Match) -> Result<()>;
+    /// Returns a match of the publisher or `NotFound`.
+    async fn get_match(&self, publisher_id: &PublisherId, id: &MatchId) -> Result<Match>;
+    /// Lists matches, newest `last_seen` first.
+    async fn list_matches(&self, filter: &MatchFilter, page: &PageRequest) -> Result<Paged<Match>>;
+    /// Lists every match of a page (any tenant; workers only).
+    async fn matches_of_page(&self, page_id: &PageId) -> Result<Vec<Match>>;
+    /// Appends a review and sets the status; returns the updated match.
+    async fn review_match(&self, publisher_id: &PublisherId, id: &MatchId, review: &Review) -> Result<Match>;
+}
+
+/// Reports and their rendered artifacts.
+#[async_trait]
+pub trait ReportStore: fmt::Debug + Send + Sync + 'static {
+    /// Inserts or replaces a report record.
+    async fn put_report(&self, report: &Report) -> Result<()>;
+    /// Returns a report of the publisher or `NotFound`.
+    async fn get_report(&self, publisher_id: &PublisherId, id: &ReportId) -> Result<Report>;
+    /// Lists a publisher's reports, newest first.
+    async fn list_reports(&self, publisher_id: &PublisherId, page: &PageRequest) -> Result<Paged<Report>>;
+    /// Stores a rendered artifact.
+    async fn put_artifact(&self, id: &ReportId, bytes: &[u8]) -> Result<()>;
+    /// Returns a rendered artifact or `NotFound`.
+    async fn get_artifact(&self, id: &ReportId) -> Result<Vec<u8>>;
+}

@@ -1,0 +1,294 @@
+//! Normalization with an offset map.
+//!
+//! Every fingerprint and the verifier work on one canonical character stream,
+//! so that full-width / half-width, traditional / simplified, case, spacing,
+//! punctuation, zero-width junk and look-alike code points (Kangxi radicals,
+//! compatibility ideographs, which NFKC folds) cannot tell a copy from its
+//! source. Evidence must still point into the page the user sees, hence the
+//! per-character map back to ORIGINAL character (Unicode scalar) offsets.
+
+use serde::{Deserialize, Serialize};
+use unicode_normalization::UnicodeNormalization;
+
+use crate::FingerprintError;
+use crate::boilerplate::{self, Boilerplate};
+use crate::t2s::{T2s, is_han};
+
+/// Normalization settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct NormalizeConfig {
+    /// Convert traditional script and HK/TW regional forms to simplified.
+    pub traditional_to_simplified: bool,
+    /// Fold Latin diacritics (`ā` -> `a`), so tone-marked pinyin reads as plain.
+    pub fold_diacritics: bool,
+    /// Extra characters to drop: by default CJK stroke / radical characters
+    /// that prose never uses alone but junk inserters love.
+    pub drop_chars: String,
+    /// Enable boilerplate and watermark masking.
+    pub boilerplate: bool,
+    /// Whole-line patterns (regex, lowercase); see [`boilerplate`].
+    pub line_patterns: Vec<String>,
+    /// Lines longer than this (in chars) are never dropped by line patterns.
+    pub max_boilerplate_line_chars: u32,
+    /// Inline watermark patterns (regex), removed wherever they occur.
+    pub inline_patterns: Vec<String>,
+    /// Remove bare domains (`xxx.la`) in Han context; `www.` / `http` URLs are
+    /// always removed when boilerplate masking is on.
+    pub bare_domains: bool,
+    /// Top-level domains for bare-domain detection.
+    pub domain_tlds: Vec<String>,
+    /// Input beyond this many bytes is ignored (`NormalizedText::truncated`).
+    pub max_input_bytes: usize,
+}
+
+impl Default for NormalizeConfig {
+    fn default() -> Self {
+        let own = |v: &[&str]| v.iter().map(|s| (*s).to_owned()).collect();
+        Self {
+            traditional_to_simplified: true,
+            fold_diacritics: true,
+            drop_chars: "丶丿乀乛亅亻冫氵丨乚刂亠".to_owned(),
+            boilerplate: true,
+            line_patterns: own(boilerplate::DEFAULT_LINE_PATTERNS),
+            max_boilerplate_line_chars: 100,
+            inline_patterns: own(boilerplate::DEFAULT_INLINE_PATTERNS),
+            bare_domains: true,
+            domain_tlds: own(boilerplate::DEFAULT_TLDS),
+            max_input_bytes: 32 << 20,
+        }
+    }
+}
+
+/// Normalized text: kept characters plus, for each, its character offset in
+/// the original text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NormalizedText {
+    /// Normalized characters (Han, letters, digits; lowercase, simplified).
+    pub chars: Vec<char>,
+    /// `offsets[i]`: char offset in the original text of `chars[i]`.
+    pub offsets: Vec<u32>,
+    /// Length of the original text in chars (of the part that was read).
+    pub original_chars: u32,
+    /// The input exceeded `max_input_bytes` and was cut.
+    pub truncated: bool,
+}
+
+impl NormalizedText {
+    /// Number of normalized chars.
+    pub fn len(&self) -> usize {
+        self.chars.len()
+    }
+
+    /// Whether nothing survived normalization.
+    pub fn is_empty(&self) -> bool {
+        self.chars.is_empty()
+    }
+
+    /// The normalized text as a `String`.
+    pub fn as_string(&self) -> String {
+        self.chars.iter().collect()
+    }
+
+    /// Original `[start, end)` char range covering normalized `[start, end)`.
+    pub fn original_range(&self, start: usize, end: usize) -> (u32, u32) {
+        if start >= end || start >= self.offsets.len() {
+            let at = self.offsets.get(start).copied().unwrap_or(self.original_chars);
+            return (at, at);
+        }
+        let end = end.min(self.offsets.len());
+        let s = self.offsets[start];
+        let e = self.offsets[start..end].iter().copied().max().unwrap_or(s) + 1;
+        (s, e)
+    }
+}
+
+/// Compiled normalizer (owns the OpenCC dictionaries and regexes).
+#[derive(Debug)]
+pub(crate) struct Normalizer {
+    cfg: NormalizeConfig,
+    t2s: Option<T2s>,
+    boilerplate: Option<Boilerplate>,
+    drop: Vec<char>,
+}
+
+/// Zero-width and other invisible format characters.
+fn is_invisible(c: char) -> bool {
+    matches!(u32::from(c),
+        0x00AD | 0x034F | 0x061C | 0x115F | 0x1160 | 0x17B4 | 0x17B5 | 0x180B..=0x180F
+        | 0x200B..=0x200F | 0x202A..=0x202E | 0x2060..=0x206F | 0x3164 | 0xFE00..=0xFE0F
+        | 0xFEFF | 0xFFA0 | 0xFFF0..=0xFFFB | 0xE0000..=0xE0FFF)
+}
+
+impl Normalizer {
+    pub(crate) fn new(cfg: NormalizeConfig) -> Result<Self, FingerprintError> {
+        let t2s = if cfg.traditional_to_simplified { Some(T2s::new()?) } else { None };
+        let boilerplate = if cfg.boilerplate { Some(Boilerplate::new(&cfg)?) } else { None };
+        let mut drop: Vec<char> = cfg.drop_chars.chars().collect();
+        drop.sort_unstable();
+        Ok(Self { cfg, t2s, boilerplate, drop })
+    }
+
+    /// Stage 1: per-char NFKC, lowercase, diacritic folding; whitespace and
+    /// invisible chars dropped, line breaks kept (one per run), punctuation
+    /// kept for the boilerplate patterns.
+    fn stage1(&self, text: &str, chars: &mut Vec<char>, offs: &mut Vec<u32>) -> u32 {
+        let mut n = 0u32;
+        let mut push = |o: char, i: u32, chars: &mut Vec<char>, offs: &mut Vec<u32>| {
+            if o == '\n' || o == '\r' || o == '\u{2028}' || o == '\u{2029}' || o == '\u{85}' {
+                if chars.last().is_some_and(|&l| l != '\n') {
+                    chars.push('\n');
+                    offs.push(i);
+                }
+            } else if o.is_whitespace() || o.is_control() || is_invisible(o) {
+            } else if !self.drop.is_empty() && self.drop.binary_search(&o).is_ok() {
+            } else {
+                chars.push(o);
+                offs.push(i);
+            }
+        };
+        for c in text.chars() {
+            let i = n;
+            n += 1;
+            if c.is_ascii() {
+                push(c.to_ascii_lowercase(), i, chars, offs);
+            } else if matches!(u32::from(c), 0x4E00..=0x9FFF | 0x3400..=0x4DBF) {
+                push(c, i, chars, offs);
+            } else {
+                for o in std::iter::once(c).nfkc() {
+                    if o.is_ascii() {
+                        push(o.to_ascii_lowercase(), i, chars, offs);
+                        continue;
+                    }
+                    for l in o.to_lowercase() {
+                        let folded = if self.cfg.fold_diacritics && !is_han(l) && l.is_alphabetic() {
+                            std::iter::once(l)
+                                .nfd()
+                                .next()
+                                .filter(char::is_ascii_alphabetic)
+                                .unwrap_or(l)
+                        } else {
+                            l
+                        };
+                        push(folded, i, chars, offs);
+                    }
+                }
+            }
+        }
+        n
+    }
+
+    pub(crate) fn normalize(&self, text: &str) -> NormalizedText {
+        let mut text = text;
+        let mut truncated = false;
+        if text.len() > self.cfg.max_input_bytes {
+            let mut cut = self.cfg.max_input_bytes;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text = &text[..cut];
+            truncated = true;
+        }
+        let mut chars = Vec::with_capacity(text.len() / 2);
+        let mut offs = Vec::with_capacity(text.len() / 2);
+        let original_chars = self.stage1(text, &mut chars, &mut offs);
+
+        if let Some(t2s) = &self.t2s
+            && chars.iter().any(|&c| t2s.is_candidate(c))
+        {
+            let (mut c2, mut o2) = (Vec::with_capacity(chars.len()), Vec::with_capacity(chars.len()));
+            let mut i = 0;
+            while i < chars.len() {
+                let start = i;
+                if is_han(chars[i]) {
+                    while i < chars.len() && is_han(chars[i]) {
+                        i += 1;
+                    }
+                    t2s.convert_run(&chars[start..i], &offs[start..i], &mut c2, &mut o2);
+                } else {
+                    while i < chars.len() && !is_han(chars[i]) {
+                        i += 1;
+                    }
+                    c2.extend_from_slice(&chars[start..i]);
+                    o2.extend_from_slice(&offs[start..i]);
+                }
+            }
+            chars = c2;
+            offs = o2;
+        }
+
+        let mut mask = Vec::new();
+        if let Some(bp) = &self.boilerplate {
+            let s: String = chars.iter().collect();
+            mask = vec![false; chars.len()];
+            bp.mask(&s, &mut mask);
+        }
+        let mut out_c = Vec::with_capacity(chars.len());
+        let mut out_o = Vec::with_capacity(chars.len());
+        for (k, (&c, &o)) in chars.iter().zip(&offs).enumerate() {
+            if c.is_alphanumeric() && !mask.get(k).copied().unwrap_or(false) {
+                out_c.push(c);
+                out_o.push(o);
+            }
+        }
+        NormalizedText { chars: out_c, offsets: out_o, original_chars, truncated }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn norm(s: &str) -> NormalizedText {
+        Normalizer::new(NormalizeConfig::default()).expect("default config").normalize(s)
+    }
+
+    #[test]
+    fn folds_width_case_script_and_junk() {
+        let n = norm("Ｈｅｌｌｏ，　世界！\u{200B}滿園春色");
+        assert_eq!(n.as_string(), "hello世界满园春色");
+        assert_eq!(n.offsets, vec![0, 1, 2, 3, 4, 7, 8, 11, 12, 13, 14]);
+    }
+
+    #[test]
+    fn kangxi_and_compatibility_lookalikes_fold() {
+        // U+2F08 KANGXI RADICAL MAN -> 人, U+F900 -> 豈
+        assert_eq!(norm("\u{2F08}\u{F900}").as_string(), "人岂");
+    }
+
+    #[test]
+    fn removes_watermarks_and_urls() {
+        let n = norm("他走进门请记住本书首发域名：www.wuyi.me。转身离开\n上一章 ← 章节目录 → 下一章\n");
+        assert_eq!(n.as_string(), "他走进门转身离开");
+        let n = norm("他说ｗｗｗ．ｘｙｚ．ｃｏｍ好的 w w w . a b c . la 走");
+        assert_eq!(n.as_string(), "他说好的走");
+        let n = norm("天下大势xxshu.la分久必合");
+        assert_eq!(n.as_string(), "天下大势分久必合");
+    }
+
+    #[test]
+    fn english_sentences_are_not_domains() {
+        let n = norm("I saw it. Me too. Go to the store.Come back");
+        assert_eq!(n.as_string(), "isawitmetoogotothestorecomeback");
+    }
+
+    #[test]
+    fn pinyin_tone_marks_fold() {
+        assert_eq!(norm("tāmen ta1men").as_string(), "tamenta1men");
+    }
+
+    #[test]
+    fn original_range_maps_back() {
+        let n = norm("ab，cd");
+        assert_eq!(n.original_range(1, 3), (1, 4));
+        assert_eq!(n.original_range(5, 9), (5, 5));
+    }
+
+    #[test]
+    fn truncates_long_input() {
+        let cfg = NormalizeConfig { max_input_bytes: 7, ..NormalizeConfig::default() };
+        let n = Normalizer::new(cfg).expect("config").normalize("一二三四五");
+        assert!(n.truncated);
+        assert_eq!(n.as_string(), "一二");
+    }
+}

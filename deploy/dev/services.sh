@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Installs (if missing) and starts, on loopback, the services the tests need:
+# Redis (Debian redis-server) and a MongoDB-compatible server (SecantusDB, a test
+# server from PyPI; production uses real MongoDB via docker compose).
+#
+#   deploy/dev/services.sh start     # prints `export ...` lines; use: eval "$(deploy/dev/services.sh start)"
+#   deploy/dev/services.sh stop
+#   deploy/dev/services.sh status
+#
+# Ports: COPYHOUND_TEST_REDIS_PORT (default 6390), COPYHOUND_TEST_MONGO_PORT
+# (default 27027) — not the standard ones, so a developer's own servers are untouched.
+set -euo pipefail
+
+STATE_DIR="${COPYHOUND_SERVICES_DIR:-${TMPDIR:-/tmp}/copyhound-services}"
+REDIS_PORT="${COPYHOUND_TEST_REDIS_PORT:-6390}"
+MONGO_PORT="${COPYHOUND_TEST_MONGO_PORT:-27027}"
+VENV="${COPYHOUND_MONGO_VENV:-${TMPDIR:-/tmp}/copyhound-mongo-venv}"
+SECANTUS_VERSION="0.7.0b3"
+
+log() { echo "services: $*" >&2; }
+
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else
+    log "need root to run: $*"; return 1; fi
+}
+
+install_redis() {
+  command -v redis-server >/dev/null && return 0
+  log "installing redis-server (apt)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >&2
+}
+
+install_mongo() {
+  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import secantus" 2>/dev/null; then return 0; fi
+  log "installing secantusdb $SECANTUS_VERSION (pip, venv $VENV)"
+  python3 -m venv "$VENV" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check "secantusdb==$SECANTUS_VERSION" >&2
+}
+
+wait_port() { # name port seconds
+  local name=$1 port=$2 deadline=$((SECONDS + $3))
+  until (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do
+    if [ $SECONDS -ge $deadline ]; then log "$name did not answer on 127.0.0.1:$port"; return 1; fi
+    sleep 0.2
+  done
+}
+
+start() {
+  mkdir -p "$STATE_DIR"
+  install_redis
+  install_mongo
+  if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
+    redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
+      --daemonize yes --pidfile "$STATE_DIR/redis.pid" --logfile "$STATE_DIR/redis.log" >&2
+  fi
+  wait_port redis "$REDIS_PORT" 20
+  until redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG; do sleep 0.2; done
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$MONGO_PORT") 2>/dev/null; then
+    nohup "$VENV/bin/python" -m secantus --host 127.0.0.1 --port "$MONGO_PORT" --storage-path :memory: \
+      --log-level WARNING >"$STATE_DIR/mongo.log" 2>&1 &
+    echo $! >"$STATE_DIR/mongo.pid"
+  fi
+  wait_port mongo "$MONGO_PORT" 60
+  log "redis on 127.0.0.1:$REDIS_PORT, mongodb-compatible server on 127.0.0.1:$MONGO_PORT"
+  echo "export COPYHOUND_TEST_REDIS_URL=redis://127.0.0.1:$REDIS_PORT"
+  echo "export COPYHOUND_TEST_MONGODB_URL=mongodb://127.0.0.1:$MONGO_PORT"
+}
+
+stop() {
+  redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+  if [ -f "$STATE_DIR/mongo.pid" ]; then
+    local pid; pid=$(cat "$STATE_DIR/mongo.pid")
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    rm -f "$STATE_DIR/mongo.pid"
+  fi
+  log "stopped"
+}
+
+status() {
+  redis-cli -p "$REDIS_PORT" ping 2>/dev/null || echo "redis: down"
+  (exec 3<>"/dev/tcp/127.0.0.1/$MONGO_PORT") 2>/dev/null && echo "mongo: up" || echo "mongo: down"
+}
+
+case "${1:-start}" in
+  start) start ;;
+  stop) stop ;;
+  status) status ;;
+  *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac
