@@ -1,1 +1,50 @@
-fn main() {}
+//! The `copyhound` binary: reads the configuration, resolves the backends it names
+//! (the embedded default when none), and runs one command. It is the only crate
+//! that names concrete backend types; everything below it sees the core ports.
+
+mod cli;
+mod commands;
+mod logging;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Logging follows the configuration, so the configuration is read first; a bad
+    // configuration is reported by the command (`config check` explains it).
+    let loaded = commands::load_config(&cli.global);
+    let log_config = loaded.as_ref().map(|(config, _)| config.log.clone()).unwrap_or_default();
+    if let Err(error) = logging::init(&log_config, cli.global.log_format, cli.global.verbose) {
+        eprintln!("error: cannot start logging: {error:#}");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("error: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(cli, loaded)) {
+        Ok(code) => code,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Result<ExitCode> {
+    if let Command::Config(args) = cli.command {
+        return commands::config::run(loaded, args);
+    }
+    let (config, _file) = loaded?;
+    match cli.command {
+        Command::Config(_) => unreachable!("handled above"),
+        Command::Demo(args) => commands::demo::run(&config, args).await,
+    }
+}

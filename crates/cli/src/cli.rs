@@ -1,0 +1,74 @@
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// CopyHound finds web pages that copy registered novels and news articles, even
+/// when the copy was mutated, and turns them into evidence a publisher can act on.
+///
+/// With no services configured every command runs on the embedded default (files
+/// under ./copyhound-data). Point `store.url` at MongoDB and `index.url` /
+/// `queue.url` at Redis (in copyhound.toml, COPYHOUND_* variables or --set) to
+/// run on the production engines.
+#[derive(Debug, Parser)]
+#[command(name = "copyhound", version, propagate_version = true, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every command takes.
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Configuration file [default: ./copyhound.toml if present].
+    #[arg(long, short = 'c', global = true, env = "COPYHOUND_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Directory of the embedded backends (overrides `data_dir`).
+    #[arg(long, global = true, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Override any configuration key, e.g. `--set index.max_distance=3` (repeatable).
+    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
+    /// Log format on stderr (overrides `log.format`); RUST_LOG sets the filter.
+    #[arg(long, global = true, value_enum)]
+    pub log_format: Option<LogFormatArg>,
+    /// More log output (-v: debug, -vv: trace).
+    #[arg(long, short = 'v', global = true, action = clap::ArgAction::Count)]
+    pub verbose: u8,
+}
+
+/// Log output format.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum LogFormatArg {
+    /// Human-readable lines.
+    Text,
+    /// One JSON object per line.
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Validate and print the configuration.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Run the bundled demonstration on the embedded default.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Validate the configuration and print the effective values, secrets masked.
+    ///
+    /// Reads the file, then COPYHOUND_* variables, then --set flags (later wins).
+    /// Unknown keys and bad values are errors that name the key and its source.
+    Check,
+}
+
+/// Arguments of `copyhound demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Write the result as JSON to this file as well.
+    #[arg(long, value_name = "PATH")]
+    pub json_out: Option<PathBuf>,
+}

@@ -1,0 +1,64 @@
+//! The binary as a user runs it: help, configuration checks and error reporting.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn copyhound(dir: &std::path::Path) -> Command {
+    let mut command = Command::cargo_bin("copyhound").expect("binary builds");
+    command.current_dir(dir).env_remove("RUST_LOG");
+    for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("COPYHOUND_")) {
+        command.env_remove(name);
+    }
+    command
+}
+
+#[test]
+fn help_explains_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    copyhound(dir.path())
+        .arg("--help")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("config").and(predicate::str::contains("embedded default")));
+}
+
+#[test]
+fn config_check_prints_the_embedded_default() {
+    let dir = tempfile::tempdir().unwrap();
+    copyhound(dir.path())
+        .args(["config", "check"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("store: embedded").and(predicate::str::contains("max_distance = 3")));
+}
+
+#[test]
+fn config_check_masks_secrets_and_honours_precedence() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("copyhound.toml"), "[index]\nmax_distance = 2\n").unwrap();
+    copyhound(dir.path())
+        .args(["config", "check"])
+        .env("COPYHOUND_STORE_URL", "mongodb://u:hunter2@db:27017")
+        .env("COPYHOUND_INDEX_MAX_DISTANCE", "4")
+        .args(["--set", "index.max_distance=5"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("mongodb://u:****@db:27017")
+                .and(predicate::str::contains("hunter2").not())
+                .and(predicate::str::contains("max_distance = 5")),
+        );
+}
+
+#[test]
+fn a_bad_config_names_the_key_and_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "[queue]\nredis_url = \"redis://x\"\n").unwrap();
+    copyhound(dir.path())
+        .args(["config", "check", "--config"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("redis_url").and(predicate::str::contains("bad.toml")));
+}

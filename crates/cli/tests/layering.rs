@@ -1,0 +1,102 @@
+//! Enforces the dependency rule of docs/ARCHITECTURE.md with `cargo metadata`, so
+//! the layering cannot rot: the fingerprint engine stays pure, the backends never
+//! know each other, and only the CLI names concrete backends.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::Command;
+
+/// Layers, bottom up; a crate may depend only on workspace crates of lower layers.
+const LAYERS: &[&[&str]] = &[
+    &["copyhound-fingerprint"],
+    &["copyhound-core"],
+    &["copyhound-store", "copyhound-index", "copyhound-queue", "copyhound-crawler"],
+    &["copyhound-matcher"],
+    &["copyhound-report"],
+    &["copyhound-server"],
+    &["copyhound-cli"],
+];
+
+/// Crates holding backend implementations: only the CLI may depend on them (tests may).
+const BACKEND_CRATES: &[&str] = &["copyhound-store", "copyhound-index", "copyhound-queue"];
+
+/// The fingerprint engine is pure: none of these, directly.
+const ASYNC_OR_IO: &[&str] = &[
+    "tokio", "async-trait", "futures", "async-std", "reqwest", "hyper", "axum", "redis", "mongodb", "redb", "rusqlite",
+    "mio", "tracing-subscriber",
+];
+
+/// Returns each workspace package's normal (non-dev) dependency names.
+fn normal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let output = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("cargo metadata runs");
+    assert!(output.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
+    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
+    let mut result = BTreeMap::new();
+    for package in metadata["packages"].as_array().expect("packages array") {
+        let name = package["name"].as_str().expect("package name").to_string();
+        let deps = package["dependencies"]
+            .as_array()
+            .expect("dependencies array")
+            .iter()
+            .filter(|dep| dep["kind"].is_null() || dep["kind"] == "build")
+            .map(|dep| dep["name"].as_str().expect("dependency name").to_string())
+            .collect();
+        result.insert(name, deps);
+    }
+    result
+}
+
+fn layer_of(name: &str) -> Option<usize> {
+    LAYERS.iter().position(|layer| layer.contains(&name))
+}
+
+#[test]
+fn every_workspace_crate_has_a_layer() {
+    for name in normal_dependencies().keys() {
+        assert!(layer_of(name).is_some(), "{name} is not placed in a layer of docs/ARCHITECTURE.md");
+    }
+}
+
+#[test]
+fn dependencies_point_down_the_layers() {
+    for (name, deps) in normal_dependencies() {
+        let own = layer_of(&name).expect("placed");
+        for dep in deps.iter().filter(|dep| dep.starts_with("copyhound-")) {
+            let theirs = layer_of(dep).expect("placed");
+            assert!(theirs < own, "{name} depends on {dep}, which is not in a lower layer");
+        }
+    }
+}
+
+#[test]
+fn the_fingerprint_engine_is_pure() {
+    let deps = &normal_dependencies()["copyhound-fingerprint"];
+    for dep in deps {
+        assert!(!dep.starts_with("copyhound-"), "copyhound-fingerprint depends on workspace crate {dep}");
+        assert!(!ASYNC_OR_IO.contains(&dep.as_str()), "copyhound-fingerprint depends on async/IO crate {dep}");
+    }
+}
+
+#[test]
+fn only_the_cli_names_concrete_backends() {
+    for (name, deps) in normal_dependencies() {
+        if name == "copyhound-cli" {
+            continue;
+        }
+        for backend in BACKEND_CRATES {
+            assert!(!deps.contains(*backend), "{name} depends on backend crate {backend}; take the core port instead");
+        }
+    }
+}
+
+#[test]
+fn the_rule_checker_catches_violations() {
+    // The checks above must be able to fail: a crate depending on a higher layer is flagged.
+    assert!(layer_of("copyhound-server").expect("placed") > layer_of("copyhound-store").expect("placed"));
+    assert!(layer_of("copyhound-store") == layer_of("copyhound-index"));
+    assert!(layer_of("not-a-crate").is_none());
+}
