@@ -2,6 +2,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Timestamp;
 use crate::ids::{ChapterId, PageId, WorkId};
+use crate::ports::{EntryKind, IndexEntry};
 
 /// What a fingerprint record describes: a registered chapter or a crawled page.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -84,6 +85,32 @@ pub struct FingerprintRecord {
     pub created_at: Timestamp,
 }
 
+impl FingerprintRecord {
+    /// Returns the index entries of this record — the one mapping from stored
+    /// fingerprints to the segment index, shared by indexing, rebuilds and back-fills:
+    /// `Document` ordinal 0 is the word SimHash and ordinal 1 the shingle SimHash;
+    /// `Passage` ordinals are passage ordinals; `Dna` entries are the distinct DNA
+    /// codes of the document, in ascending order.
+    pub fn index_entries(&self) -> Vec<IndexEntry> {
+        let owner = self.owner.index_key();
+        let entry = |kind, ordinal, fingerprint| IndexEntry { owner: owner.clone(), kind, ordinal, fingerprint };
+        let mut entries = vec![
+            entry(EntryKind::Document, 0, self.simhash),
+            entry(EntryKind::Document, 1, self.shingle_simhash),
+        ];
+        for passage in &self.passages {
+            entries.push(entry(EntryKind::Passage, passage.ordinal, passage.simhash));
+        }
+        let mut codes = self.dna.clone();
+        codes.sort_unstable();
+        codes.dedup();
+        for (ordinal, code) in codes.into_iter().enumerate() {
+            entries.push(entry(EntryKind::Dna, u32::try_from(ordinal).unwrap_or(u32::MAX), code));
+        }
+        entries
+    }
+}
+
 super::persisted::persisted_v1!(FingerprintRecord => "fingerprint");
 
 #[cfg(test)]
@@ -102,5 +129,34 @@ mod tests {
         assert_eq!(FingerprintOwner::from_index_key(&page.index_key()), Some(page));
         assert_eq!(FingerprintOwner::from_index_key("x:1"), None);
         assert_eq!(FingerprintOwner::from_index_key("c:nowork"), None);
+    }
+
+    #[test]
+    fn index_entries_cover_every_fingerprint_once() {
+        let record = FingerprintRecord {
+            owner: FingerprintOwner::Page { page_id: PageId::for_url("http://a/") },
+            version: 1,
+            content_sha256: String::new(),
+            simhash: 1,
+            shingle_simhash: 2,
+            dna: vec![9, 7, 9],
+            passages: vec![PassageRecord { ordinal: 0, start: 0, end: 5, simhash: 3, dna: vec![7] }],
+            normalized_chars: 5,
+            created_at: chrono::Utc::now(),
+        };
+        let entries = record.index_entries();
+        let summary: Vec<(EntryKind, u32, u64)> =
+            entries.iter().map(|entry| (entry.kind, entry.ordinal, entry.fingerprint)).collect();
+        assert_eq!(
+            summary,
+            [
+                (EntryKind::Document, 0, 1),
+                (EntryKind::Document, 1, 2),
+                (EntryKind::Passage, 0, 3),
+                (EntryKind::Dna, 0, 7),
+                (EntryKind::Dna, 1, 9)
+            ]
+        );
+        assert!(entries.iter().all(|entry| entry.owner == record.owner.index_key()));
     }
 }
