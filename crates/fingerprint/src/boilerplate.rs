@@ -39,7 +39,7 @@ pub const DEFAULT_INLINE_PATTERNS: &[&str] = &[
 pub const DEFAULT_LINE_PATTERNS: &[&str] = &[
     r"上一(?:章|页)|下一(?:章|页)|章节目录|返回目录|返回书页|加入书签|投推荐票|点此举报",
     r"copyright|all ?rights ?reserved|版权所有|本站所有|转载至本站|仅供试读|网友上传",
-    r"百度搜索|阅读记录|排行榜|txt下载|全文阅读|首发域名|手机阅读|手机版",
+    r"百度搜索|阅读记录|排行榜|txt下载|全文阅读",
     r"第\d+/\d+页|^作者[：:]",
 ];
 
@@ -57,7 +57,11 @@ fn join(patterns: &[String]) -> Result<Option<Regex>, FingerprintError> {
     if patterns.is_empty() {
         return Ok(None);
     }
-    let joined = patterns.iter().map(|p| format!("(?:{p})")).collect::<Vec<_>>().join("|");
+    let joined = patterns
+        .iter()
+        .map(|p| format!("(?:{p})"))
+        .collect::<Vec<_>>()
+        .join("|");
     Regex::new(&joined)
         .map(Some)
         .map_err(|e| FingerprintError::Config(format!("bad boilerplate pattern: {e}")))
@@ -67,7 +71,10 @@ impl Boilerplate {
     pub(crate) fn new(cfg: &NormalizeConfig) -> Result<Self, FingerprintError> {
         let tlds: Vec<String> = cfg.domain_tlds.iter().map(|t| regex::escape(t)).collect();
         let bare = if cfg.bare_domains && !tlds.is_empty() {
-            join(&[format!(r"(?:[a-z0-9-]{{1,40}}\.){{1,3}}(?:{})", tlds.join("|"))])?
+            join(&[format!(
+                r"(?:[a-z0-9-]{{1,40}}\.){{1,3}}(?:{})",
+                tlds.join("|")
+            )])?
         } else {
             None
         };
@@ -90,7 +97,10 @@ impl Boilerplate {
         // Byte offset -> char index, built lazily in match order.
         let mut cursor = CharCursor::new(text);
         let mut ranges: Vec<(usize, usize)> = Vec::new();
-        for re in [self.inline.as_ref(), Some(&self.www)].into_iter().flatten() {
+        for re in [self.inline.as_ref(), Some(&self.www)]
+            .into_iter()
+            .flatten()
+        {
             for m in re.find_iter(text) {
                 ranges.push((m.start(), m.end()));
             }
@@ -102,7 +112,8 @@ impl Boilerplate {
                 // whitespace-free English text a bare "word.me" is a sentence.
                 let before = text[..m.start()].chars().next_back();
                 let after = text[m.end()..].chars().next();
-                let ok_before = before.is_some_and(|c| is_han(c) || (!c.is_ascii() && !c.is_alphanumeric()));
+                let ok_before =
+                    before.is_some_and(|c| is_han(c) || (!c.is_ascii() && !c.is_alphanumeric()));
                 let ok_after = after.is_none_or(|c| !c.is_ascii_alphanumeric());
                 if ok_before && ok_after {
                     ranges.push((m.start(), m.end()));
@@ -129,7 +140,8 @@ impl Boilerplate {
         let lookup = |b: usize| idx[points.partition_point(|&p| p < b)];
         for (s, e) in ranges {
             let (cs, ce) = (lookup(s), lookup(e));
-            for m in &mut mask[cs..ce.min(mask.len())] {
+            let ce = ce.min(mask.len());
+            for m in &mut mask[cs.min(ce)..ce] {
                 *m = true;
             }
         }
@@ -146,7 +158,11 @@ struct CharCursor<'a> {
 
 impl<'a> CharCursor<'a> {
     fn new(text: &'a str) -> Self {
-        Self { text, byte: 0, chars: 0 }
+        Self {
+            text,
+            byte: 0,
+            chars: 0,
+        }
     }
 
     fn char_index(&mut self, byte: usize) -> usize {

@@ -1,1 +1,288 @@
-//! TODO
+//! Text fingerprints for copyright tracking.
+//!
+//! CopyHound has to find, among millions of crawled pages, the ones that copy
+//! a registered chapter, although pirates mutate what they copy: traditional
+//! script, homophones, typos, watermarks spliced into sentences, ads between
+//! paragraphs, shuffled or deleted paragraphs, excerpts inside unrelated text.
+//! This crate turns text into the signals the rest of the system indexes and
+//! compares, each chosen for a different failure mode:
+//!
+//! * [`normalize`]: one canonical character stream (width, script, case,
+//!   junk and boilerplate folded away) with a map back to original offsets,
+//!   so evidence points into what the user sees;
+//! * word and shingle SimHash ([`simhash`]): one `u64` per document for
+//!   near-duplicate lookup (Charikar, Manku);
+//! * pinyin-initial DNA ([`dna`]): codes that survive homophones and script
+//!   changes, cut at content-defined anchors so insertions do not shift them;
+//! * passage fingerprints ([`passage`]): SimHash + DNA of passages, so a
+//!   chapter contained in a longer page is still found;
+//! * the verifier ([`verify`]): exact aligned spans and coverage, the evidence
+//!   that turns a candidate into a match.
+//!
+//! It is deliberately pure: no IO, no async, no other workspace crate. All
+//! tables it needs are compiled in, every hash is seeded deterministically,
+//! and [`FINGERPRINT_VERSION`] changes whenever an output would.
+//! Out of scope: HTML extraction, charset detection, storage, indexing.
+#![warn(missing_docs)]
+
+mod boilerplate;
+pub mod dna;
+pub mod hash;
+pub mod normalize;
+pub mod passage;
+mod phonetic;
+mod segment;
+pub mod simhash;
+mod t2s;
+pub mod verify;
+
+use serde::{Deserialize, Serialize};
+
+pub use dna::{DnaConfig, DnaWindow};
+pub use normalize::{NormalizeConfig, NormalizedText};
+pub use passage::{PassageConfig, PassageFeatures};
+pub use simhash::{SimHashConfig, hamming_distance};
+pub use verify::{CopiedSpan, PreparedChapter, Verification, VerifyConfig};
+
+/// Version of every fingerprint this crate computes. Bump it whenever any
+/// output (normalization, tables, hashing, parameters' defaults) changes.
+pub const FINGERPRINT_VERSION: u32 = 1;
+
+/// Errors of this crate.
+#[derive(Debug, thiserror::Error)]
+pub enum FingerprintError {
+    /// A configuration value is out of range or a pattern does not compile.
+    #[error("invalid fingerprint config: {0}")]
+    Config(String),
+    /// A built-in dictionary failed to load.
+    #[error("failed to load dictionary: {0}")]
+    Dictionary(String),
+}
+
+/// Result alias of this crate.
+pub type Result<T, E = FingerprintError> = std::result::Result<T, E>;
+
+/// All fingerprint settings.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FingerprintConfig {
+    /// Normalization.
+    pub normalize: NormalizeConfig,
+    /// Document SimHash.
+    pub simhash: SimHashConfig,
+    /// Pinyin-initial DNA.
+    pub dna: DnaConfig,
+    /// Passage fingerprints.
+    pub passage: PassageConfig,
+    /// Span verifier.
+    pub verify: VerifyConfig,
+}
+
+/// Fingerprint of one passage.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PassageFingerprint {
+    /// Position of the passage in the document (0-based).
+    pub ordinal: u32,
+    /// Start, original char offset.
+    pub start: u32,
+    /// End (exclusive), original char offset.
+    pub end: u32,
+    /// SimHash of the passage's shingles.
+    pub simhash: u64,
+    /// DNA codes of the windows lying inside the passage.
+    pub dna: Vec<u64>,
+}
+
+/// Fingerprint of one document (chapter or page).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DocumentFingerprint {
+    /// [`FINGERPRINT_VERSION`] at computation time.
+    pub version: u32,
+    /// tf-idf word SimHash.
+    pub simhash: u64,
+    /// Character-shingle SimHash.
+    pub shingle_simhash: u64,
+    /// DNA codes in text order.
+    pub dna: Vec<u64>,
+    /// Passage fingerprints in text order.
+    pub passages: Vec<PassageFingerprint>,
+    /// Number of normalized chars.
+    pub normalized_chars: u32,
+}
+
+/// Computes fingerprints. Built once (dictionaries load in about 100 ms),
+/// then shared: it is `Send + Sync` and all methods take `&self`.
+#[derive(Debug)]
+pub struct Fingerprinter {
+    config: FingerprintConfig,
+    normalizer: normalize::Normalizer,
+    words: segment::WordFeatures,
+    phonetic: phonetic::Phonetic,
+}
+
+impl Fingerprinter {
+    /// Validates `config` and loads dictionaries and tables.
+    pub fn new(config: FingerprintConfig) -> Result<Self> {
+        config.dna.validate()?;
+        config.passage.validate()?;
+        config.verify.validate()?;
+        if config.simhash.shingle_k == 0 || config.simhash.shingle_k > 16 {
+            return Err(FingerprintError::Config(
+                "simhash: shingle_k in 1..=16".into(),
+            ));
+        }
+        Ok(Self {
+            normalizer: normalize::Normalizer::new(config.normalize.clone())?,
+            words: segment::WordFeatures::new(),
+            phonetic: phonetic::Phonetic::new(),
+            config,
+        })
+    }
+
+    /// The configuration in use.
+    pub fn config(&self) -> &FingerprintConfig {
+        &self.config
+    }
+
+    /// Normalizes `text` (see [`normalize`]).
+    pub fn normalize(&self, text: &str) -> NormalizedText {
+        self.normalizer.normalize(text)
+    }
+
+    /// Normalizes and fingerprints `text`.
+    pub fn fingerprint(&self, text: &str) -> DocumentFingerprint {
+        self.fingerprint_normalized(&self.normalize(text))
+    }
+
+    /// tf-idf word SimHash of a normalized text.
+    pub fn word_simhash(&self, text: &NormalizedText) -> u64 {
+        let mut words = Vec::with_capacity(text.len() / 2);
+        self.words.for_each_word(
+            text,
+            self.config.simhash.hmm,
+            self.config.simhash.default_idf,
+            |h, idf| {
+                words.push((h, idf));
+            },
+        );
+        simhash::simhash_weighted(simhash::tfidf_weights(words))
+    }
+
+    /// Character-shingle SimHash of a normalized text.
+    pub fn shingle_simhash(&self, text: &NormalizedText) -> u64 {
+        simhash::shingle_simhash(&text.chars, self.config.simhash.shingle_k)
+    }
+
+    /// DNA windows (codes with normalized positions) of a normalized text.
+    pub fn dna_windows(&self, text: &NormalizedText) -> Vec<DnaWindow> {
+        dna::dna_windows(&self.phonetic, &text.chars, &self.config.dna)
+    }
+
+    /// Fingerprints an already normalized text.
+    pub fn fingerprint_normalized(&self, text: &NormalizedText) -> DocumentFingerprint {
+        let windows = self.dna_windows(text);
+        DocumentFingerprint {
+            version: FINGERPRINT_VERSION,
+            simhash: self.word_simhash(text),
+            shingle_simhash: self.shingle_simhash(text),
+            dna: windows.iter().map(|w| w.code).collect(),
+            passages: self.passages_with(text, &windows),
+            normalized_chars: u32::try_from(text.len()).unwrap_or(u32::MAX),
+        }
+    }
+
+    /// Passage fingerprints of a normalized text.
+    pub fn passages(&self, text: &NormalizedText) -> Vec<PassageFingerprint> {
+        self.passages_with(text, &self.dna_windows(text))
+    }
+
+    fn passages_with(
+        &self,
+        text: &NormalizedText,
+        windows: &[DnaWindow],
+    ) -> Vec<PassageFingerprint> {
+        let cfg = &self.config.passage;
+        // Syllable tokens, one per normalized char (no pinyin parsing, so
+        // indices stay char-aligned).
+        let tokens: Vec<u32> = text
+            .chars
+            .iter()
+            .map(|&c| self.phonetic.token(c, false))
+            .collect();
+        passage::passage_ranges(&tokens, cfg)
+            .into_iter()
+            .enumerate()
+            .map(|(ordinal, (s, e))| {
+                let simhash = match cfg.features {
+                    PassageFeatures::CharShingles => {
+                        simhash::shingle_simhash(&text.chars[s..e], cfg.shingle_k)
+                    }
+                    PassageFeatures::SyllableShingles => {
+                        simhash::token_shingle_simhash(&tokens[s..e], cfg.shingle_k)
+                    }
+                };
+                let (start, end) = text.original_range(s, e);
+                let dna = windows
+                    .iter()
+                    .filter(|w| w.start as usize >= s && w.end as usize <= e)
+                    .map(|w| w.code)
+                    .collect();
+                PassageFingerprint {
+                    ordinal: ordinal as u32,
+                    start,
+                    end,
+                    simhash,
+                    dna,
+                }
+            })
+            .collect()
+    }
+
+    /// Prepares a chapter for repeated verification against many pages.
+    pub fn prepare_chapter(&self, chapter: &NormalizedText) -> PreparedChapter {
+        PreparedChapter::new(&self.phonetic, chapter, &self.config.verify)
+    }
+
+    /// Finds the spans of `chapter` copied on `page`.
+    pub fn verify(&self, chapter: &NormalizedText, page: &NormalizedText) -> Verification {
+        self.verify_prepared(&self.prepare_chapter(chapter), page)
+    }
+
+    /// [`Fingerprinter::verify`] with a prepared chapter.
+    pub fn verify_prepared(
+        &self,
+        chapter: &PreparedChapter,
+        page: &NormalizedText,
+    ) -> Verification {
+        verify::verify_prepared(&self.phonetic, chapter, page, &self.config.verify)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn fingerprinter_is_send_sync() {
+        assert_send_sync::<Fingerprinter>();
+    }
+
+    #[test]
+    fn config_round_trips_and_rejects_unknown_fields() {
+        let cfg = FingerprintConfig::default();
+        let json = serde_json::to_string(&cfg).expect("serialize");
+        let back: FingerprintConfig = serde_json::from_str(&json).expect("deserialize");
+        assert_eq!(cfg, back);
+        assert!(serde_json::from_str::<FingerprintConfig>(r#"{"bogus": 1}"#).is_err());
+        let bad = FingerprintConfig {
+            dna: DnaConfig {
+                bits: 7,
+                ..DnaConfig::default()
+            },
+            ..Default::default()
+        };
+        assert!(Fingerprinter::new(bad).is_err());
+    }
+}

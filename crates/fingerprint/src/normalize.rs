@@ -68,6 +68,10 @@ pub struct NormalizedText {
     pub chars: Vec<char>,
     /// `offsets[i]`: char offset in the original text of `chars[i]`.
     pub offsets: Vec<u32>,
+    /// Normalized indices `i` where a separator (space, punctuation, removed
+    /// boilerplate) stood between `chars[i - 1]` and `chars[i]`; word
+    /// boundaries for Latin-script text. Sorted.
+    pub breaks: Vec<u32>,
     /// Length of the original text in chars (of the part that was read).
     pub original_chars: u32,
     /// The input exceeded `max_input_bytes` and was cut.
@@ -90,10 +94,19 @@ impl NormalizedText {
         self.chars.iter().collect()
     }
 
+    /// Whether a separator preceded normalized char `i`.
+    pub fn is_break(&self, i: usize) -> bool {
+        u32::try_from(i).is_ok_and(|i| self.breaks.binary_search(&i).is_ok())
+    }
+
     /// Original `[start, end)` char range covering normalized `[start, end)`.
     pub fn original_range(&self, start: usize, end: usize) -> (u32, u32) {
         if start >= end || start >= self.offsets.len() {
-            let at = self.offsets.get(start).copied().unwrap_or(self.original_chars);
+            let at = self
+                .offsets
+                .get(start)
+                .copied()
+                .unwrap_or(self.original_chars);
             return (at, at);
         }
         let end = end.min(self.offsets.len());
@@ -112,6 +125,30 @@ pub(crate) struct Normalizer {
     drop: Vec<char>,
 }
 
+/// First-stage buffers: chars, original offsets, "whitespace before" flags.
+struct Stage1 {
+    chars: Vec<char>,
+    offs: Vec<u32>,
+    space: Vec<bool>,
+}
+
+impl Stage1 {
+    fn with_capacity(n: usize) -> Self {
+        Self {
+            chars: Vec::with_capacity(n),
+            offs: Vec::with_capacity(n),
+            space: Vec::with_capacity(n),
+        }
+    }
+
+    #[inline]
+    fn push(&mut self, c: char, off: u32, space: bool) {
+        self.chars.push(c);
+        self.offs.push(off);
+        self.space.push(space);
+    }
+}
+
 /// Zero-width and other invisible format characters.
 fn is_invisible(c: char) -> bool {
     matches!(u32::from(c),
@@ -122,46 +159,63 @@ fn is_invisible(c: char) -> bool {
 
 impl Normalizer {
     pub(crate) fn new(cfg: NormalizeConfig) -> Result<Self, FingerprintError> {
-        let t2s = if cfg.traditional_to_simplified { Some(T2s::new()?) } else { None };
-        let boilerplate = if cfg.boilerplate { Some(Boilerplate::new(&cfg)?) } else { None };
+        let t2s = if cfg.traditional_to_simplified {
+            Some(T2s::new()?)
+        } else {
+            None
+        };
+        let boilerplate = if cfg.boilerplate {
+            Some(Boilerplate::new(&cfg)?)
+        } else {
+            None
+        };
         let mut drop: Vec<char> = cfg.drop_chars.chars().collect();
         drop.sort_unstable();
-        Ok(Self { cfg, t2s, boilerplate, drop })
+        Ok(Self {
+            cfg,
+            t2s,
+            boilerplate,
+            drop,
+        })
     }
 
     /// Stage 1: per-char NFKC, lowercase, diacritic folding; whitespace and
     /// invisible chars dropped, line breaks kept (one per run), punctuation
     /// kept for the boilerplate patterns.
-    fn stage1(&self, text: &str, chars: &mut Vec<char>, offs: &mut Vec<u32>) -> u32 {
+    fn stage1(&self, text: &str, s1: &mut Stage1) -> u32 {
         let mut n = 0u32;
-        let mut push = |o: char, i: u32, chars: &mut Vec<char>, offs: &mut Vec<u32>| {
+        let mut space = false;
+        let mut push = |o: char, i: u32, s1: &mut Stage1| {
             if o == '\n' || o == '\r' || o == '\u{2028}' || o == '\u{2029}' || o == '\u{85}' {
-                if chars.last().is_some_and(|&l| l != '\n') {
-                    chars.push('\n');
-                    offs.push(i);
+                if s1.chars.last().is_some_and(|&l| l != '\n') {
+                    s1.push('\n', i, true);
                 }
-            } else if o.is_whitespace() || o.is_control() || is_invisible(o) {
+                space = true;
+            } else if o.is_whitespace() {
+                space = true;
+            } else if o.is_control() || is_invisible(o) {
             } else if !self.drop.is_empty() && self.drop.binary_search(&o).is_ok() {
             } else {
-                chars.push(o);
-                offs.push(i);
+                s1.push(o, i, space);
+                space = false;
             }
         };
         for c in text.chars() {
             let i = n;
             n += 1;
             if c.is_ascii() {
-                push(c.to_ascii_lowercase(), i, chars, offs);
+                push(c.to_ascii_lowercase(), i, s1);
             } else if matches!(u32::from(c), 0x4E00..=0x9FFF | 0x3400..=0x4DBF) {
-                push(c, i, chars, offs);
+                push(c, i, s1);
             } else {
                 for o in std::iter::once(c).nfkc() {
                     if o.is_ascii() {
-                        push(o.to_ascii_lowercase(), i, chars, offs);
+                        push(o.to_ascii_lowercase(), i, s1);
                         continue;
                     }
                     for l in o.to_lowercase() {
-                        let folded = if self.cfg.fold_diacritics && !is_han(l) && l.is_alphabetic() {
+                        let folded = if self.cfg.fold_diacritics && !is_han(l) && l.is_alphabetic()
+                        {
                             std::iter::once(l)
                                 .nfd()
                                 .next()
@@ -170,7 +224,7 @@ impl Normalizer {
                         } else {
                             l
                         };
-                        push(folded, i, chars, offs);
+                        push(folded, i, s1);
                     }
                 }
             }
@@ -189,49 +243,74 @@ impl Normalizer {
             text = &text[..cut];
             truncated = true;
         }
-        let mut chars = Vec::with_capacity(text.len() / 2);
-        let mut offs = Vec::with_capacity(text.len() / 2);
-        let original_chars = self.stage1(text, &mut chars, &mut offs);
+        let mut s1 = Stage1::with_capacity(text.len() / 2);
+        let original_chars = self.stage1(text, &mut s1);
 
         if let Some(t2s) = &self.t2s
-            && chars.iter().any(|&c| t2s.is_candidate(c))
+            && s1.chars.iter().any(|&c| t2s.is_candidate(c))
         {
-            let (mut c2, mut o2) = (Vec::with_capacity(chars.len()), Vec::with_capacity(chars.len()));
+            let mut s2 = Stage1::with_capacity(s1.chars.len());
             let mut i = 0;
-            while i < chars.len() {
+            while i < s1.chars.len() {
                 let start = i;
-                if is_han(chars[i]) {
-                    while i < chars.len() && is_han(chars[i]) {
-                        i += 1;
-                    }
-                    t2s.convert_run(&chars[start..i], &offs[start..i], &mut c2, &mut o2);
-                } else {
-                    while i < chars.len() && !is_han(chars[i]) {
-                        i += 1;
-                    }
-                    c2.extend_from_slice(&chars[start..i]);
-                    o2.extend_from_slice(&offs[start..i]);
+                let han = is_han(s1.chars[i]);
+                while i < s1.chars.len() && is_han(s1.chars[i]) == han {
+                    i += 1;
                 }
+                let before = s2.chars.len();
+                if han {
+                    t2s.convert_run(
+                        &s1.chars[start..i],
+                        &s1.offs[start..i],
+                        &mut s2.chars,
+                        &mut s2.offs,
+                    );
+                } else {
+                    s2.chars.extend_from_slice(&s1.chars[start..i]);
+                    s2.offs.extend_from_slice(&s1.offs[start..i]);
+                }
+                s2.space.extend(
+                    s1.space[start..i]
+                        .iter()
+                        .copied()
+                        .chain(std::iter::repeat(false))
+                        .take(s2.chars.len() - before),
+                );
             }
-            chars = c2;
-            offs = o2;
+            s1 = s2;
         }
 
         let mut mask = Vec::new();
         if let Some(bp) = &self.boilerplate {
-            let s: String = chars.iter().collect();
-            mask = vec![false; chars.len()];
+            let s: String = s1.chars.iter().collect();
+            mask = vec![false; s1.chars.len()];
             bp.mask(&s, &mut mask);
         }
-        let mut out_c = Vec::with_capacity(chars.len());
-        let mut out_o = Vec::with_capacity(chars.len());
-        for (k, (&c, &o)) in chars.iter().zip(&offs).enumerate() {
+        let mut out_c = Vec::with_capacity(s1.chars.len());
+        let mut out_o = Vec::with_capacity(s1.chars.len());
+        let mut breaks = Vec::new();
+        let mut gap = false;
+        for k in 0..s1.chars.len() {
+            let c = s1.chars[k];
+            gap |= s1.space[k];
             if c.is_alphanumeric() && !mask.get(k).copied().unwrap_or(false) {
+                if gap && !out_c.is_empty() {
+                    breaks.push(out_c.len() as u32);
+                }
+                gap = false;
                 out_c.push(c);
-                out_o.push(o);
+                out_o.push(s1.offs[k]);
+            } else {
+                gap = true;
             }
         }
-        NormalizedText { chars: out_c, offsets: out_o, original_chars, truncated }
+        NormalizedText {
+            chars: out_c,
+            offsets: out_o,
+            breaks,
+            original_chars,
+            truncated,
+        }
     }
 }
 
@@ -240,7 +319,9 @@ mod tests {
     use super::*;
 
     fn norm(s: &str) -> NormalizedText {
-        Normalizer::new(NormalizeConfig::default()).expect("default config").normalize(s)
+        Normalizer::new(NormalizeConfig::default())
+            .expect("default config")
+            .normalize(s)
     }
 
     #[test]
@@ -258,7 +339,8 @@ mod tests {
 
     #[test]
     fn removes_watermarks_and_urls() {
-        let n = norm("他走进门请记住本书首发域名：www.wuyi.me。转身离开\n上一章 ← 章节目录 → 下一章\n");
+        let n =
+            norm("他走进门请记住本书首发域名：www.wuyi.me。转身离开\n上一章 ← 章节目录 → 下一章\n");
         assert_eq!(n.as_string(), "他走进门转身离开");
         let n = norm("他说ｗｗｗ．ｘｙｚ．ｃｏｍ好的 w w w . a b c . la 走");
         assert_eq!(n.as_string(), "他说好的走");
@@ -270,6 +352,7 @@ mod tests {
     fn english_sentences_are_not_domains() {
         let n = norm("I saw it. Me too. Go to the store.Come back");
         assert_eq!(n.as_string(), "isawitmetoogotothestorecomeback");
+        assert!(n.is_break(1) && n.is_break(4) && !n.is_break(2));
     }
 
     #[test]
@@ -286,8 +369,13 @@ mod tests {
 
     #[test]
     fn truncates_long_input() {
-        let cfg = NormalizeConfig { max_input_bytes: 7, ..NormalizeConfig::default() };
-        let n = Normalizer::new(cfg).expect("config").normalize("一二三四五");
+        let cfg = NormalizeConfig {
+            max_input_bytes: 7,
+            ..NormalizeConfig::default()
+        };
+        let n = Normalizer::new(cfg)
+            .expect("config")
+            .normalize("一二三四五");
         assert!(n.truncated);
         assert_eq!(n.as_string(), "一二");
     }

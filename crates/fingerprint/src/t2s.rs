@@ -24,7 +24,9 @@ pub(crate) struct T2s {
 
 impl std::fmt::Debug for T2s {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("T2s").field("converters", &self.chain.len()).finish()
+        f.debug_struct("T2s")
+            .field("converters", &self.chain.len())
+            .finish()
     }
 }
 
@@ -39,7 +41,10 @@ impl T2s {
                     .map_err(|e| FingerprintError::Dictionary(format!("opencc: {e}")))?,
             );
         }
-        let mut me = Self { chain, candidates: vec![0; ((BITMAP_END - BITMAP_START) / 64) as usize] };
+        let mut me = Self {
+            chain,
+            candidates: vec![0; ((BITMAP_END - BITMAP_START) / 64) as usize],
+        };
         // Convert every character of the covered blocks once, each on its own
         // line, and remember which ones change.
         let all: String = (BITMAP_START..BITMAP_END)
@@ -112,7 +117,7 @@ impl T2s {
 #[inline]
 pub(crate) fn is_han(c: char) -> bool {
     matches!(u32::from(c),
-        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x323AF | 0xF900..=0xFAFF | 0x2F800..=0x2FA1F)
+        0x4E00..=0x9FFF | 0x3400..=0x4DBF | 0x20000..=0x323AF | 0xF900..=0xFAFF)
 }
 
 #[cfg(test)]
