@@ -1,0 +1,244 @@
+//! The `TaskQueue` contract, written once and instantiated for every backend
+//! with [`conformance_tests!`]. Timings are short (visibility 200 ms, backoff
+//! 100 ms) and every wait leaves a wide margin on both sides.
+
+use std::any::Any;
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use copyhound_core::ErrorKind;
+use copyhound_core::config::QueueConfig;
+use copyhound_core::model::{Task, TaskKind};
+use copyhound_core::ports::{AckId, ReceivedTask, TaskQueue};
+
+/// Visibility used by the suite.
+pub const VISIBILITY: Duration = Duration::from_millis(200);
+/// Long enough that nothing times out during a test.
+pub const LONG: Duration = Duration::from_secs(30);
+
+/// A queue under test, a second handle onto it (another consumer) and
+/// whatever must live as long as they do (temp dirs, key clean-up).
+pub struct Harness {
+    pub queue: Arc<dyn TaskQueue>,
+    pub other: Arc<dyn TaskQueue>,
+    pub _guard: Box<dyn Any + Send>,
+}
+
+/// Returns the configuration every backend is tested with.
+pub fn test_config(prefix: &str) -> QueueConfig {
+    QueueConfig {
+        url: None,
+        prefix: prefix.to_string(),
+        visibility_timeout_ms: 200,
+        max_attempts: 3,
+        retry_backoff_ms: 100,
+    }
+}
+
+/// Returns `count` distinct tasks.
+pub fn tasks(count: usize) -> Vec<Task> {
+    let now = chrono::Utc::now();
+    (0..count)
+        .map(|n| Task::new(TaskKind::FingerprintWork { work_id: format!("w{n}").parse().unwrap() }, now))
+        .collect()
+}
+
+async fn sleep_ms(ms: u64) {
+    tokio::time::sleep(Duration::from_millis(ms)).await;
+}
+
+fn ids(received: &[ReceivedTask]) -> Vec<String> {
+    received.iter().map(|r| r.task.id.to_string()).collect()
+}
+
+pub async fn enqueue_receive_ack(h: &Harness) {
+    let sent = tasks(3);
+    h.queue.enqueue(sent.clone()).await.unwrap();
+    let received = h.queue.receive(10, LONG).await.unwrap();
+    assert_eq!(received.iter().map(|r| r.task.clone()).collect::<Vec<_>>(), sent, "fifo, payload intact");
+    assert!(received.iter().all(|r| r.attempt == 1));
+    assert_eq!(h.queue.stats().await.unwrap().in_flight, 3);
+    let acks: Vec<AckId> = received.iter().map(|r| r.ack_id.clone()).collect();
+    h.queue.acknowledge(&acks).await.unwrap();
+    assert!(h.queue.receive(10, LONG).await.unwrap().is_empty());
+    assert_eq!(h.queue.stats().await.unwrap(), Default::default());
+}
+
+pub async fn receive_from_empty_queue(h: &Harness) {
+    assert!(h.queue.receive(10, LONG).await.unwrap().is_empty());
+    assert!(h.queue.receive(0, LONG).await.unwrap().is_empty());
+    h.queue.acknowledge(&[]).await.unwrap();
+    h.queue.enqueue(Vec::new()).await.unwrap();
+    h.queue.check_connectivity().await.unwrap();
+    assert_eq!(h.queue.stats().await.unwrap(), Default::default());
+    assert!(h.queue.dead_letters(10).await.unwrap().is_empty());
+    assert_eq!(h.queue.retry_dead(10).await.unwrap(), 0);
+}
+
+pub async fn visibility_timeout_redelivers(h: &Harness) {
+    h.queue.enqueue(tasks(1)).await.unwrap();
+    let first = h.queue.receive(1, VISIBILITY).await.unwrap();
+    assert_eq!(first.len(), 1);
+    assert!(h.other.receive(1, VISIBILITY).await.unwrap().is_empty(), "hidden while visible");
+    sleep_ms(350).await;
+    let second = h.other.receive(1, VISIBILITY).await.unwrap();
+    assert_eq!(ids(&second), ids(&first));
+    assert_eq!(second[0].attempt, 2);
+    assert_ne!(second[0].ack_id, first[0].ack_id);
+    let stale = h.queue.extend(&first[0].ack_id, LONG).await.unwrap_err();
+    assert_eq!(stale.kind(), ErrorKind::NotFound, "a stale delivery cannot be extended");
+    h.queue.fail(&first[0].ack_id, "stale failure").await.unwrap();
+    assert_eq!(h.queue.stats().await.unwrap().retrying, 0, "a stale failure is ignored");
+    h.other.acknowledge(&[second[0].ack_id.clone()]).await.unwrap();
+    assert_eq!(h.queue.stats().await.unwrap(), Default::default());
+}
+
+pub async fn extend_prevents_redelivery(h: &Harness) {
+    h.queue.enqueue(tasks(1)).await.unwrap();
+    let received = h.queue.receive(1, VISIBILITY).await.unwrap();
+    sleep_ms(120).await;
+    h.queue.extend(&received[0].ack_id, Duration::from_millis(500)).await.unwrap();
+    sleep_ms(230).await; // 350 ms after delivery: past the first visibility
+    assert!(h.other.receive(1, VISIBILITY).await.unwrap().is_empty(), "extended delivery stays hidden");
+    sleep_ms(400).await; // 750 ms: past the extension (620 ms)
+    let again = h.other.receive(1, VISIBILITY).await.unwrap();
+    assert_eq!(ids(&again), ids(&received));
+    assert_eq!(again[0].attempt, 2);
+}
+
+pub async fn fail_retries_after_backoff(h: &Harness) {
+    h.queue.enqueue(tasks(1)).await.unwrap();
+    let first = h.queue.receive(1, LONG).await.unwrap();
+    h.queue.fail(&first[0].ack_id, "boom 1").await.unwrap();
+    let stats = h.queue.stats().await.unwrap();
+    assert_eq!((stats.depth, stats.in_flight, stats.retrying), (1, 0, 1));
+    assert!(h.queue.receive(1, LONG).await.unwrap().is_empty(), "waits for the backoff");
+    sleep_ms(200).await; // backoff after attempt 1: 100 ms
+    let second = h.queue.receive(1, LONG).await.unwrap();
+    assert_eq!(second[0].attempt, 2);
+    h.queue.fail(&second[0].ack_id, "boom 2").await.unwrap();
+    sleep_ms(80).await; // backoff after attempt 2: 200 ms
+    assert!(h.queue.receive(1, LONG).await.unwrap().is_empty(), "backoff doubles");
+    sleep_ms(250).await;
+    let third = h.queue.receive(1, LONG).await.unwrap();
+    assert_eq!(third[0].attempt, 3);
+    assert_eq!(third[0].task, first[0].task);
+}
+
+pub async fn dead_letters_after_max_attempts(h: &Harness) {
+    let sent = tasks(1);
+    h.queue.enqueue(sent.clone()).await.unwrap();
+    for attempt in 1..=3u32 {
+        let received = receive_within(h.queue.as_ref(), 1, Duration::from_secs(2)).await;
+        assert_eq!(received[0].attempt, attempt);
+        h.queue.fail(&received[0].ack_id, &format!("error {attempt}")).await.unwrap();
+    }
+    let dead = h.queue.dead_letters(10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].task, sent[0]);
+    assert_eq!((dead[0].attempts, dead[0].last_error.as_str()), (3, "error 3"));
+    assert!(dead[0].dead_at <= chrono::Utc::now() + chrono::Duration::seconds(5));
+    let stats = h.queue.stats().await.unwrap();
+    assert_eq!((stats.depth, stats.in_flight, stats.retrying, stats.dead), (0, 0, 0, 1));
+    sleep_ms(250).await;
+    assert!(h.queue.receive(1, LONG).await.unwrap().is_empty(), "dead tasks are not delivered");
+
+    assert_eq!(h.queue.retry_dead(10).await.unwrap(), 1);
+    assert!(h.queue.dead_letters(10).await.unwrap().is_empty());
+    let revived = h.queue.receive(1, LONG).await.unwrap();
+    assert_eq!(revived[0].task, sent[0]);
+    assert_eq!(revived[0].attempt, 1, "fresh attempt count");
+    h.queue.acknowledge(&[revived[0].ack_id.clone()]).await.unwrap();
+    assert_eq!(h.queue.stats().await.unwrap(), Default::default());
+}
+
+pub async fn timeouts_count_as_attempts(h: &Harness) {
+    h.queue.enqueue(tasks(1)).await.unwrap();
+    for attempt in 1..=3u32 {
+        let received = receive_within(h.queue.as_ref(), 1, Duration::from_secs(2)).await;
+        assert_eq!(received[0].attempt, attempt);
+        let short = Duration::from_millis(50);
+        h.queue.extend(&received[0].ack_id, short).await.unwrap();
+        sleep_ms(120).await;
+    }
+    assert!(h.queue.receive(1, LONG).await.unwrap().is_empty(), "no fourth delivery");
+    let dead = h.queue.dead_letters(10).await.unwrap();
+    assert_eq!(dead.len(), 1);
+    assert_eq!(dead[0].attempts, 3);
+    assert!(dead[0].last_error.contains("visibility timeout"), "{}", dead[0].last_error);
+}
+
+pub async fn acknowledge_twice_is_fine(h: &Harness) {
+    h.queue.enqueue(tasks(2)).await.unwrap();
+    let received = h.queue.receive(2, LONG).await.unwrap();
+    let acks: Vec<AckId> = received.iter().map(|r| r.ack_id.clone()).collect();
+    h.queue.acknowledge(&acks).await.unwrap();
+    h.queue.acknowledge(&acks).await.unwrap();
+    h.other.acknowledge(&acks[..1]).await.unwrap();
+    let gone = h.queue.extend(&acks[0], LONG).await.unwrap_err();
+    assert_eq!(gone.kind(), ErrorKind::NotFound);
+    h.queue.fail(&acks[1], "after ack").await.unwrap();
+    assert_eq!(h.queue.stats().await.unwrap(), Default::default());
+    let garbage = h.queue.acknowledge(&[AckId("not-an-ack-id".into())]).await.unwrap_err();
+    assert_eq!(garbage.kind(), ErrorKind::InvalidInput);
+}
+
+pub async fn stats_count_each_state(h: &Harness) {
+    h.queue.enqueue(tasks(5)).await.unwrap();
+    let received = h.queue.receive(2, LONG).await.unwrap();
+    h.queue.fail(&received[0].ack_id, "later").await.unwrap();
+    let stats = h.queue.stats().await.unwrap();
+    assert_eq!((stats.depth, stats.in_flight, stats.retrying, stats.dead), (4, 1, 1, 0));
+}
+
+pub async fn consumers_never_share_a_delivery(h: &Harness) {
+    let sent = tasks(40);
+    h.queue.enqueue(sent.clone()).await.unwrap();
+    let mut seen = HashSet::new();
+    loop {
+        let (a, b) = tokio::join!(h.queue.receive(7, LONG), h.other.receive(7, LONG));
+        let (a, b) = (a.unwrap(), b.unwrap());
+        if a.is_empty() && b.is_empty() {
+            break;
+        }
+        for id in ids(&a).into_iter().chain(ids(&b)) {
+            assert!(seen.insert(id.clone()), "task {id} delivered twice within its visibility");
+        }
+    }
+    assert_eq!(seen.len(), sent.len());
+    assert_eq!(h.queue.stats().await.unwrap().in_flight, 40);
+}
+
+/// Polls until `max` tasks or at most `within`.
+pub async fn receive_within(queue: &dyn TaskQueue, max: usize, within: Duration) -> Vec<ReceivedTask> {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let received = queue.receive(max, LONG).await.unwrap();
+        if !received.is_empty() || tokio::time::Instant::now() >= deadline {
+            return received;
+        }
+        sleep_ms(20).await;
+    }
+}
+
+/// Instantiates every case for a harness constructor
+/// (`async fn() -> Option<Harness>`; `None` skips).
+macro_rules! conformance_tests {
+    ($make:path) => {
+        conformance_tests!(@cases $make,
+            enqueue_receive_ack, receive_from_empty_queue, visibility_timeout_redelivers,
+            extend_prevents_redelivery, fail_retries_after_backoff, dead_letters_after_max_attempts,
+            timeouts_count_as_attempts, acknowledge_twice_is_fine, stats_count_each_state,
+            consumers_never_share_a_delivery);
+    };
+    (@cases $make:path, $($case:ident),+) => {
+        $(
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn $case() {
+                let Some(harness) = $make().await else { return };
+                conformance::$case(&harness).await;
+            }
+        )+
+    };
+}
