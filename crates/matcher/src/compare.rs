@@ -1,0 +1,402 @@
+//! Comparing a page: candidates from the index, precise verification, a decision.
+//!
+//! Candidates come from three kinds of index hits on the page's fingerprints —
+//! whole-document SimHash (verbatim or lightly edited copies), passage SimHash
+//! (a chapter inside a page full of other text) and pinyin DNA codes (homophones
+//! and traditional script leave DNA untouched). DNA codes are short and shared by
+//! unrelated texts, so each code's vote is divided by the number of chapters it
+//! hits. Only the best `max_candidates` chapters are verified; the verifier, not
+//! the vote, decides.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use chrono::Utc;
+use copyhound_core::config::MatcherConfig;
+use copyhound_core::ids::{ChapterId, MatchId, PageId, WorkId};
+use copyhound_core::model::{
+    CopiedSpan, FingerprintOwner, FingerprintRecord, Match, MatchStatus, Page, Work,
+};
+use copyhound_core::ports::{EntryKind, IndexHit};
+use copyhound_core::{Error, ErrorKind, Result};
+use copyhound_fingerprint::{FINGERPRINT_VERSION, NormalizedText, Verification};
+use tracing::debug;
+
+use crate::context::MatcherPorts;
+use crate::evidence;
+
+const DOCUMENT_VOTE: f32 = 8.0;
+const PASSAGE_VOTE: f32 = 2.0;
+/// DNA codes hitting more chapters than this carry no information.
+const DNA_MAX_CHAPTERS: usize = 64;
+
+/// The verdict on one (page, chapter) pair.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Decision {
+    /// Whether the evidence clears the configured bar.
+    pub infringing: bool,
+    /// Confidence in [0, 1], monotone in the copied volume.
+    pub score: f32,
+    /// Characters of the chapter found on the page (original offsets).
+    pub copied_chars: u32,
+}
+
+/// Decides whether a verification is an infringement.
+///
+/// A page infringes when it carries at least `min_copied_chars` characters of the
+/// chapter (the usual bar: a review quoting a sentence stays below it), or, for
+/// chapters too short to reach that, at least `min_chapter_coverage` of the chapter.
+pub fn decide(verification: &Verification, chapter_chars: u32, config: &MatcherConfig) -> Decision {
+    let copied_chars: u32 = verification
+        .spans
+        .iter()
+        .map(|span| span.chapter_end.saturating_sub(span.chapter_start))
+        .sum::<u32>()
+        .min(chapter_chars.max(1));
+    let coverage = verification.chapter_coverage.clamp(0.0, 1.0);
+    let by_volume = copied_chars >= config.min_copied_chars;
+    let short_chapter = chapter_chars < config.min_copied_chars.saturating_mul(2);
+    let by_coverage = short_chapter && coverage >= config.min_chapter_coverage;
+    let volume_score = copied_chars as f32 / (config.min_copied_chars.max(1) as f32 * 4.0);
+    let score = (0.5 * coverage + volume_score).clamp(0.0, 1.0);
+    Decision {
+        infringing: by_volume || by_coverage,
+        score,
+        copied_chars,
+    }
+}
+
+/// Compares a fingerprinted page against the registered chapters.
+pub(crate) async fn compare_page(
+    ports: &MatcherPorts,
+    page_id: &PageId,
+    content_sha256: &str,
+) -> Result<()> {
+    let page = ports.pages.get_page(page_id).await?;
+    if page.content_sha256 != content_sha256 {
+        debug!(page_id = %page_id, "page changed since the task was queued; skipping");
+        return Ok(());
+    }
+    let owner = FingerprintOwner::Page {
+        page_id: page_id.clone(),
+    };
+    let record = ports
+        .fingerprints
+        .get_fingerprint(&owner, FINGERPRINT_VERSION)
+        .await
+        .map_err(|error| {
+            if error.kind() == ErrorKind::NotFound {
+                Error::unavailable(format!("page {page_id} is not fingerprinted yet"))
+            } else {
+                error
+            }
+        })?;
+    if record.content_sha256 != content_sha256 {
+        return Err(Error::unavailable(format!(
+            "page {page_id} fingerprint is stale; waiting for re-fingerprinting"
+        )));
+    }
+    let candidates = candidates(ports, &record).await?;
+    if candidates.chapters.is_empty() {
+        return Ok(());
+    }
+    let page_text = page.text.clone();
+    let fingerprinter = ports.fingerprinter.clone();
+    let page_normalized = tokio::task::spawn_blocking(move || fingerprinter.normalize(&page_text))
+        .await
+        .map_err(join_error)?;
+    let mut works: HashMap<WorkId, Work> = HashMap::new();
+    for (work_id, chapter_id) in candidates.chapters {
+        if let Err(error) = verify_candidate(
+            ports,
+            &page,
+            &page_normalized,
+            &work_id,
+            &chapter_id,
+            &candidates.near_duplicates,
+            &mut works,
+        )
+        .await
+        {
+            if error.kind() != ErrorKind::NotFound {
+                return Err(error);
+            }
+            debug!(work_id = %work_id, chapter_id = %chapter_id, "candidate vanished (work deleted)");
+        }
+    }
+    Ok(())
+}
+
+async fn verify_candidate(
+    ports: &MatcherPorts,
+    page: &Page,
+    page_normalized: &NormalizedText,
+    work_id: &WorkId,
+    chapter_id: &ChapterId,
+    near_duplicates: &[PageId],
+    works: &mut HashMap<WorkId, Work>,
+) -> Result<()> {
+    let chapter = ports.works.get_chapter(work_id, chapter_id).await?;
+    let fingerprinter = ports.fingerprinter.clone();
+    let page_for_verify = page_normalized.clone();
+    let chapter_text = chapter.text.clone();
+    let verification = tokio::task::spawn_blocking(move || {
+        let chapter_normalized = fingerprinter.normalize(&chapter_text);
+        fingerprinter.verify(&chapter_normalized, &page_for_verify)
+    })
+    .await
+    .map_err(join_error)?;
+    let decision = decide(&verification, chapter.chars, &ports.config);
+    debug!(page_id = %page.id, work_id = %work_id, chapter_id = %chapter_id, copied = decision.copied_chars,
+        coverage = verification.chapter_coverage, infringing = decision.infringing, "verified candidate");
+    if !decision.infringing {
+        return Ok(());
+    }
+    let work = match works.get(work_id) {
+        Some(work) => work.clone(),
+        None => {
+            let work = ports.works.get_work_any(work_id).await?;
+            works.insert(work_id.clone(), work.clone());
+            work
+        }
+    };
+    let duplicates = duplicates_of(ports, page, work_id, chapter_id, near_duplicates).await?;
+    let found = build_match(
+        page,
+        &work,
+        &chapter.text,
+        chapter_id,
+        &verification,
+        &decision,
+        duplicates,
+    );
+    ports.matches.upsert_match(&found).await
+}
+
+fn build_match(
+    page: &Page,
+    work: &Work,
+    chapter_text: &str,
+    chapter_id: &ChapterId,
+    verification: &Verification,
+    decision: &Decision,
+    duplicate_page_ids: Vec<PageId>,
+) -> Match {
+    let now = Utc::now();
+    let spans: Vec<CopiedSpan> = verification
+        .spans
+        .iter()
+        .map(|span| CopiedSpan {
+            chapter_start: span.chapter_start,
+            chapter_end: span.chapter_end,
+            page_start: span.page_start,
+            page_end: span.page_end,
+        })
+        .collect();
+    let licensed = host_of(&page.url)
+        .is_some_and(|host| work.licensed_hosts.iter().any(|licensed| *licensed == host));
+    Match {
+        id: MatchId::for_pair(&page.id, &work.id, chapter_id, FINGERPRINT_VERSION),
+        publisher_id: work.publisher_id.clone(),
+        page_id: page.id.clone(),
+        page_url: page.url.clone(),
+        site_id: page.site_id.clone(),
+        work_id: work.id.clone(),
+        chapter_id: chapter_id.clone(),
+        fingerprint_version: FINGERPRINT_VERSION,
+        score: decision.score,
+        chapter_coverage: verification.chapter_coverage,
+        page_coverage: verification.page_coverage,
+        evidence: evidence::excerpts(chapter_text, &page.text, &spans),
+        spans,
+        page_body_sha256: page.body_sha256.clone(),
+        duplicate_page_ids,
+        status: if licensed {
+            MatchStatus::Licensed
+        } else {
+            MatchStatus::New
+        },
+        reviews: Vec::new(),
+        first_seen: now,
+        last_seen: now,
+    }
+}
+
+/// Near-duplicate pages of the same site that already carry the same chapter.
+async fn duplicates_of(
+    ports: &MatcherPorts,
+    page: &Page,
+    work_id: &WorkId,
+    chapter_id: &ChapterId,
+    near_duplicates: &[PageId],
+) -> Result<Vec<PageId>> {
+    let mut duplicates = Vec::new();
+    for other in near_duplicates {
+        let matches = ports.matches.matches_of_page(other).await?;
+        if matches.iter().any(|found| {
+            found.site_id == page.site_id
+                && found.work_id == *work_id
+                && found.chapter_id == *chapter_id
+        }) {
+            duplicates.push(other.clone());
+        }
+    }
+    Ok(duplicates)
+}
+
+/// Candidate chapters in vote order, and near-duplicate pages.
+struct Candidates {
+    chapters: Vec<(WorkId, ChapterId)>,
+    near_duplicates: Vec<PageId>,
+}
+
+async fn candidates(ports: &MatcherPorts, record: &FingerprintRecord) -> Result<Candidates> {
+    let max_distance = ports.index.max_distance().min(3);
+    let index = &ports.index;
+    let documents = index
+        .query_batch(
+            EntryKind::Document,
+            &[record.simhash, record.shingle_simhash],
+            max_distance,
+        )
+        .await?;
+    let passage_fingerprints: Vec<u64> = record
+        .passages
+        .iter()
+        .map(|passage| passage.simhash)
+        .collect();
+    let passages = index
+        .query_batch(EntryKind::Passage, &passage_fingerprints, max_distance)
+        .await?;
+    let mut codes = record.dna.clone();
+    codes.sort_unstable();
+    codes.dedup();
+    let dna = index.query_batch(EntryKind::Dna, &codes, 0).await?;
+
+    let mut votes: BTreeMap<(WorkId, ChapterId), f32> = BTreeMap::new();
+    let mut near_duplicates = BTreeSet::new();
+    for hit in documents.iter().flatten() {
+        match FingerprintOwner::from_index_key(&hit.entry.owner) {
+            Some(FingerprintOwner::Chapter {
+                work_id,
+                chapter_id,
+            }) => {
+                *votes.entry((work_id, chapter_id)).or_default() += DOCUMENT_VOTE;
+            }
+            Some(FingerprintOwner::Page { page_id })
+                if hit.entry.owner != record.owner.index_key() =>
+            {
+                near_duplicates.insert(page_id);
+            }
+            _ => {}
+        }
+    }
+    for hits in &passages {
+        for chapter in chapters_hit(hits) {
+            *votes.entry(chapter).or_default() += PASSAGE_VOTE;
+        }
+    }
+    for hits in &dna {
+        let chapters = chapters_hit(hits);
+        if chapters.is_empty() || chapters.len() > DNA_MAX_CHAPTERS {
+            continue;
+        }
+        let weight = 1.0 / chapters.len() as f32;
+        for chapter in chapters {
+            *votes.entry(chapter).or_default() += weight;
+        }
+    }
+    let mut ranked: Vec<((WorkId, ChapterId), f32)> = votes.into_iter().collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    ranked.truncate(ports.config.max_candidates as usize);
+    Ok(Candidates {
+        chapters: ranked.into_iter().map(|(chapter, _)| chapter).collect(),
+        near_duplicates: near_duplicates.into_iter().collect(),
+    })
+}
+
+/// The distinct chapters among one query's hits.
+fn chapters_hit(hits: &[IndexHit]) -> BTreeSet<(WorkId, ChapterId)> {
+    hits.iter()
+        .filter_map(
+            |hit| match FingerprintOwner::from_index_key(&hit.entry.owner) {
+                Some(FingerprintOwner::Chapter {
+                    work_id,
+                    chapter_id,
+                }) => Some((work_id, chapter_id)),
+                _ => None,
+            },
+        )
+        .collect()
+}
+
+fn host_of(url: &str) -> Option<String> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = host.split(':').next()?;
+    Some(host.to_ascii_lowercase())
+}
+
+fn join_error(error: tokio::task::JoinError) -> Error {
+    Error::internal(format!("comparison panicked: {error}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn verification(spans: &[(u32, u32)], coverage: f32) -> Verification {
+        Verification {
+            spans: spans
+                .iter()
+                .map(|&(start, end)| copyhound_fingerprint::CopiedSpan {
+                    chapter_start: start,
+                    chapter_end: end,
+                    page_start: start,
+                    page_end: end,
+                    matched: end - start,
+                })
+                .collect(),
+            chapter_coverage: coverage,
+            page_coverage: coverage,
+            matched_chars: spans.iter().map(|(start, end)| end - start).sum(),
+        }
+    }
+
+    #[test]
+    fn a_quote_is_not_an_infringement_but_a_chapter_is() {
+        let config = MatcherConfig::default();
+        let quote = decide(&verification(&[(100, 160)], 0.02), 3000, &config);
+        assert!(!quote.infringing);
+        let copy = decide(
+            &verification(&[(0, 1500), (1600, 2900)], 0.93),
+            3000,
+            &config,
+        );
+        assert!(copy.infringing);
+        assert!(copy.score > quote.score);
+        let partial = decide(&verification(&[(0, 320)], 0.1), 3000, &config);
+        assert!(partial.infringing, "300 copied characters clear the bar");
+    }
+
+    #[test]
+    fn a_short_chapter_copied_whole_is_an_infringement() {
+        let config = MatcherConfig::default();
+        let whole = decide(&verification(&[(0, 240)], 0.95), 250, &config);
+        assert!(whole.infringing);
+        let sentence = decide(&verification(&[(0, 40)], 0.16), 250, &config);
+        assert!(!sentence.infringing);
+    }
+
+    #[test]
+    fn hosts_are_parsed_from_urls() {
+        assert_eq!(
+            host_of("http://User@WWW.Example.com:8080/a?b").as_deref(),
+            Some("www.example.com")
+        );
+        assert_eq!(host_of("https://a.b/").as_deref(), Some("a.b"));
+        assert_eq!(host_of("nonsense"), None);
+    }
+}

@@ -1,0 +1,145 @@
+//! Fingerprinting handlers: turn a chapter or a page into a stored fingerprint
+//! record and index entries. Work is keyed on (owner, content hash, version): a
+//! record that already exists for the same content is not recomputed, so a
+//! re-delivered task only re-does the cheap, idempotent index insert.
+
+use std::sync::Arc;
+
+use chrono::Utc;
+use copyhound_core::ids::{PageId, WorkId};
+use copyhound_core::model::{
+    Chapter, FingerprintOwner, FingerprintRecord, FingerprintStatus, PassageRecord, Task, TaskKind,
+};
+use copyhound_core::{Error, ErrorKind, Result};
+use copyhound_fingerprint::{DocumentFingerprint, FINGERPRINT_VERSION, Fingerprinter};
+use tracing::debug;
+
+use crate::context::MatcherPorts;
+
+/// Fingerprints a stored page at `content_sha256`, indexes it and enqueues its comparison.
+pub(crate) async fn fingerprint_page(
+    ports: &MatcherPorts,
+    page_id: &PageId,
+    content_sha256: &str,
+) -> Result<()> {
+    let page = ports.pages.get_page(page_id).await?;
+    if page.content_sha256 != content_sha256 {
+        debug!(page_id = %page_id, "page changed since the task was queued; a newer task handles it");
+        return Ok(());
+    }
+    let owner = FingerprintOwner::Page {
+        page_id: page_id.clone(),
+    };
+    let record = fingerprint_record(ports, owner, page.text, content_sha256).await?;
+    index_record(ports, &record).await?;
+    let compare = TaskKind::ComparePage {
+        page_id: page_id.clone(),
+        content_sha256: content_sha256.to_string(),
+    };
+    ports
+        .queue
+        .enqueue(vec![Task::new(compare, Utc::now())])
+        .await
+}
+
+/// Fingerprints and indexes every chapter of a work, then enqueues its back-fill.
+pub(crate) async fn fingerprint_work(ports: &MatcherPorts, work_id: &WorkId) -> Result<()> {
+    let chapters = ports.works.list_chapters(work_id).await?;
+    for chapter in chapters {
+        fingerprint_chapter(ports, chapter).await?;
+    }
+    let backfill = TaskKind::BackfillWork {
+        work_id: work_id.clone(),
+    };
+    ports
+        .queue
+        .enqueue(vec![Task::new(backfill, Utc::now())])
+        .await
+}
+
+async fn fingerprint_chapter(ports: &MatcherPorts, chapter: Chapter) -> Result<()> {
+    let owner = FingerprintOwner::Chapter {
+        work_id: chapter.work_id.clone(),
+        chapter_id: chapter.id.clone(),
+    };
+    let record = fingerprint_record(ports, owner, chapter.text, &chapter.content_sha256).await?;
+    index_record(ports, &record).await?;
+    let status = FingerprintStatus::Indexed {
+        version: FINGERPRINT_VERSION,
+    };
+    ports
+        .works
+        .set_fingerprint_status(&chapter.work_id, &chapter.id, &status)
+        .await
+}
+
+/// Returns the stored record for this content, computing and storing it if needed.
+async fn fingerprint_record(
+    ports: &MatcherPorts,
+    owner: FingerprintOwner,
+    text: String,
+    content_sha256: &str,
+) -> Result<FingerprintRecord> {
+    match ports
+        .fingerprints
+        .get_fingerprint(&owner, FINGERPRINT_VERSION)
+        .await
+    {
+        Ok(existing) if existing.content_sha256 == content_sha256 => return Ok(existing),
+        Ok(_) => {}
+        Err(error) if error.kind() == ErrorKind::NotFound => {}
+        Err(error) => return Err(error),
+    }
+    let fingerprinter = ports.fingerprinter.clone();
+    let fingerprint = compute(fingerprinter, text).await?;
+    let record = to_record(owner, content_sha256, fingerprint);
+    ports.fingerprints.put_fingerprint(&record).await?;
+    Ok(record)
+}
+
+/// Runs the CPU-bound fingerprinting off the async threads.
+pub(crate) async fn compute(
+    fingerprinter: Arc<Fingerprinter>,
+    text: String,
+) -> Result<DocumentFingerprint> {
+    tokio::task::spawn_blocking(move || fingerprinter.fingerprint(&text))
+        .await
+        .map_err(|error| Error::internal(format!("fingerprinting panicked: {error}")))
+}
+
+/// Replaces the owner's index entries with the record's.
+async fn index_record(ports: &MatcherPorts, record: &FingerprintRecord) -> Result<()> {
+    ports
+        .index
+        .remove_owners(&[record.owner.index_key()])
+        .await?;
+    ports.index.insert(&record.index_entries()).await
+}
+
+fn to_record(
+    owner: FingerprintOwner,
+    content_sha256: &str,
+    fingerprint: DocumentFingerprint,
+) -> FingerprintRecord {
+    FingerprintRecord {
+        owner,
+        version: fingerprint.version,
+        content_sha256: content_sha256.to_string(),
+        simhash: fingerprint.simhash,
+        shingle_simhash: fingerprint.shingle_simhash,
+        dna: fingerprint.dna,
+        passages: fingerprint
+            .passages
+            .into_iter()
+            .map(|passage| PassageRecord {
+                ordinal: passage.ordinal,
+                start: passage.start,
+                end: passage.end,
+                simhash: passage.simhash,
+                dna: passage.dna,
+            })
+            .collect(),
+        normalized_chars: fingerprint.normalized_chars,
+        created_at: Utc::now(),
+    }
+}
