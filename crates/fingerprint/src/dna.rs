@@ -150,14 +150,12 @@ pub(crate) fn dna_windows(phon: &Phonetic, chars: &[char], cfg: &DnaConfig) -> V
         h = ((h << 5) | u64::from(l - b'a')) & ctx_mask;
         // The window starts after the context that selected it.
         let start = p + 1;
-        let hit = p + 1 >= ctx && mix64(h ^ 0x5eed).is_multiple_of(step);
+        let hit = p + 1 >= ctx && mix64(h ^ 0x5eed) % step == 0;
         // Forced anchor after a long gap keeps coverage; the next natural
         // anchor resynchronises.
         let forced = last.is_some_and(|a| (start - a) as u64 >= 3 * step);
-        if (hit || forced) && start + m <= letters.len() {
-            anchors.push(start);
-            last = Some(start);
-        } else if last.is_none() && start >= 3 * step as usize && start + m <= letters.len() {
+        let first_forced = last.is_none() && start >= 3 * step as usize;
+        if (hit || forced || first_forced) && start + m <= letters.len() {
             anchors.push(start);
             last = Some(start);
         }

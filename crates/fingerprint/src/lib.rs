@@ -202,25 +202,34 @@ impl Fingerprinter {
         windows: &[DnaWindow],
     ) -> Vec<PassageFingerprint> {
         let cfg = &self.config.passage;
-        // Syllable tokens, one per normalized char (no pinyin parsing, so
-        // indices stay char-aligned).
-        let tokens: Vec<u32> = text
+        // Syllable tokens, one per normalized char: passage anchors always
+        // use them (homophone-robust boundaries).
+        let syllables: Vec<u32> = text
             .chars
             .iter()
             .map(|&c| self.phonetic.token(c, false))
             .collect();
-        passage::passage_ranges(&tokens, cfg)
+        let chars: Vec<u32>;
+        let shingle_tokens = match cfg.features {
+            PassageFeatures::CharShingles => {
+                chars = text.chars.iter().map(|&c| u32::from(c)).collect();
+                &chars
+            }
+            PassageFeatures::SyllableShingles => &syllables,
+        };
+        // Shingle hashes once; passages overlap.
+        let k = cfg.shingle_k.clamp(1, 16);
+        let hashes = simhash::token_shingle_hashes(shingle_tokens, k);
+        passage::passage_ranges(&syllables, cfg)
             .into_iter()
             .enumerate()
             .map(|(ordinal, (s, e))| {
-                let simhash = match cfg.features {
-                    PassageFeatures::CharShingles => {
-                        simhash::shingle_simhash(&text.chars[s..e], cfg.shingle_k)
-                    }
-                    PassageFeatures::SyllableShingles => {
-                        simhash::token_shingle_simhash(&tokens[s..e], cfg.shingle_k)
-                    }
+                let hs = if e - s >= k {
+                    &hashes[s..=e - k]
+                } else {
+                    &hashes[s.min(hashes.len())..(s + 1).min(hashes.len())]
                 };
+                let simhash = simhash::simhash_of_hashes(hs);
                 let (start, end) = text.original_range(s, e);
                 let dna = windows
                     .iter()

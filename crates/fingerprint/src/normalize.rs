@@ -193,9 +193,10 @@ impl Normalizer {
                 space = true;
             } else if o.is_whitespace() {
                 space = true;
-            } else if o.is_control() || is_invisible(o) {
-            } else if !self.drop.is_empty() && self.drop.binary_search(&o).is_ok() {
-            } else {
+            } else if !(o.is_control()
+                || is_invisible(o)
+                || (!self.drop.is_empty() && self.drop.binary_search(&o).is_ok()))
+            {
                 s1.push(o, i, space);
                 space = false;
             }

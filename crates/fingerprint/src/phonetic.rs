@@ -24,8 +24,6 @@ pub(crate) const SYLLABLE_TOKEN_BASE: u32 = 0x0011_0000;
 pub(crate) struct Phonetic {
     /// Per char in the table range: syllable id + 1, or 0 without pinyin.
     table: Vec<u16>,
-    /// Syllable strings by id (sorted, so ids are stable).
-    names: Vec<&'static str>,
     by_name: FixedMap<&'static str, u16>,
     /// Syllable id -> near-homophone class id.
     fuzzy: Vec<u16>,
@@ -92,7 +90,6 @@ impl Phonetic {
             .collect();
         Self {
             table,
-            names,
             by_name,
             fuzzy,
             letter,
@@ -120,11 +117,6 @@ impl Phonetic {
     #[inline]
     pub(crate) fn initial(&self, c: char) -> Option<u8> {
         self.syllable(c).map(|s| self.letter[s as usize])
-    }
-
-    /// Number of distinct syllables.
-    pub(crate) fn syllable_count(&self) -> usize {
-        self.names.len()
     }
 
     /// Syllable id of a pinyin string (toneless, lowercase).
@@ -161,7 +153,7 @@ mod tests {
     #[test]
     fn homophones_share_syllables() {
         let p = Phonetic::new();
-        assert!(p.syllable_count() > 350);
+        assert!(p.by_name.len() > 350);
         assert_eq!(p.syllable('他'), p.syllable('她'));
         assert_eq!(p.syllable('是'), p.syllable('事'));
         assert_ne!(p.syllable('是'), p.syllable('四'));

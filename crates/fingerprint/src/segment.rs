@@ -95,23 +95,29 @@ impl WordFeatures {
         };
         let chars = &text.chars;
         let mut buf = String::new();
-        let mut i = 0;
-        while i < chars.len() {
-            let han = is_han(chars[i]);
-            let start = i;
-            i += 1;
-            while i < chars.len() && is_han(chars[i]) == han && !(!han && text.is_break(i)) {
-                i += 1;
-            }
-            buf.clear();
-            buf.extend(&chars[start..i]);
-            if han {
-                for tok in self.jieba.cut(&buf, hmm) {
-                    emit(tok.word);
+        // Segments between separators (sentences, for jieba), then runs of
+        // Han / non-Han chars inside them.
+        let bounds = text.breaks.iter().map(|&b| b as usize).chain([chars.len()]);
+        let mut seg_start = 0;
+        for seg_end in bounds {
+            let mut i = seg_start;
+            while i < seg_end {
+                let han = is_han(chars[i]);
+                let start = i;
+                while i < seg_end && is_han(chars[i]) == han {
+                    i += 1;
                 }
-            } else {
-                emit(&buf);
+                buf.clear();
+                buf.extend(&chars[start..i]);
+                if han {
+                    for tok in self.jieba.cut(&buf, hmm) {
+                        emit(tok.word);
+                    }
+                } else {
+                    emit(&buf);
+                }
             }
+            seg_start = seg_end;
         }
     }
 }

@@ -173,9 +173,41 @@ pub fn shingle_simhash(chars: &[char], k: usize) -> u64 {
     counter.finish()
 }
 
+/// Hash of every `k`-token shingle of `tokens` (`tokens.len() - k + 1`
+/// values; one value for shorter non-empty input).
+pub fn token_shingle_hashes(tokens: &[u32], k: usize) -> Vec<u64> {
+    let k = k.clamp(1, 16);
+    if tokens.is_empty() {
+        return Vec::new();
+    }
+    let k_eff = k.min(tokens.len());
+    let mut buf = [0u8; 64];
+    tokens
+        .windows(k_eff)
+        .map(|w| {
+            for (j, &t) in w.iter().enumerate() {
+                buf[4 * j..4 * j + 4].copy_from_slice(&t.to_le_bytes());
+            }
+            feature_hash(&buf[..4 * k_eff])
+        })
+        .collect()
+}
+
+/// Unweighted SimHash of precomputed feature hashes (0 when empty).
+pub fn simhash_of_hashes(hashes: &[u64]) -> u64 {
+    if hashes.is_empty() {
+        return 0;
+    }
+    let mut counter = BitCounter::default();
+    for &h in hashes {
+        counter.add(h);
+    }
+    counter.finish()
+}
+
 /// SimHash over overlapping `k`-token shingles of integer tokens.
 pub fn token_shingle_simhash(tokens: &[u32], k: usize) -> u64 {
-    let k = k.max(1).min(16);
+    let k = k.clamp(1, 16);
     if tokens.is_empty() {
         return 0;
     }

@@ -31,16 +31,14 @@ impl std::fmt::Debug for T2s {
 }
 
 impl T2s {
-    /// Hong Kong and Taiwan variant folding, then standard T2s (each builtin
-    /// config ends with the T2s dictionaries).
+    /// Standard T2s. It already folds most Taiwan / Hong Kong forms (裡, 綫,
+    /// 爲, 峯). The Hk2s / Tw2s variant-reverse tables were tried and dropped:
+    /// applied to simplified text they rewrite 么 -> 幺 and 抬 -> 擡.
     pub(crate) fn new() -> Result<Self, FingerprintError> {
-        let mut chain = Vec::new();
-        for cfg in [BuiltinConfig::Hk2s, BuiltinConfig::Tw2s] {
-            chain.push(
-                OpenCC::from_config(cfg)
-                    .map_err(|e| FingerprintError::Dictionary(format!("opencc: {e}")))?,
-            );
-        }
+        let chain = vec![
+            OpenCC::from_config(BuiltinConfig::T2s)
+                .map_err(|e| FingerprintError::Dictionary(format!("opencc: {e}")))?,
+        ];
         let mut me = Self {
             chain,
             candidates: vec![0; ((BITMAP_END - BITMAP_START) / 64) as usize],
@@ -85,8 +83,10 @@ impl T2s {
     }
 
     /// Appends the conversion of a run of Han characters to `out_c` /
-    /// `out_o`, keeping offsets aligned. When a phrase rule changes the
-    /// length, offsets are mapped proportionally over the run.
+    /// `out_o`, keeping offsets aligned. Only the neighbourhood of
+    /// convertible characters (phrase context of `CONTEXT` chars each side)
+    /// goes through OpenCC; when a phrase rule changes the length, offsets
+    /// are mapped proportionally over that piece.
     pub(crate) fn convert_run(
         &self,
         chars: &[char],
@@ -94,11 +94,42 @@ impl T2s {
         out_c: &mut Vec<char>,
         out_o: &mut Vec<u32>,
     ) {
-        if !chars.iter().any(|&c| self.is_candidate(c)) {
-            out_c.extend_from_slice(chars);
-            out_o.extend_from_slice(offsets);
-            return;
+        const CONTEXT: usize = 4;
+        let n = chars.len();
+        let mut copied = 0;
+        let mut i = 0;
+        while i < n {
+            if !self.is_candidate(chars[i]) {
+                i += 1;
+                continue;
+            }
+            let start = i.saturating_sub(CONTEXT).max(copied);
+            let mut end = (i + CONTEXT + 1).min(n);
+            // Extend over following candidates whose context overlaps.
+            let mut j = i + 1;
+            while j < end {
+                if self.is_candidate(chars[j]) {
+                    end = (j + CONTEXT + 1).min(n);
+                }
+                j += 1;
+            }
+            out_c.extend_from_slice(&chars[copied..start]);
+            out_o.extend_from_slice(&offsets[copied..start]);
+            self.convert_piece(&chars[start..end], &offsets[start..end], out_c, out_o);
+            copied = end;
+            i = end;
         }
+        out_c.extend_from_slice(&chars[copied..]);
+        out_o.extend_from_slice(&offsets[copied..]);
+    }
+
+    fn convert_piece(
+        &self,
+        chars: &[char],
+        offsets: &[u32],
+        out_c: &mut Vec<char>,
+        out_o: &mut Vec<u32>,
+    ) {
         let s: String = chars.iter().collect();
         let converted = self.convert_raw(&s);
         let start = out_c.len();
