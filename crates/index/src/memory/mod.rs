@@ -1,0 +1,195 @@
+//! The embedded index: a multi-index over packed sorted tables in memory,
+//! snapshotted to one file. See `design.md` for the layout.
+//!
+//! Writes go to a small delta scanned linearly; when it outgrows a threshold
+//! (a fraction of the base) a new base is built off the async runtime and
+//! swapped in. Every write derives a new immutable [`state::State`] and swaps
+//! the `Arc` under a lock held only for the swap, so a query sees one state.
+
+mod snapshot;
+mod state;
+mod tables;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use async_trait::async_trait;
+
+use copyhound_core::ports::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
+use copyhound_core::{Error, ErrorKind, Result};
+
+pub use snapshot::SNAPSHOT_FILE;
+use state::{Base, Delta, State};
+
+use crate::layout::SegmentLayout;
+
+/// Query batches larger than this run on the blocking pool.
+const INLINE_QUERIES: usize = 256;
+
+/// The in-memory [`FingerprintIndex`], optionally persisted in a directory.
+pub struct MemoryFingerprintIndex {
+    layout: SegmentLayout,
+    dir: Option<PathBuf>,
+    state: RwLock<Arc<State>>,
+    writer: tokio::sync::Mutex<()>,
+}
+
+impl fmt::Debug for MemoryFingerprintIndex {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MemoryFingerprintIndex")
+            .field("max_distance", &self.layout.max_distance())
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl MemoryFingerprintIndex {
+    /// Returns an empty index without a directory (`snapshot` is refused).
+    pub fn new(max_distance: u32) -> Result<Self> {
+        let layout = SegmentLayout::new(max_distance)?;
+        let base = Base::build(&layout, &[], Default::default())?;
+        Ok(Self::from_base(layout, base, None))
+    }
+
+    /// Opens the index of `dir`: loads its snapshot when present, else starts
+    /// empty. The tables are rebuilt for `max_distance`, whatever it was before.
+    pub async fn open(dir: impl AsRef<Path>, max_distance: u32) -> Result<Self> {
+        let layout = SegmentLayout::new(max_distance)?;
+        let dir = dir.as_ref().to_path_buf();
+        let (layout, dir, base) = tokio::task::spawn_blocking(move || {
+            let base = match snapshot::read(&dir, &layout)? {
+                Some(base) => base,
+                None => Base::build(&layout, &[], Default::default())?,
+            };
+            Ok::<_, Error>((layout, dir, base))
+        })
+        .await
+        .map_err(join_error)??;
+        Ok(Self::from_base(layout, base, Some(dir)))
+    }
+
+    fn from_base(layout: SegmentLayout, base: Base, dir: Option<PathBuf>) -> Self {
+        let state = State { layout: layout.clone(), base: Arc::new(base), delta: Delta::default() };
+        Self { layout, dir, state: RwLock::new(Arc::new(state)), writer: tokio::sync::Mutex::new(()) }
+    }
+
+    /// Compacts the index and writes its snapshot atomically; returns the file path.
+    pub async fn snapshot(&self) -> Result<PathBuf> {
+        let dir = self.dir.clone().ok_or_else(|| {
+            Error::new(ErrorKind::Config, "this in-memory index has no directory to snapshot into")
+        })?;
+        let _writer = self.writer.lock().await;
+        self.compact_locked(&[]).await?;
+        let current = self.current();
+        tokio::task::spawn_blocking(move || snapshot::write(&dir, &snapshot::encode(&current.base)))
+            .await
+            .map_err(join_error)?
+    }
+
+    /// Folds the delta into a new base now (normally automatic).
+    pub async fn compact(&self) -> Result<()> {
+        let _writer = self.writer.lock().await;
+        self.compact_locked(&[]).await
+    }
+
+    fn current(&self) -> Arc<State> {
+        Arc::clone(&self.state.read().unwrap_or_else(|poisoned| poisoned.into_inner()))
+    }
+
+    fn swap(&self, state: State) {
+        *self.state.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(state);
+    }
+
+    /// Builds a base from the current state plus `entries` and swaps it in.
+    /// The caller holds the writer lock.
+    async fn compact_locked(&self, entries: &[IndexEntry]) -> Result<()> {
+        let current = self.current();
+        if current.delta_len() == 0 && current.delta.dead_base_owners.is_empty() && entries.is_empty() {
+            return Ok(());
+        }
+        let entries = entries.to_vec();
+        let layout = self.layout.clone();
+        let base = tokio::task::spawn_blocking(move || {
+            let delta = current.delta_with_inserts(&entries);
+            let merged = State { layout, base: Arc::clone(&current.base), delta };
+            merged.compact()
+        })
+        .await
+        .map_err(join_error)??;
+        self.swap(State { layout: self.layout.clone(), base: Arc::new(base), delta: Delta::default() });
+        Ok(())
+    }
+}
+
+/// Returns how many delta entries a base of `base_entries` tolerates before compaction.
+fn delta_limit(base_entries: u64) -> usize {
+    (base_entries / 256).clamp(4096, 16_384) as usize
+}
+
+fn join_error(error: tokio::task::JoinError) -> Error {
+    Error::internal(format!("index worker task failed: {error}"))
+}
+
+#[async_trait]
+impl FingerprintIndex for MemoryFingerprintIndex {
+    async fn check_connectivity(&self) -> Result<()> {
+        Ok(())
+    }
+
+    fn max_distance(&self) -> u32 {
+        self.layout.max_distance()
+    }
+
+    async fn insert(&self, entries: &[IndexEntry]) -> Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let _writer = self.writer.lock().await;
+        let current = self.current();
+        let base_entries = current.base_len() as u64;
+        if current.delta_len() + entries.len() > delta_limit(base_entries) {
+            return self.compact_locked(entries).await;
+        }
+        let delta = current.delta_with_inserts(entries);
+        self.swap(State { layout: self.layout.clone(), base: Arc::clone(&current.base), delta });
+        Ok(())
+    }
+
+    async fn remove_owners(&self, owners: &[String]) -> Result<()> {
+        if owners.is_empty() {
+            return Ok(());
+        }
+        let _writer = self.writer.lock().await;
+        let current = self.current();
+        let delta = current.delta_with_removals(owners);
+        let dead = delta.dead_base_owners.len();
+        self.swap(State { layout: self.layout.clone(), base: Arc::clone(&current.base), delta });
+        if dead > current.base.owners.len() / 8 + 64 {
+            self.compact_locked(&[]).await?;
+        }
+        Ok(())
+    }
+
+    async fn query_batch(&self, kind: EntryKind, fingerprints: &[u64], max_distance: u32) -> Result<Vec<Vec<IndexHit>>> {
+        self.layout.check_query_distance(max_distance)?;
+        let current = self.current();
+        if fingerprints.len() <= INLINE_QUERIES {
+            return Ok(fingerprints.iter().map(|query| current.query(kind, *query, max_distance)).collect());
+        }
+        let fingerprints = fingerprints.to_vec();
+        tokio::task::spawn_blocking(move || {
+            fingerprints.iter().map(|query| current.query(kind, *query, max_distance)).collect()
+        })
+        .await
+        .map_err(join_error)
+    }
+
+    async fn stats(&self) -> Result<IndexStats> {
+        let current = self.current();
+        Ok(IndexStats { entries: current.entry_count(), memory_bytes: current.memory_bytes() })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,181 @@
+//! The immutable multi-index of one entry kind: fingerprints stored once, in
+//! owner order, and one table per segment holding packed `u32` slots grouped by
+//! bucket (a counting sort, so building is linear).
+//!
+//! A slot packs the entry's position (the high `index_bits`) with a filter: the
+//! `32 - index_bits` fingerprint bits that follow the table's segment. Any bit
+//! subset of a neighbour within distance `k` differs in at most `k` bits, so a
+//! slot whose filter differs in more is rejected without touching the
+//! fingerprint array: most random candidates die in the slot itself.
+
+use copyhound_core::{Error, ErrorKind, Result};
+
+use crate::layout::{SegmentLayout, hamming};
+
+/// Bucket keys never exceed this many bits (bounds the offsets array).
+const MAX_BUCKET_BITS: u32 = 24;
+
+/// One entry in build order: (owner id, ordinal, fingerprint).
+pub(crate) type RawEntry = (u32, u32, u64);
+
+/// One segment table: slots grouped by bucket (the top bits of the segment).
+#[derive(Debug)]
+struct Table {
+    bucket_bits: u32,
+    offsets: Vec<u32>,
+    slots: Vec<u32>,
+}
+
+/// The multi-index of one kind.
+#[derive(Debug)]
+pub(crate) struct KindTables {
+    /// Fingerprints by position, sorted by (owner, ordinal).
+    pub fingerprints: Vec<u64>,
+    /// Ordinals by position.
+    pub ordinals: Vec<u32>,
+    /// `owner_starts[o]..owner_starts[o + 1]` are the positions of owner `o`.
+    pub owner_starts: Vec<u32>,
+    filter_bits: u32,
+    tables: Vec<Table>,
+}
+
+impl KindTables {
+    /// Builds the tables of `entries`, sorted by (owner, ordinal), for `owner_count` owners.
+    pub fn build(layout: &SegmentLayout, entries: &[RawEntry], owner_count: usize) -> Result<Self> {
+        let count = entries.len();
+        let index_bits = index_bits(count)?;
+        let filter_bits = 32 - index_bits;
+        let fingerprints: Vec<u64> = entries.iter().map(|entry| entry.2).collect();
+        let ordinals: Vec<u32> = entries.iter().map(|entry| entry.1).collect();
+        let mut owner_starts = vec![0_u32; owner_count + 1];
+        for entry in entries {
+            owner_starts[entry.0 as usize + 1] += 1;
+        }
+        for owner in 0..owner_count {
+            owner_starts[owner + 1] += owner_starts[owner];
+        }
+        let tables = (0..layout.tables())
+            .map(|table| build_table(layout, table, &fingerprints, index_bits, filter_bits))
+            .collect();
+        Ok(Self { fingerprints, ordinals, owner_starts, filter_bits, tables })
+    }
+
+    /// Returns the number of entries.
+    pub fn len(&self) -> usize {
+        self.fingerprints.len()
+    }
+
+    /// Returns whether the base holds (owner, ordinal).
+    pub fn contains(&self, owner: u32, ordinal: u32) -> bool {
+        let range = self.owner_starts[owner as usize] as usize..self.owner_starts[owner as usize + 1] as usize;
+        self.ordinals[range].binary_search(&ordinal).is_ok()
+    }
+
+    /// Returns the owner id of the entry at `position`.
+    pub fn owner_of(&self, position: u32) -> u32 {
+        let after = self.owner_starts.partition_point(|start| *start <= position);
+        u32::try_from(after.saturating_sub(1)).expect("owner ids fit u32 by construction")
+    }
+
+    /// Calls `found(position, distance)` once for every entry within `max_distance` of `query`.
+    pub fn query(&self, layout: &SegmentLayout, query: u64, max_distance: u32, mut found: impl FnMut(u32, u32)) {
+        if self.fingerprints.is_empty() {
+            return;
+        }
+        let filter_mask = low_mask(self.filter_bits);
+        for (table_index, table) in self.tables.iter().enumerate().take(layout.tables_for(max_distance)) {
+            let bucket = layout.bucket(table_index, query, table.bucket_bits) as usize;
+            let range = table.offsets[bucket] as usize..table.offsets[bucket + 1] as usize;
+            let query_filter = filter(layout, table_index, query, self.filter_bits);
+            let query_segment = layout.segment(table_index, query);
+            for &slot in &table.slots[range] {
+                if ((slot & filter_mask) ^ query_filter).count_ones() > max_distance {
+                    continue;
+                }
+                let position = slot >> self.filter_bits;
+                let candidate = self.fingerprints[position as usize];
+                let distance = hamming(candidate, query);
+                if distance > max_distance
+                    || layout.segment(table_index, candidate) != query_segment
+                    || layout.found_earlier(table_index, query, candidate)
+                {
+                    continue;
+                }
+                found(position, distance);
+            }
+        }
+    }
+
+    /// Returns the heap bytes of this structure.
+    pub fn memory_bytes(&self) -> u64 {
+        let tables: usize = self.tables.iter().map(|table| (table.offsets.capacity() + table.slots.capacity()) * 4).sum();
+        (self.fingerprints.capacity() * 8 + (self.ordinals.capacity() + self.owner_starts.capacity()) * 4 + tables)
+            as u64
+    }
+}
+
+/// Returns the bits a position needs for `count` entries (at least 1).
+fn index_bits(count: usize) -> Result<u32> {
+    if count > u32::MAX as usize {
+        return Err(Error::new(ErrorKind::TooLarge, format!("{count} entries of one kind exceed the in-memory index")));
+    }
+    let largest = count.saturating_sub(1) as u64;
+    Ok((64 - largest.leading_zeros()).max(1))
+}
+
+fn low_mask(bits: u32) -> u32 {
+    if bits == 0 { 0 } else { u32::MAX >> (32 - bits) }
+}
+
+/// Returns the `bits` fingerprint bits that follow segment `table` (wrapping).
+#[inline]
+fn filter(layout: &SegmentLayout, table: usize, fingerprint: u64, bits: u32) -> u32 {
+    if bits == 0 {
+        return 0;
+    }
+    let rotated = fingerprint.rotate_left(layout.start(table) + layout.length(table));
+    u32::try_from(rotated >> (64 - bits)).expect("at most 31 filter bits")
+}
+
+fn build_table(layout: &SegmentLayout, table: usize, fingerprints: &[u64], index_bits: u32, filter_bits: u32) -> Table {
+    let bucket_bits = index_bits.saturating_sub(3).clamp(1, MAX_BUCKET_BITS).min(layout.length(table));
+    let buckets = 1_usize << bucket_bits;
+    let mut offsets = vec![0_u32; buckets + 1];
+    for &fingerprint in fingerprints {
+        offsets[layout.bucket(table, fingerprint, bucket_bits) as usize + 1] += 1;
+    }
+    for bucket in 0..buckets {
+        offsets[bucket + 1] += offsets[bucket];
+    }
+    let mut cursors = offsets.clone();
+    let mut slots = vec![0_u32; fingerprints.len()];
+    for (position, &fingerprint) in fingerprints.iter().enumerate() {
+        let bucket = layout.bucket(table, fingerprint, bucket_bits) as usize;
+        let position = u32::try_from(position).expect("positions fit u32: checked by index_bits");
+        let packed = if filter_bits == 0 { position } else { position << filter_bits };
+        slots[cursors[bucket] as usize] = packed | filter(layout, table, fingerprint, filter_bits);
+        cursors[bucket] += 1;
+    }
+    Table { bucket_bits, offsets, slots }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_exactly_the_neighbours() {
+        let layout = SegmentLayout::new(3).unwrap();
+        let fingerprints = [0_u64, 1, 0b111, 0b1111, u64::MAX, 0x8000_0000_0000_0001];
+        let entries: Vec<RawEntry> = fingerprints.iter().enumerate().map(|(i, fp)| (i as u32, 0, *fp)).collect();
+        let tables = KindTables::build(&layout, &entries, entries.len()).unwrap();
+        let mut found = Vec::new();
+        tables.query(&layout, 0, 3, |position, distance| found.push((position, distance)));
+        found.sort_unstable();
+        assert_eq!(found, [(0, 0), (1, 1), (2, 3), (5, 2)]);
+        assert_eq!(tables.owner_of(4), 4);
+        assert_eq!(index_bits(0).unwrap(), 1);
+        assert_eq!(index_bits(1 << 20).unwrap(), 20);
+        assert_eq!(index_bits((1 << 20) + 1).unwrap(), 21);
+    }
+}

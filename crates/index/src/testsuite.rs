@@ -1,0 +1,125 @@
+//! Helpers for tests of this crate and of crates that use it: finding the test
+//! Redis, unique key prefixes and their clean-up, seeded fingerprints with
+//! planted neighbours, and a linear-scan oracle.
+
+use rand::{Rng, RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+use copyhound_core::ports::{EntryKind, IndexEntry, IndexHit};
+
+use crate::layout::hamming;
+
+/// Returns the test Redis URL from `COPYHOUND_TEST_REDIS_URL`. When unset it
+/// panics if `CI=true` (a CI run must not skip silently) and otherwise prints a
+/// skip note for `test` and returns `None`.
+pub fn redis_url_for_test(test: &str) -> Option<String> {
+    if let Ok(url) = std::env::var("COPYHOUND_TEST_REDIS_URL") {
+        return Some(url);
+    }
+    let on_ci = std::env::var("CI").is_ok_and(|value| value == "true");
+    assert!(
+        !on_ci,
+        "COPYHOUND_TEST_REDIS_URL is not set but CI=true: start Redis with \
+         `eval \"$(deploy/dev/services.sh start)\"` before `cargo test`"
+    );
+    eprintln!("skipping {test}: COPYHOUND_TEST_REDIS_URL is not set (eval \"$(deploy/dev/services.sh start)\")");
+    None
+}
+
+/// Returns a Redis key prefix no other test run uses.
+pub fn unique_prefix(component: &str) -> String {
+    format!("copyhound:test:{component}:{:016x}:", rand::rng().next_u64())
+}
+
+/// Deletes every key under `prefix` (SCAN + DEL) with a blocking connection;
+/// errors are printed, not raised, so it can run from `Drop`.
+#[cfg(feature = "redis")]
+pub fn delete_prefix(url: &str, prefix: &str) {
+    let deleted = redis::Client::open(url).and_then(|client| client.get_connection()).and_then(|mut connection| {
+        let pattern = format!("{prefix}*");
+        let mut cursor = 0_u64;
+        loop {
+            let (next, keys): (u64, Vec<Vec<u8>>) =
+                redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(&mut connection)?;
+            if !keys.is_empty() {
+                redis::cmd("DEL").arg(&keys).query::<u64>(&mut connection)?;
+            }
+            if next == 0 {
+                return Ok(());
+            }
+            cursor = next;
+        }
+    });
+    if let Err(error) = deleted {
+        eprintln!("failed to delete test keys under {prefix:?}: {error}");
+    }
+}
+
+/// Deletes the keys under a prefix when dropped, even when the test panicked.
+#[cfg(feature = "redis")]
+#[derive(Debug)]
+pub struct PrefixCleanup {
+    /// The Redis URL.
+    pub url: String,
+    /// The prefix to delete.
+    pub prefix: String,
+}
+
+#[cfg(feature = "redis")]
+impl Drop for PrefixCleanup {
+    fn drop(&mut self) {
+        delete_prefix(&self.url, &self.prefix);
+    }
+}
+
+/// Returns a seeded generator.
+pub fn seeded(seed: u64) -> ChaCha8Rng {
+    ChaCha8Rng::seed_from_u64(seed)
+}
+
+/// Returns `fingerprint` with exactly `distance` distinct bits flipped.
+pub fn flip_bits(rng: &mut impl Rng, fingerprint: u64, distance: u32) -> u64 {
+    let mut flipped = fingerprint;
+    while hamming(flipped, fingerprint) < distance {
+        flipped ^= 1 << rng.random_range(0..64);
+        if hamming(flipped, fingerprint) > distance {
+            flipped = fingerprint;
+        }
+    }
+    flipped
+}
+
+/// Returns `count` entries of `kind` with random fingerprints; `per_owner`
+/// consecutive entries share an owner `o<n>` and get ordinals 0, 1, ...
+pub fn random_entries(rng: &mut impl Rng, kind: EntryKind, count: usize, per_owner: usize) -> Vec<IndexEntry> {
+    let per_owner = per_owner.max(1);
+    (0..count)
+        .map(|index| IndexEntry {
+            owner: format!("p:o{:08}", index / per_owner),
+            kind,
+            ordinal: (index % per_owner) as u32,
+            fingerprint: rng.next_u64(),
+        })
+        .collect()
+}
+
+/// Returns the hits of a linear scan: the oracle both indexes must agree with.
+pub fn linear_scan(entries: &[IndexEntry], kind: EntryKind, query: u64, max_distance: u32) -> Vec<IndexHit> {
+    let mut hits: Vec<IndexHit> = entries
+        .iter()
+        .filter(|entry| entry.kind == kind)
+        .filter_map(|entry| {
+            let distance = hamming(entry.fingerprint, query);
+            (distance <= max_distance).then(|| IndexHit { entry: entry.clone(), distance })
+        })
+        .collect();
+    sort_hits(&mut hits);
+    hits
+}
+
+/// Sorts hits by (owner, ordinal) so results compare regardless of order.
+pub fn sort_hits(hits: &mut [IndexHit]) {
+    hits.sort_by(|left, right| {
+        (&left.entry.owner, left.entry.ordinal, left.distance).cmp(&(&right.entry.owner, right.entry.ordinal, right.distance))
+    });
+}
