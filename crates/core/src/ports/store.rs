@@ -125,6 +125,16 @@ pub trait PageStore: fmt::Debug + Send + Sync + 'static {
     /// Stores a fetched page under its URL. When the content hash differs from the
     /// stored one, the stored version goes to `previous_versions`; `first_seen` is kept.
     async fn upsert_page(&self, page: &Page) -> Result<PageUpsert>;
+    /// Stores many fetched pages (crawl batches, imports) with the contract of
+    /// [`PageStore::upsert_page`] each; returns the outcomes in input order.
+    /// Backends override it to write in bulk; the default stores them one by one.
+    async fn upsert_pages(&self, pages: &[Page]) -> Result<Vec<PageUpsert>> {
+        let mut outcomes = Vec::with_capacity(pages.len());
+        for page in pages {
+            outcomes.push(self.upsert_page(page).await?);
+        }
+        Ok(outcomes)
+    }
     /// Returns a page or `NotFound`.
     async fn get_page(&self, id: &PageId) -> Result<Page>;
     /// Lists a site's pages by id.
@@ -136,6 +146,14 @@ pub trait PageStore: fmt::Debug + Send + Sync + 'static {
 pub trait FingerprintStore: fmt::Debug + Send + Sync + 'static {
     /// Inserts or replaces the record of (owner, version).
     async fn put_fingerprint(&self, record: &FingerprintRecord) -> Result<()>;
+    /// Inserts or replaces many records (back-fills, bulk registration).
+    /// Backends override it to write in bulk; the default stores them one by one.
+    async fn put_fingerprints(&self, records: &[FingerprintRecord]) -> Result<()> {
+        for record in records {
+            self.put_fingerprint(record).await?;
+        }
+        Ok(())
+    }
     /// Returns the record of (owner, version) or `NotFound`.
     async fn get_fingerprint(&self, owner: &FingerprintOwner, version: u32) -> Result<FingerprintRecord>;
     /// Deletes every version of an owner's records.

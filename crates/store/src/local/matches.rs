@@ -1,0 +1,164 @@
+use async_trait::async_trait;
+use copyhound_core::ids::{MatchId, PageId, PublisherId};
+use copyhound_core::model::{Match, Review};
+use copyhound_core::ports::{MatchFilter, MatchStore, PageRequest, Paged};
+use copyhound_core::{Error, Result};
+
+use super::{
+    LocalStore, MATCHES, MATCHES_BY_PAGE, MATCHES_BY_PUBLISHER, db_error, get_doc, load_all,
+    put_doc, scan_scope, scoped,
+};
+use crate::codec;
+
+/// Index entries read per step while filtering a listing.
+const SCAN_CHUNK: usize = 256;
+
+fn match_sort_key(found: &Match) -> String {
+    codec::time_id_key(codec::timestamp_ns(&found.last_seen), found.id.as_str())
+}
+
+/// Returns whether a match passes the non-tenant parts of a filter.
+pub(crate) fn passes(filter: &MatchFilter, found: &Match) -> bool {
+    filter
+        .work_id
+        .as_ref()
+        .is_none_or(|work_id| &found.work_id == work_id)
+        && filter
+            .chapter_id
+            .as_ref()
+            .is_none_or(|chapter_id| &found.chapter_id == chapter_id)
+        && filter
+            .site_id
+            .as_ref()
+            .is_none_or(|site_id| &found.site_id == site_id)
+        && (filter.statuses.is_empty() || filter.statuses.contains(&found.status))
+        && filter
+            .min_score
+            .is_none_or(|min_score| found.score >= min_score)
+        && filter
+            .seen_since
+            .is_none_or(|since| found.last_seen >= since)
+        && filter
+            .seen_before
+            .is_none_or(|before| found.first_seen < before)
+}
+
+fn not_found(id: &MatchId) -> Error {
+    Error::not_found(format!("match {id}"))
+}
+
+#[async_trait]
+impl MatchStore for LocalStore {
+    async fn upsert_match(&self, found: &Match) -> Result<()> {
+        let mut stored = found.clone();
+        self.write(move |txn| {
+            let mut matches = txn.open_table(MATCHES).map_err(db_error)?;
+            let existing = get_doc::<Match>(&matches, stored.id.as_str())?;
+            let mut by_publisher = txn.open_table(MATCHES_BY_PUBLISHER).map_err(db_error)?;
+            if let Some(existing) = existing {
+                stored.status = existing.status;
+                stored.reviews = existing.reviews.clone();
+                stored.first_seen = existing.first_seen;
+                let old_key = scoped(existing.publisher_id.as_str(), &match_sort_key(&existing));
+                by_publisher.remove(old_key.as_str()).map_err(db_error)?;
+            }
+            put_doc(&mut matches, stored.id.as_str(), &stored)?;
+            let key = scoped(stored.publisher_id.as_str(), &match_sort_key(&stored));
+            by_publisher.insert(key.as_str(), ()).map_err(db_error)?;
+            let mut by_page = txn.open_table(MATCHES_BY_PAGE).map_err(db_error)?;
+            by_page
+                .insert(
+                    scoped(stored.page_id.as_str(), stored.id.as_str()).as_str(),
+                    (),
+                )
+                .map_err(db_error)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn get_match(&self, publisher_id: &PublisherId, id: &MatchId) -> Result<Match> {
+        let (publisher_id, id) = (publisher_id.clone(), id.clone());
+        self.read(move |txn| {
+            let matches = txn.open_table(MATCHES).map_err(db_error)?;
+            match get_doc::<Match>(&matches, id.as_str())? {
+                Some(found) if found.publisher_id == publisher_id => Ok(found),
+                _ => Err(not_found(&id)),
+            }
+        })
+        .await
+    }
+
+    async fn list_matches(&self, filter: &MatchFilter, page: &PageRequest) -> Result<Paged<Match>> {
+        let limit = codec::page_limit(page);
+        let after = codec::cursor_key(page)?;
+        let filter = filter.clone();
+        let items = self
+            .read(move |txn| {
+                let index = txn.open_table(MATCHES_BY_PUBLISHER).map_err(db_error)?;
+                let matches = txn.open_table(MATCHES).map_err(db_error)?;
+                let scope = filter.publisher_id.as_str();
+                let mut cursor = after;
+                let mut items = Vec::new();
+                loop {
+                    let sort_keys = scan_scope(&index, scope, cursor.as_deref(), SCAN_CHUNK, true)?;
+                    let Some(last) = sort_keys.last().cloned() else {
+                        break;
+                    };
+                    for sort_key in &sort_keys {
+                        let (_, id) = codec::split_time_id_key(sort_key)?;
+                        let Some(found) = get_doc::<Match>(&matches, &id)? else {
+                            continue;
+                        };
+                        if filter
+                            .seen_since
+                            .is_some_and(|since| found.last_seen < since)
+                        {
+                            return Ok(items);
+                        }
+                        if passes(&filter, &found) {
+                            items.push(found);
+                            if items.len() > limit {
+                                return Ok(items);
+                            }
+                        }
+                    }
+                    cursor = Some(last);
+                }
+                Ok(items)
+            })
+            .await?;
+        Ok(codec::paged(items, limit, match_sort_key))
+    }
+
+    async fn matches_of_page(&self, page_id: &PageId) -> Result<Vec<Match>> {
+        let page_id = page_id.clone();
+        self.read(move |txn| {
+            let index = txn.open_table(MATCHES_BY_PAGE).map_err(db_error)?;
+            let ids = scan_scope(&index, page_id.as_str(), None, usize::MAX, false)?;
+            load_all::<Match>(&txn.open_table(MATCHES).map_err(db_error)?, &ids)
+        })
+        .await
+    }
+
+    async fn review_match(
+        &self,
+        publisher_id: &PublisherId,
+        id: &MatchId,
+        review: &Review,
+    ) -> Result<Match> {
+        let (publisher_id, id, review) = (publisher_id.clone(), id.clone(), review.clone());
+        self.write(move |txn| {
+            let mut matches = txn.open_table(MATCHES).map_err(db_error)?;
+            let mut found = match get_doc::<Match>(&matches, id.as_str())? {
+                Some(found) if found.publisher_id == publisher_id => found,
+                _ => return Err(not_found(&id)),
+            };
+            found.status = review.status;
+            found.reviews.push(review);
+            put_doc(&mut matches, id.as_str(), &found)?;
+            Ok(found)
+        })
+        .await
+    }
+}

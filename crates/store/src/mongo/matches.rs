@@ -1,0 +1,166 @@
+use async_trait::async_trait;
+use copyhound_core::ids::{MatchId, PageId, PublisherId};
+use copyhound_core::model::{Match, Review};
+use copyhound_core::ports::{MatchFilter, MatchStore, PageRequest, Paged};
+use copyhound_core::{Error, ErrorKind, Result};
+use mongodb::bson::{Bson, Document, doc};
+use mongodb::options::ReturnDocument;
+
+use super::codec::{from_document, object_to_document, to_document};
+use super::error::is_duplicate_key;
+use super::{MongoStore, after_time_id, mongo_error, newest_first};
+use crate::codec;
+use crate::collections::MATCHES;
+
+const LAST_SEEN_NS: &str = "_last_seen_ns";
+/// Fields an upsert never overwrites on an existing match: the review state.
+const KEPT_ON_REFRESH: [&str; 3] = ["status", "reviews", "first_seen"];
+
+fn match_sort_key(found: &Match) -> String {
+    codec::time_id_key(codec::timestamp_ns(&found.last_seen), found.id.as_str())
+}
+
+fn filter_document(filter: &MatchFilter) -> Document {
+    let mut query = doc! { "publisher_id": filter.publisher_id.as_str() };
+    if let Some(work_id) = &filter.work_id {
+        query.insert("work_id", work_id.as_str());
+    }
+    if let Some(chapter_id) = &filter.chapter_id {
+        query.insert("chapter_id", chapter_id.as_str());
+    }
+    if let Some(site_id) = &filter.site_id {
+        query.insert("site_id", site_id.as_str());
+    }
+    if !filter.statuses.is_empty() {
+        let statuses: Vec<Bson> = filter
+            .statuses
+            .iter()
+            .map(|status| Bson::from(status.as_str()))
+            .collect();
+        query.insert("status", doc! { "$in": statuses });
+    }
+    if let Some(min_score) = filter.min_score {
+        query.insert("score", doc! { "$gte": f64::from(min_score) });
+    }
+    if let Some(since) = &filter.seen_since {
+        // `$gt n - 1`, not `$gte n`: the same on integers, and SecantusDB (the test
+        // server) drops inclusive bounds on some index scans.
+        query.insert(
+            LAST_SEEN_NS,
+            doc! { "$gt": codec::timestamp_ns(since).saturating_sub(1) },
+        );
+    }
+    if let Some(before) = &filter.seen_before {
+        query.insert(
+            "_first_seen_ns",
+            doc! { "$lt": codec::timestamp_ns(before) },
+        );
+    }
+    query
+}
+
+fn encode_review(review: &Review) -> Result<Bson> {
+    let mut object = serde_json::Map::new();
+    object.insert(
+        "review".into(),
+        serde_json::to_value(review).map_err(|error| {
+            Error::with_source(ErrorKind::Internal, "failed to encode a review", error)
+        })?,
+    );
+    let mut document = object_to_document(object)?;
+    document
+        .remove("review")
+        .ok_or_else(|| Error::internal("encoded review vanished"))
+}
+
+#[async_trait]
+impl MatchStore for MongoStore {
+    async fn upsert_match(&self, found: &Match) -> Result<()> {
+        let id = found.id.as_str();
+        let mut refreshed = to_document(found, id)?;
+        refreshed.remove("_id");
+        refreshed.insert(LAST_SEEN_NS, codec::timestamp_ns(&found.last_seen));
+        let mut on_insert = doc! { "_first_seen_ns": codec::timestamp_ns(&found.first_seen) };
+        for field in KEPT_ON_REFRESH {
+            if let Some(value) = refreshed.remove(field) {
+                on_insert.insert(field, value);
+            }
+        }
+        let update = doc! { "$set": refreshed, "$setOnInsert": on_insert };
+        let matches = self.collection(MATCHES);
+        // Two workers inserting the same new match race on `_id`: the loser's
+        // upsert fails with a duplicate key and succeeds as an update on retry.
+        for _ in 0..3 {
+            match matches
+                .update_one(doc! { "_id": id }, update.clone())
+                .upsert(true)
+                .await
+            {
+                Ok(_) => return Ok(()),
+                Err(error) if is_duplicate_key(&error) => continue,
+                Err(error) => return Err(mongo_error(error)),
+            }
+        }
+        Err(Error::new(
+            ErrorKind::Conflict,
+            format!("match {id} keeps conflicting"),
+        ))
+    }
+
+    async fn get_match(&self, publisher_id: &PublisherId, id: &MatchId) -> Result<Match> {
+        self.find_decoded(
+            MATCHES,
+            doc! { "_id": id.as_str(), "publisher_id": publisher_id.as_str() },
+        )
+        .await?
+        .ok_or_else(|| Error::not_found(format!("match {id}")))
+    }
+
+    async fn list_matches(&self, filter: &MatchFilter, page: &PageRequest) -> Result<Paged<Match>> {
+        let limit = codec::page_limit(page);
+        let query = after_time_id(
+            filter_document(filter),
+            LAST_SEEN_NS,
+            codec::cursor_key(page)?,
+        )?;
+        let items = self
+            .find_decoded_many(MATCHES, query, newest_first(LAST_SEEN_NS), Some(limit + 1))
+            .await?;
+        Ok(codec::paged(items, limit, match_sort_key))
+    }
+
+    async fn matches_of_page(&self, page_id: &PageId) -> Result<Vec<Match>> {
+        self.find_decoded_many(
+            MATCHES,
+            doc! { "page_id": page_id.as_str() },
+            doc! { "_id": 1 },
+            None,
+        )
+        .await
+    }
+
+    async fn review_match(
+        &self,
+        publisher_id: &PublisherId,
+        id: &MatchId,
+        review: &Review,
+    ) -> Result<Match> {
+        let update = doc! {
+            "$set": { "status": review.status.as_str() },
+            "$push": { "reviews": encode_review(review)? },
+        };
+        let updated = self
+            .collection(MATCHES)
+            .find_one_and_update(
+                doc! { "_id": id.as_str(), "publisher_id": publisher_id.as_str() },
+                update,
+            )
+            .return_document(ReturnDocument::After)
+            .await
+            .map_err(mongo_error)?;
+        updated
+            .map(from_document)
+            .transpose()?
+            .ok_or_else(|| Error::not_found(format!("match {id}")))
+    }
+}

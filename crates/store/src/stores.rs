@@ -1,0 +1,150 @@
+//! The bundle callers hold, and the resolver that picks a backend from the
+//! configuration by URL scheme (no URL: the embedded store under `data_dir`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use copyhound_core::config::{Backend, Config};
+use copyhound_core::ports::{
+    FingerprintStore, MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, WorkStore,
+};
+use copyhound_core::{Error, ErrorKind, Result};
+
+use crate::codec::StoreLimits;
+use crate::local::LocalStore;
+use crate::migrate::{self, MigrationStatus, Migrator};
+
+/// Every store port of one backend, as trait objects.
+#[derive(Clone, Debug)]
+pub struct Stores {
+    /// Publishers and API keys.
+    pub publishers: Arc<dyn PublisherStore>,
+    /// Works and chapters.
+    pub works: Arc<dyn WorkStore>,
+    /// Sites and crawl runs.
+    pub sites: Arc<dyn SiteStore>,
+    /// Crawled pages.
+    pub pages: Arc<dyn PageStore>,
+    /// Fingerprint records.
+    pub fingerprints: Arc<dyn FingerprintStore>,
+    /// Matches and reviews.
+    pub matches: Arc<dyn MatchStore>,
+    /// Reports and artifacts.
+    pub reports: Arc<dyn ReportStore>,
+    /// Schema migrations of the same backend.
+    pub migrator: Arc<dyn Migrator>,
+}
+
+impl Stores {
+    /// Returns the bundle of one value implementing every port.
+    pub fn from_backend<S>(backend: Arc<S>) -> Self
+    where
+        S: PublisherStore
+            + WorkStore
+            + SiteStore
+            + PageStore
+            + FingerprintStore
+            + MatchStore
+            + ReportStore
+            + Migrator,
+    {
+        Self {
+            publishers: backend.clone(),
+            works: backend.clone(),
+            sites: backend.clone(),
+            pages: backend.clone(),
+            fingerprints: backend.clone(),
+            matches: backend.clone(),
+            reports: backend.clone(),
+            migrator: backend,
+        }
+    }
+
+    /// Opens the embedded store in `dir` (file `store.redb`), default limits.
+    pub fn local(dir: impl AsRef<Path>) -> Result<Self> {
+        Ok(Self::from_backend(Arc::new(LocalStore::open(dir)?)))
+    }
+
+    /// Opens the embedded store in `dir` with `limits`.
+    pub fn local_with(dir: impl AsRef<Path>, limits: StoreLimits) -> Result<Self> {
+        Ok(Self::from_backend(Arc::new(LocalStore::open_with(
+            dir, limits,
+        )?)))
+    }
+
+    /// Connects to MongoDB at `url` (database `database`), default limits. Does
+    /// not wait for the server: the first operation reports `Unavailable` if it is down.
+    #[cfg(feature = "mongodb")]
+    pub async fn mongo(url: &str, database: &str) -> Result<Self> {
+        Self::mongo_with(url, database, StoreLimits::default()).await
+    }
+
+    /// Connects to MongoDB at `url` (database `database`) with `limits`.
+    #[cfg(feature = "mongodb")]
+    pub async fn mongo_with(url: &str, database: &str, limits: StoreLimits) -> Result<Self> {
+        Ok(Self::from_backend(Arc::new(
+            crate::mongo::MongoStore::connect(url, database, limits).await?,
+        )))
+    }
+
+    /// Returns `Ok` when the backend answers.
+    pub async fn check_connectivity(&self) -> Result<()> {
+        self.publishers.check_connectivity().await
+    }
+}
+
+/// Opens the stores a configuration names: `store.url` by scheme (`mongodb://`,
+/// `mongodb+srv://`), or the embedded store under `data_dir/store`. Applies no
+/// migration (see [`open_and_migrate`]).
+pub async fn open_from_config(config: &Config) -> Result<Stores> {
+    let limits = StoreLimits::from_config(&config.store);
+    match config.store_backend() {
+        Backend::Embedded(dir) => Stores::local_with(dir, limits),
+        Backend::Remote(url) => open_remote(&url, &config.store.database, limits).await,
+    }
+}
+
+/// Opens the stores of a configuration and, when `store.migrate_on_start` is set,
+/// applies pending migrations (servers and workers call this).
+pub async fn open_and_migrate(config: &Config) -> Result<Stores> {
+    let stores = open_from_config(config).await?;
+    if config.store.migrate_on_start {
+        migrate_up(&stores).await?;
+    }
+    Ok(stores)
+}
+
+async fn open_remote(url: &str, database: &str, limits: StoreLimits) -> Result<Stores> {
+    if !(url.starts_with("mongodb://") || url.starts_with("mongodb+srv://")) {
+        return Err(Error::new(
+            ErrorKind::Config,
+            format!(
+                "store.url {:?}: unknown scheme (mongodb:// or mongodb+srv://)",
+                copyhound_core::config::mask_url(url)
+            ),
+        ));
+    }
+    #[cfg(feature = "mongodb")]
+    {
+        Stores::mongo_with(url, database, limits).await
+    }
+    #[cfg(not(feature = "mongodb"))]
+    {
+        let _ = (database, limits);
+        Err(Error::new(
+            ErrorKind::Config,
+            "store.url names MongoDB but this build has no `mongodb` feature",
+        ))
+    }
+}
+
+/// Returns every known migration and whether (and when) it was applied.
+pub async fn migrate_status(stores: &Stores) -> Result<Vec<MigrationStatus>> {
+    migrate::status_of(&stores.migrator.applied().await?)
+}
+
+/// Applies pending migrations; returns how many this call applied. Safe to run
+/// twice and from several processes at once.
+pub async fn migrate_up(stores: &Stores) -> Result<usize> {
+    stores.migrator.up().await
+}

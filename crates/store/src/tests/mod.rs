@@ -1,0 +1,180 @@
+//! The conformance suite: generic checks over [`Stores`], instantiated for every
+//! backend. The MongoDB run needs `COPYHOUND_TEST_MONGODB_URL` (started by
+//! `eval "$(deploy/dev/services.sh start)"`); without it the run is skipped, or
+//! fails when `CI=true`. Each MongoDB test uses its own database, dropped at the end.
+
+pub(crate) mod fixtures;
+#[cfg(unix)]
+mod kill;
+mod suite;
+
+use tempfile::TempDir;
+
+use crate::Stores;
+
+/// A backend under test and what must be torn down after it.
+pub(crate) struct Harness {
+    pub(crate) stores: Stores,
+    _dir: Option<TempDir>,
+    #[cfg(feature = "mongodb")]
+    mongo: Option<std::sync::Arc<crate::MongoStore>>,
+}
+
+impl Harness {
+    pub(crate) async fn local() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let stores = Stores::local(dir.path()).unwrap();
+        Self {
+            stores,
+            _dir: Some(dir),
+            #[cfg(feature = "mongodb")]
+            mongo: None,
+        }
+    }
+
+    #[cfg(feature = "mongodb")]
+    pub(crate) async fn mongo() -> Option<Self> {
+        let url = mongo_url()?;
+        let database = format!("copyhound_test_{}", uuid::Uuid::now_v7().simple());
+        let store = std::sync::Arc::new(
+            crate::MongoStore::connect(&url, &database, crate::StoreLimits::default())
+                .await
+                .unwrap(),
+        );
+        Some(Self {
+            stores: Stores::from_backend(store.clone()),
+            _dir: None,
+            mongo: Some(store),
+        })
+    }
+
+    pub(crate) async fn finish(self) {
+        #[cfg(feature = "mongodb")]
+        if let Some(store) = self.mongo {
+            store.drop_database().await.unwrap();
+        }
+    }
+}
+
+/// Returns the test server URL; without one, skips (or fails on CI).
+pub(crate) fn mongo_url() -> Option<String> {
+    match std::env::var("COPYHOUND_TEST_MONGODB_URL") {
+        Ok(url) if !url.is_empty() => Some(url),
+        _ => {
+            let on_ci = std::env::var("CI").is_ok_and(|value| value == "true");
+            assert!(
+                !on_ci,
+                "COPYHOUND_TEST_MONGODB_URL is unset but CI=true: start the test services with \
+                 `eval \"$(deploy/dev/services.sh start)\"` before `cargo test`"
+            );
+            eprintln!(
+                "skipping the MongoDB run: COPYHOUND_TEST_MONGODB_URL is unset (eval \"$(deploy/dev/services.sh start)\")"
+            );
+            None
+        }
+    }
+}
+
+macro_rules! conformance {
+    ($($name:ident),* $(,)?) => {
+        mod local_backend {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let harness = super::Harness::local().await;
+                    super::suite::$name(&harness.stores).await;
+                    harness.finish().await;
+                }
+            )*
+        }
+
+        #[cfg(feature = "mongodb")]
+        mod mongo_backend {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some(harness) = super::Harness::mongo().await else { return };
+                    super::suite::$name(&harness.stores).await;
+                    harness.finish().await;
+                }
+            )*
+        }
+    };
+}
+
+conformance!(
+    publishers_sites_and_reports_round_trip,
+    upserts_are_idempotent,
+    page_history_follows_content_changes,
+    match_upsert_keeps_the_review_state,
+    keyset_pagination_spans_several_pages,
+    match_filters_select,
+    tenants_never_see_each_other,
+    unknown_ids_are_not_found,
+    u64_fingerprints_round_trip,
+    migrations_run_twice_and_concurrently,
+    oversize_page_bodies_are_truncated,
+    artifacts_round_trip,
+    works_delete_with_their_chapters,
+);
+
+#[cfg(feature = "mongodb")]
+#[tokio::test]
+async fn a_mongo_store_that_is_down_is_unavailable() {
+    use copyhound_core::ErrorKind;
+    // Port 9 (discard) is closed on loopback; selection gives up after 300 ms.
+    let url = "mongodb://127.0.0.1:9/?serverSelectionTimeoutMS=300&connectTimeoutMS=300";
+    let stores = Stores::mongo(url, "copyhound_down").await.unwrap();
+    let error = stores.check_connectivity().await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Unavailable, "{error}");
+    let error = stores
+        .publishers
+        .get_publisher(&"pub_a".parse().unwrap())
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Unavailable, "{error}");
+    assert!(error.is_retryable());
+}
+
+#[tokio::test]
+async fn open_from_config_resolves_by_scheme() {
+    use copyhound_core::config::Config;
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    let stores = crate::open_and_migrate(&config).await.unwrap();
+    assert!(
+        dir.path()
+            .join("store")
+            .join(crate::local::FILE_NAME)
+            .try_exists()
+            .unwrap()
+    );
+    assert!(
+        crate::migrate_status(&stores)
+            .await
+            .unwrap()
+            .iter()
+            .all(|status| status.applied_at.is_some())
+    );
+    let mut bad = config.clone();
+    bad.store.url = Some("postgres://db/".into());
+    assert_eq!(
+        crate::open_from_config(&bad).await.unwrap_err().kind(),
+        copyhound_core::ErrorKind::Config
+    );
+}
+
+#[tokio::test]
+async fn a_second_process_cannot_open_an_open_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let _first = crate::LocalStore::open(dir.path()).unwrap();
+    let error = crate::LocalStore::open(dir.path()).unwrap_err();
+    assert_eq!(
+        error.kind(),
+        copyhound_core::ErrorKind::Unavailable,
+        "{error}"
+    );
+}
