@@ -21,8 +21,9 @@ pub fn encode_task(task: &Task) -> Result<String> {
 
 /// Decodes a task stored by [`encode_task`] (or by an older build).
 pub fn decode_task(stored: &str) -> Result<Task> {
-    let document: serde_json::Value = serde_json::from_str(stored)
-        .map_err(|error| Error::with_source(ErrorKind::Corrupt, "stored task is not json", error))?;
+    let document: serde_json::Value = serde_json::from_str(stored).map_err(|error| {
+        Error::with_source(ErrorKind::Corrupt, "stored task is not json", error)
+    })?;
     Task::from_document(document)
 }
 
@@ -36,7 +37,9 @@ pub fn retry_delay(base: Duration, attempt: u32) -> Duration {
 
 /// Returns the retry delays of attempts `1..=max_attempts`, in milliseconds.
 pub fn retry_schedule_ms(base: Duration, max_attempts: u32) -> Vec<u64> {
-    (1..=max_attempts.max(1)).map(|attempt| duration_ms(retry_delay(base, attempt))).collect()
+    (1..=max_attempts.max(1))
+        .map(|attempt| duration_ms(retry_delay(base, attempt)))
+        .collect()
 }
 
 /// Returns a duration in whole milliseconds, saturating.
@@ -46,7 +49,9 @@ pub fn duration_ms(duration: Duration) -> u64 {
 
 /// Returns the wall clock in milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
-    let since_epoch = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or(Duration::ZERO);
+    let since_epoch = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO);
     duration_ms(since_epoch)
 }
 
@@ -75,19 +80,30 @@ impl Delivery {
 
     /// Parses a handle made by [`Delivery::to_ack_id`].
     pub fn parse(ack_id: &AckId) -> Result<Self> {
-        let malformed = || Error::invalid(format!("ack id `{}` is not a delivery of this queue", ack_id.0));
+        let malformed = || {
+            Error::invalid(format!(
+                "ack id `{}` is not a delivery of this queue",
+                ack_id.0
+            ))
+        };
         let (entry, delivery) = ack_id.0.rsplit_once('/').ok_or_else(malformed)?;
         if entry.is_empty() {
             return Err(malformed());
         }
         let delivery = delivery.parse::<u64>().map_err(|_| malformed())?;
-        Ok(Self { entry: entry.to_string(), delivery })
+        Ok(Self {
+            entry: entry.to_string(),
+            delivery,
+        })
     }
 }
 
 /// Returns the error answered when a delivery handle no longer holds its task.
 pub fn lost_delivery(ack_id: &AckId) -> Error {
-    Error::not_found(format!("delivery `{}` (acknowledged, failed or re-delivered)", ack_id.0))
+    Error::not_found(format!(
+        "delivery `{}` (acknowledged, failed or re-delivered)",
+        ack_id.0
+    ))
 }
 
 #[cfg(test)]
@@ -108,7 +124,10 @@ mod tests {
 
     #[test]
     fn ack_ids_round_trip_and_reject_garbage() {
-        let delivery = Delivery { entry: "1700000000000-0".into(), delivery: 3 };
+        let delivery = Delivery {
+            entry: "1700000000000-0".into(),
+            delivery: 3,
+        };
         assert_eq!(Delivery::parse(&delivery.to_ack_id()).unwrap(), delivery);
         for bad in ["", "abc", "/3", "12-0/x"] {
             let error = Delivery::parse(&AckId(bad.into())).unwrap_err();
@@ -118,7 +137,12 @@ mod tests {
 
     #[test]
     fn tasks_round_trip_with_a_schema_version() {
-        let task = Task::new(TaskKind::FingerprintWork { work_id: "w1".parse().unwrap() }, chrono::Utc::now());
+        let task = Task::new(
+            TaskKind::FingerprintWork {
+                work_id: "w1".parse().unwrap(),
+            },
+            chrono::Utc::now(),
+        );
         let stored = encode_task(&task).unwrap();
         assert!(stored.contains("schema_version"));
         assert_eq!(decode_task(&stored).unwrap(), task);

@@ -17,9 +17,9 @@ mod redis;
 
 use std::sync::Arc;
 
+use copyhound_core::Result;
 use copyhound_core::config::{Backend, Config};
 use copyhound_core::ports::TaskQueue;
-use copyhound_core::Result;
 
 pub use codec::{MAX_RETRY_DELAY, retry_delay};
 pub use local::LocalTaskQueue;

@@ -1,5 +1,7 @@
 //! The conformance suite on the embedded queue, plus what only it promises:
 //! a reopened file resumes pending and in-flight work.
+// Tests may unwrap; clippy only knows that for `#[test]` fns, not the suite helpers.
+#![allow(clippy::unwrap_used)]
 
 #[macro_use]
 mod conformance;
@@ -15,10 +17,18 @@ use conformance::{Harness, LONG, tasks, test_config};
 
 async fn local_harness() -> Option<Harness> {
     let dir = tempfile::tempdir().unwrap();
-    let queue = Arc::new(LocalTaskQueue::open(dir.path(), &test_config("")).await.unwrap());
+    let queue = Arc::new(
+        LocalTaskQueue::open(dir.path(), &test_config(""))
+            .await
+            .unwrap(),
+    );
     // One process owns the file: the second consumer is another handle on it.
     let other: Arc<dyn TaskQueue> = queue.clone();
-    Some(Harness { queue, other, _guard: Box::new(dir) })
+    Some(Harness {
+        queue,
+        other,
+        _guard: Box::new(dir),
+    })
 }
 
 conformance_tests!(local_harness);
@@ -34,7 +44,10 @@ async fn reopen_resumes_pending_and_in_flight_work() {
         let held = queue.receive(1, LONG).await.unwrap();
         assert_eq!(held[0].task, sent[0]);
         let failed = queue.receive(1, LONG).await.unwrap();
-        queue.fail(&failed[0].ack_id, "before the crash").await.unwrap();
+        queue
+            .fail(&failed[0].ack_id, "before the crash")
+            .await
+            .unwrap();
     } // the process "dies" holding sent[0] and with sent[1] scheduled for retry
     let queue = LocalTaskQueue::open(dir.path(), &config).await.unwrap();
     let stats = queue.stats().await.unwrap();
@@ -42,10 +55,17 @@ async fn reopen_resumes_pending_and_in_flight_work() {
     let mut received = queue.receive(10, LONG).await.unwrap();
     tokio::time::sleep(Duration::from_millis(150)).await;
     received.extend(queue.receive(10, LONG).await.unwrap());
-    let by_task: Vec<(String, u32)> = received.iter().map(|r| (r.task.id.to_string(), r.attempt)).collect();
+    let by_task: Vec<(String, u32)> = received
+        .iter()
+        .map(|r| (r.task.id.to_string(), r.attempt))
+        .collect();
     assert_eq!(
         by_task,
-        vec![(sent[0].id.to_string(), 2), (sent[2].id.to_string(), 1), (sent[1].id.to_string(), 2)],
+        vec![
+            (sent[0].id.to_string(), 2),
+            (sent[2].id.to_string(), 1),
+            (sent[1].id.to_string(), 2)
+        ],
         "the held task comes back at once, the pending one next, the retry after its backoff"
     );
 }
@@ -53,20 +73,29 @@ async fn reopen_resumes_pending_and_in_flight_work() {
 #[tokio::test]
 async fn a_second_instance_on_the_same_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let _first = LocalTaskQueue::open(dir.path(), &test_config("")).await.unwrap();
-    let second = LocalTaskQueue::open(dir.path(), &test_config("")).await.unwrap_err();
+    let _first = LocalTaskQueue::open(dir.path(), &test_config(""))
+        .await
+        .unwrap();
+    let second = LocalTaskQueue::open(dir.path(), &test_config(""))
+        .await
+        .unwrap_err();
     assert!(second.is_retryable(), "{second}");
 }
 
 #[tokio::test]
 async fn receive_wait_wakes_on_enqueue() {
     let dir = tempfile::tempdir().unwrap();
-    let queue = LocalTaskQueue::open(dir.path(), &test_config("")).await.unwrap();
+    let queue = LocalTaskQueue::open(dir.path(), &test_config(""))
+        .await
+        .unwrap();
     let waiter = {
         let queue = queue.clone();
         tokio::spawn(async move {
             let started = tokio::time::Instant::now();
-            let received = queue.receive_wait(1, LONG, Duration::from_secs(10)).await.unwrap();
+            let received = queue
+                .receive_wait(1, LONG, Duration::from_secs(10))
+                .await
+                .unwrap();
             (received.len(), started.elapsed())
         })
     };
@@ -74,17 +103,32 @@ async fn receive_wait_wakes_on_enqueue() {
     queue.enqueue(tasks(1)).await.unwrap();
     let (count, waited) = waiter.await.unwrap();
     assert_eq!(count, 1);
-    assert!(waited < Duration::from_secs(2), "woken by the enqueue, not the timeout: {waited:?}");
-    let empty = queue.receive_wait(1, LONG, Duration::from_millis(50)).await.unwrap();
+    assert!(
+        waited < Duration::from_secs(2),
+        "woken by the enqueue, not the timeout: {waited:?}"
+    );
+    let empty = queue
+        .receive_wait(1, LONG, Duration::from_millis(50))
+        .await
+        .unwrap();
     assert!(empty.is_empty());
 }
 
 #[tokio::test]
 async fn open_queue_picks_the_embedded_queue_without_a_url() {
     let dir = tempfile::tempdir().unwrap();
-    let config = Config { data_dir: dir.path().to_path_buf(), ..Config::default() };
+    let config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
     let queue = open_queue(&config).await.unwrap();
     queue.enqueue(tasks(1)).await.unwrap();
     assert_eq!(queue.stats().await.unwrap().depth, 1);
-    assert!(dir.path().join("queue").join("queue.redb").try_exists().unwrap());
+    assert!(
+        dir.path()
+            .join("queue")
+            .join("queue.redb")
+            .try_exists()
+            .unwrap()
+    );
 }

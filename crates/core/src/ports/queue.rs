@@ -64,16 +64,22 @@ pub trait TaskQueue: fmt::Debug + Send + Sync + 'static {
     /// Adds tasks.
     async fn enqueue(&self, tasks: Vec<Task>) -> Result<()>;
 
-    /// Returns up to `max` tasks, hidden from others for `visibility`.
+    /// Returns up to `max` tasks, hidden from others for `visibility`. Never
+    /// waits: an empty result means nothing is ready now. A re-delivery past
+    /// the configured attempts dead-letters the task instead.
     async fn receive(&self, max: usize, visibility: Duration) -> Result<Vec<ReceivedTask>>;
 
-    /// Completes deliveries.
+    /// Completes deliveries. An entry already completed is ignored; a handle
+    /// of an older delivery of a re-delivered task still completes the task.
     async fn acknowledge(&self, ack_ids: &[AckId]) -> Result<()>;
 
     /// Records a failed delivery: retry later, or dead-letter after too many attempts.
+    /// A handle that no longer holds its task (acknowledged, re-delivered) is ignored.
     async fn fail(&self, ack_id: &AckId, error: &str) -> Result<()>;
 
-    /// Keeps a long-running delivery hidden for another `visibility`.
+    /// Keeps a long-running delivery hidden for another `visibility` from now.
+    /// Answers `NotFound` when the handle no longer holds its task (acknowledged,
+    /// failed, or timed out and re-delivered): the worker has lost it.
     async fn extend(&self, ack_id: &AckId, visibility: Duration) -> Result<()>;
 
     /// Returns depth, in-flight, retry and dead-letter counts.

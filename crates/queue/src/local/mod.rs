@@ -36,14 +36,23 @@ impl LocalTaskQueue {
     pub async fn open(dir: &Path, config: &QueueConfig) -> Result<Self> {
         let dir = dir.to_path_buf();
         let max_attempts = config.max_attempts;
-        let schedule = codec::retry_schedule_ms(Duration::from_millis(config.retry_backoff_ms), max_attempts);
+        let schedule =
+            codec::retry_schedule_ms(Duration::from_millis(config.retry_backoff_ms), max_attempts);
         let store = blocking(move || Store::open(&dir, max_attempts, schedule)).await?;
-        Ok(Self { store: Arc::new(store), work_available: Arc::new(Notify::new()) })
+        Ok(Self {
+            store: Arc::new(store),
+            work_available: Arc::new(Notify::new()),
+        })
     }
 
     /// Receives like [`TaskQueue::receive`], but when nothing is ready waits up
     /// to `wait` for an enqueue in this process (or a retry falling due).
-    pub async fn receive_wait(&self, max: usize, visibility: Duration, wait: Duration) -> Result<Vec<ReceivedTask>> {
+    pub async fn receive_wait(
+        &self,
+        max: usize,
+        visibility: Duration,
+        wait: Duration,
+    ) -> Result<Vec<ReceivedTask>> {
         let deadline = tokio::time::Instant::now() + wait;
         loop {
             let notified = self.work_available.notified();
@@ -60,16 +69,23 @@ impl LocalTaskQueue {
         }
     }
 
-    async fn run<T: Send + 'static>(&self, operation: impl FnOnce(&Store) -> Result<T> + Send + 'static) -> Result<T> {
+    async fn run<T: Send + 'static>(
+        &self,
+        operation: impl FnOnce(&Store) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
         let store = Arc::clone(&self.store);
         blocking(move || operation(&store)).await
     }
 }
 
-async fn blocking<T: Send + 'static>(operation: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
+async fn blocking<T: Send + 'static>(
+    operation: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
     tokio::task::spawn_blocking(operation)
         .await
-        .map_err(|error| Error::with_source(ErrorKind::Internal, "local queue operation panicked", error))?
+        .map_err(|error| {
+            Error::with_source(ErrorKind::Internal, "local queue operation panicked", error)
+        })?
 }
 
 #[async_trait]
@@ -82,7 +98,10 @@ impl TaskQueue for LocalTaskQueue {
         if tasks.is_empty() {
             return Ok(());
         }
-        let encoded = tasks.iter().map(codec::encode_task).collect::<Result<Vec<_>>>()?;
+        let encoded = tasks
+            .iter()
+            .map(codec::encode_task)
+            .collect::<Result<Vec<_>>>()?;
         self.run(move |store| store.enqueue(encoded)).await?;
         self.work_available.notify_waiters();
         Ok(())
@@ -93,7 +112,9 @@ impl TaskQueue for LocalTaskQueue {
             return Ok(Vec::new());
         }
         let visibility_ms = codec::duration_ms(visibility);
-        let delivered = self.run(move |store| store.receive(max, visibility_ms)).await?;
+        let delivered = self
+            .run(move |store| store.receive(max, visibility_ms))
+            .await?;
         delivered
             .into_iter()
             .map(|delivered| {
@@ -107,7 +128,10 @@ impl TaskQueue for LocalTaskQueue {
     }
 
     async fn acknowledge(&self, ack_ids: &[AckId]) -> Result<()> {
-        let deliveries = ack_ids.iter().map(Delivery::parse).collect::<Result<Vec<_>>>()?;
+        let deliveries = ack_ids
+            .iter()
+            .map(Delivery::parse)
+            .collect::<Result<Vec<_>>>()?;
         self.run(move |store| store.acknowledge(&deliveries)).await
     }
 
@@ -124,8 +148,14 @@ impl TaskQueue for LocalTaskQueue {
     async fn extend(&self, ack_id: &AckId, visibility: Duration) -> Result<()> {
         let delivery = Delivery::parse(ack_id)?;
         let visibility_ms = codec::duration_ms(visibility);
-        let extended = self.run(move |store| store.extend(&delivery, visibility_ms)).await?;
-        if extended { Ok(()) } else { Err(codec::lost_delivery(ack_id)) }
+        let extended = self
+            .run(move |store| store.extend(&delivery, visibility_ms))
+            .await?;
+        if extended {
+            Ok(())
+        } else {
+            Err(codec::lost_delivery(ack_id))
+        }
     }
 
     async fn stats(&self) -> Result<QueueStats> {

@@ -4,7 +4,10 @@
 
 use std::path::Path;
 
-use redb::{Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, Table, TableDefinition, WriteTransaction};
+use redb::{
+    Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, Table, TableDefinition,
+    WriteTransaction,
+};
 use serde::{Deserialize, Serialize};
 
 use copyhound_core::ports::QueueStats;
@@ -41,7 +44,13 @@ struct Entry {
 
 impl Entry {
     fn new(task: String) -> Self {
-        Self { version: 1, task, attempts: 0, last_error: None, deadline_ms: 0 }
+        Self {
+            version: 1,
+            task,
+            attempts: 0,
+            last_error: None,
+            deadline_ms: 0,
+        }
     }
 }
 
@@ -82,7 +91,11 @@ impl Store {
     /// process is gone.
     pub fn open(dir: &Path, max_attempts: u32, retry_schedule_ms: Vec<u64>) -> Result<Self> {
         std::fs::create_dir_all(dir).map_err(|error| {
-            Error::with_source(ErrorKind::Unavailable, format!("failed to create queue dir {}", dir.display()), error)
+            Error::with_source(
+                ErrorKind::Unavailable,
+                format!("failed to create queue dir {}", dir.display()),
+                error,
+            )
         })?;
         let path = dir.join("queue.redb");
         let database = Database::create(&path).map_err(|error| match error {
@@ -90,9 +103,17 @@ impl Store {
                 "queue file {} is open in another process or queue instance",
                 path.display()
             )),
-            other => Error::with_source(ErrorKind::Unavailable, format!("failed to open queue file {}", path.display()), other),
+            other => Error::with_source(
+                ErrorKind::Unavailable,
+                format!("failed to open queue file {}", path.display()),
+                other,
+            ),
         })?;
-        let store = Self { database, max_attempts: max_attempts.max(1), retry_schedule_ms };
+        let store = Self {
+            database,
+            max_attempts: max_attempts.max(1),
+            retry_schedule_ms,
+        };
         store.write(|tables| tables.expire_all_in_flight())?;
         Ok(store)
     }
@@ -102,7 +123,10 @@ impl Store {
         self.write(|tables| {
             for task in tasks {
                 let seq = tables.next_seq()?;
-                tables.ready.insert(seq, encode(&Entry::new(task))?.as_slice()).map_err(storage)?;
+                tables
+                    .ready
+                    .insert(seq, encode(&Entry::new(task))?.as_slice())
+                    .map_err(storage)?;
             }
             Ok(())
         })
@@ -113,9 +137,12 @@ impl Store {
         let now = now_ms();
         self.write(|tables| {
             tables.promote_due_retries(now)?;
-            let mut delivered = tables.reclaim_expired(now, max, visibility_ms, self.max_attempts)?;
+            let mut delivered =
+                tables.reclaim_expired(now, max, visibility_ms, self.max_attempts)?;
             while delivered.len() < max {
-                let Some((seq, entry)) = pop_first(&mut tables.ready)? else { break };
+                let Some((seq, entry)) = pop_first(&mut tables.ready)? else {
+                    break;
+                };
                 delivered.push(tables.deliver(seq, entry, now + visibility_ms)?);
             }
             Ok(delivered)
@@ -126,7 +153,10 @@ impl Store {
     pub fn acknowledge(&self, deliveries: &[Delivery]) -> Result<()> {
         self.write(|tables| {
             for delivery in deliveries {
-                tables.in_flight.remove(parse_seq(delivery)?).map_err(storage)?;
+                tables
+                    .in_flight
+                    .remove(parse_seq(delivery)?)
+                    .map_err(storage)?;
             }
             Ok(())
         })
@@ -137,17 +167,27 @@ impl Store {
         let now = now_ms();
         self.write(|tables| {
             let seq = parse_seq(delivery)?;
-            let Some(mut entry) = held_entry(&tables.in_flight, seq, delivery)? else { return Ok(false) };
+            let Some(mut entry) = held_entry(&tables.in_flight, seq, delivery)? else {
+                return Ok(false);
+            };
             tables.in_flight.remove(seq).map_err(storage)?;
             if entry.attempts >= self.max_attempts {
                 tables.bury(entry, error.to_string(), now)?;
                 return Ok(true);
             }
             let index = usize::try_from(entry.attempts.saturating_sub(1)).unwrap_or(usize::MAX);
-            let delay_ms = self.retry_schedule_ms.get(index).or(self.retry_schedule_ms.last()).copied().unwrap_or(0);
+            let delay_ms = self
+                .retry_schedule_ms
+                .get(index)
+                .or(self.retry_schedule_ms.last())
+                .copied()
+                .unwrap_or(0);
             entry.last_error = Some(error.to_string());
             entry.deadline_ms = 0;
-            tables.retry.insert((now + delay_ms, seq), encode(&entry)?.as_slice()).map_err(storage)?;
+            tables
+                .retry
+                .insert((now + delay_ms, seq), encode(&entry)?.as_slice())
+                .map_err(storage)?;
             Ok(true)
         })
     }
@@ -157,9 +197,14 @@ impl Store {
         let now = now_ms();
         self.write(|tables| {
             let seq = parse_seq(delivery)?;
-            let Some(mut entry) = held_entry(&tables.in_flight, seq, delivery)? else { return Ok(false) };
+            let Some(mut entry) = held_entry(&tables.in_flight, seq, delivery)? else {
+                return Ok(false);
+            };
             entry.deadline_ms = now + visibility_ms;
-            tables.in_flight.insert(seq, encode(&entry)?.as_slice()).map_err(storage)?;
+            tables
+                .in_flight
+                .insert(seq, encode(&entry)?.as_slice())
+                .map_err(storage)?;
             Ok(true)
         })
     }
@@ -168,11 +213,23 @@ impl Store {
     pub fn stats(&self) -> Result<QueueStats> {
         let txn = self.database.begin_read().map_err(storage)?;
         let len = |definition: TableDefinition<'static, u64, &'static [u8]>| -> Result<u64> {
-            txn.open_table(definition).map_err(storage)?.len().map_err(storage)
+            txn.open_table(definition)
+                .map_err(storage)?
+                .len()
+                .map_err(storage)
         };
         let (ready, in_flight, dead) = (len(READY)?, len(IN_FLIGHT)?, len(DEAD)?);
-        let retrying = txn.open_table(RETRY).map_err(storage)?.len().map_err(storage)?;
-        Ok(QueueStats { depth: ready + retrying, in_flight, retrying, dead })
+        let retrying = txn
+            .open_table(RETRY)
+            .map_err(storage)?
+            .len()
+            .map_err(storage)?;
+        Ok(QueueStats {
+            depth: ready + retrying,
+            in_flight,
+            retrying,
+            dead,
+        })
     }
 
     /// Returns up to `limit` dead letters, oldest first.
@@ -192,9 +249,14 @@ impl Store {
         self.write(|tables| {
             let mut moved = 0;
             while moved < limit {
-                let Some((_, dead)) = pop_first::<DeadEntry>(&mut tables.dead)? else { break };
+                let Some((_, dead)) = pop_first::<DeadEntry>(&mut tables.dead)? else {
+                    break;
+                };
                 let seq = tables.next_seq()?;
-                tables.ready.insert(seq, encode(&Entry::new(dead.task))?.as_slice()).map_err(storage)?;
+                tables
+                    .ready
+                    .insert(seq, encode(&Entry::new(dead.task))?.as_slice())
+                    .map_err(storage)?;
                 moved += 1;
             }
             Ok(u64::try_from(moved).unwrap_or(u64::MAX))
@@ -233,7 +295,12 @@ impl<'txn> Tables<'txn> {
     }
 
     fn next_seq(&mut self) -> Result<u64> {
-        let seq = self.meta.get(NEXT_SEQ).map_err(storage)?.map(|guard| guard.value()).unwrap_or(1);
+        let seq = self
+            .meta
+            .get(NEXT_SEQ)
+            .map_err(storage)?
+            .map(|guard| guard.value())
+            .unwrap_or(1);
         self.meta.insert(NEXT_SEQ, seq + 1).map_err(storage)?;
         Ok(seq)
     }
@@ -246,7 +313,9 @@ impl<'txn> Tables<'txn> {
         }
         for (seq, mut entry) in held {
             entry.deadline_ms = 0;
-            self.in_flight.insert(seq, encode(&entry)?.as_slice()).map_err(storage)?;
+            self.in_flight
+                .insert(seq, encode(&entry)?.as_slice())
+                .map_err(storage)?;
         }
         Ok(())
     }
@@ -260,15 +329,25 @@ impl<'txn> Tables<'txn> {
             if !due {
                 return Ok(());
             }
-            let Some((_, value)) = self.retry.pop_first().map_err(storage)? else { return Ok(()) };
+            let Some((_, value)) = self.retry.pop_first().map_err(storage)? else {
+                return Ok(());
+            };
             let entry: Entry = decode(value.value())?;
             drop(value);
             let seq = self.next_seq()?;
-            self.ready.insert(seq, encode(&entry)?.as_slice()).map_err(storage)?;
+            self.ready
+                .insert(seq, encode(&entry)?.as_slice())
+                .map_err(storage)?;
         }
     }
 
-    fn reclaim_expired(&mut self, now: u64, max: usize, visibility_ms: u64, max_attempts: u32) -> Result<Vec<Delivered>> {
+    fn reclaim_expired(
+        &mut self,
+        now: u64,
+        max: usize,
+        visibility_ms: u64,
+        max_attempts: u32,
+    ) -> Result<Vec<Delivered>> {
         let mut expired = Vec::new();
         for item in self.in_flight.iter().map_err(storage)? {
             let (seq, value) = item.map_err(storage)?;
@@ -296,46 +375,81 @@ impl<'txn> Tables<'txn> {
     fn deliver(&mut self, seq: u64, mut entry: Entry, deadline_ms: u64) -> Result<Delivered> {
         entry.attempts += 1;
         entry.deadline_ms = deadline_ms;
-        self.in_flight.insert(seq, encode(&entry)?.as_slice()).map_err(storage)?;
-        let delivery = Delivery { entry: seq.to_string(), delivery: u64::from(entry.attempts) };
-        Ok(Delivered { delivery, attempt: entry.attempts, task: entry.task })
+        self.in_flight
+            .insert(seq, encode(&entry)?.as_slice())
+            .map_err(storage)?;
+        let delivery = Delivery {
+            entry: seq.to_string(),
+            delivery: u64::from(entry.attempts),
+        };
+        Ok(Delivered {
+            delivery,
+            attempt: entry.attempts,
+            task: entry.task,
+        })
     }
 
     fn bury(&mut self, entry: Entry, last_error: String, now: u64) -> Result<()> {
         let seq = self.next_seq()?;
-        let dead =
-            DeadEntry { version: 1, task: entry.task, attempts: entry.attempts, last_error, dead_at_ms: now };
-        self.dead.insert(seq, encode(&dead)?.as_slice()).map_err(storage)?;
+        let dead = DeadEntry {
+            version: 1,
+            task: entry.task,
+            attempts: entry.attempts,
+            last_error,
+            dead_at_ms: now,
+        };
+        self.dead
+            .insert(seq, encode(&dead)?.as_slice())
+            .map_err(storage)?;
         Ok(())
     }
 }
 
-fn pop_first<T: for<'de> Deserialize<'de>>(table: &mut Table<'_, u64, &'static [u8]>) -> Result<Option<(u64, T)>> {
-    let Some((key, value)) = table.pop_first().map_err(storage)? else { return Ok(None) };
+fn pop_first<T: for<'de> Deserialize<'de>>(
+    table: &mut Table<'_, u64, &'static [u8]>,
+) -> Result<Option<(u64, T)>> {
+    let Some((key, value)) = table.pop_first().map_err(storage)? else {
+        return Ok(None);
+    };
     Ok(Some((key.value(), decode(value.value())?)))
 }
 
 /// Returns the in-flight entry if `delivery` is still its current delivery.
-fn held_entry(in_flight: &Table<'_, u64, &'static [u8]>, seq: u64, delivery: &Delivery) -> Result<Option<Entry>> {
-    let Some(value) = in_flight.get(seq).map_err(storage)? else { return Ok(None) };
+fn held_entry(
+    in_flight: &Table<'_, u64, &'static [u8]>,
+    seq: u64,
+    delivery: &Delivery,
+) -> Result<Option<Entry>> {
+    let Some(value) = in_flight.get(seq).map_err(storage)? else {
+        return Ok(None);
+    };
     let entry: Entry = decode(value.value())?;
     Ok((u64::from(entry.attempts) == delivery.delivery).then_some(entry))
 }
 
 fn parse_seq(delivery: &Delivery) -> Result<u64> {
-    delivery
-        .entry
-        .parse()
-        .map_err(|_| Error::invalid(format!("ack id entry `{}` is not a local queue entry", delivery.entry)))
+    delivery.entry.parse().map_err(|_| {
+        Error::invalid(format!(
+            "ack id entry `{}` is not a local queue entry",
+            delivery.entry
+        ))
+    })
 }
 
 fn encode<T: Serialize>(record: &T) -> Result<Vec<u8>> {
-    serde_json::to_vec(record).map_err(|error| Error::with_source(ErrorKind::Internal, "failed to encode queue record", error))
+    serde_json::to_vec(record).map_err(|error| {
+        Error::with_source(ErrorKind::Internal, "failed to encode queue record", error)
+    })
 }
 
 fn decode<T: for<'de> Deserialize<'de>>(bytes: &[u8]) -> Result<T> {
-    serde_json::from_slice(bytes)
-        .map_err(|error| Error::with_source(ErrorKind::Corrupt, "stored queue record cannot be decoded", error))
+    serde_json::from_slice(bytes).map_err(|error| {
+        Error::with_source(
+            ErrorKind::Corrupt,
+            "stored queue record cannot be decoded",
+            error,
+        )
+    })
 }
 
 /// Translates every redb error, once: the file is the backend, so IO trouble is

@@ -49,7 +49,11 @@ impl RedisTaskQueue {
     /// group if needed. Keys live under `config.prefix`.
     pub async fn connect(url: &str, config: &QueueConfig) -> Result<Self> {
         let client = redis::Client::open(url).map_err(|error| {
-            Error::with_source(ErrorKind::Config, format!("queue url {:?} is not a redis url", mask_url(url)), error)
+            Error::with_source(
+                ErrorKind::Config,
+                format!("queue url {:?} is not a redis url", mask_url(url)),
+                error,
+            )
         })?;
         let manager_config = ConnectionManagerConfig::new()
             .set_connection_timeout(Some(Duration::from_secs(2)))
@@ -64,7 +68,10 @@ impl RedisTaskQueue {
             connection,
             keys: Keys::new(&config.prefix),
             max_attempts,
-            retry_schedule_ms: codec::retry_schedule_ms(Duration::from_millis(config.retry_backoff_ms), max_attempts),
+            retry_schedule_ms: codec::retry_schedule_ms(
+                Duration::from_millis(config.retry_backoff_ms),
+                max_attempts,
+            ),
         };
         queue.check_connectivity().await?;
         Ok(queue)
@@ -102,12 +109,22 @@ impl TaskQueue for RedisTaskQueue {
         for task in tasks.iter().filter(|task| seen.insert(task.id.clone())) {
             let stored = codec::encode_task(task)?;
             pipeline.cmd("XADD").arg(&self.keys.stream).arg("*");
-            pipeline.arg("task").arg(stored).arg("prior").arg(0).arg("error").arg("").ignore();
+            pipeline
+                .arg("task")
+                .arg(stored)
+                .arg("prior")
+                .arg(0)
+                .arg("error")
+                .arg("")
+                .ignore();
         }
         if seen.is_empty() {
             return Ok(());
         }
-        pipeline.query_async::<()>(&mut self.connection()).await.map_err(redis_error("failed to enqueue tasks"))
+        pipeline
+            .query_async::<()>(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to enqueue tasks"))
     }
 
     async fn receive(&self, max: usize, visibility: Duration) -> Result<Vec<ReceivedTask>> {
@@ -143,16 +160,34 @@ impl TaskQueue for RedisTaskQueue {
     }
 
     async fn acknowledge(&self, ack_ids: &[AckId]) -> Result<()> {
-        let deliveries = ack_ids.iter().map(Delivery::parse).collect::<Result<Vec<_>>>()?;
+        let deliveries = ack_ids
+            .iter()
+            .map(Delivery::parse)
+            .collect::<Result<Vec<_>>>()?;
         if deliveries.is_empty() {
             return Ok(());
         }
-        let entries: Vec<&str> = deliveries.iter().map(|delivery| delivery.entry.as_str()).collect();
+        let entries: Vec<&str> = deliveries
+            .iter()
+            .map(|delivery| delivery.entry.as_str())
+            .collect();
         let mut pipeline = redis::pipe();
         pipeline.atomic();
-        pipeline.cmd("XACK").arg(&self.keys.stream).arg(GROUP).arg(&entries).ignore();
-        pipeline.cmd("XDEL").arg(&self.keys.stream).arg(&entries).ignore();
-        pipeline.query_async::<()>(&mut self.connection()).await.map_err(redis_error("failed to acknowledge tasks"))
+        pipeline
+            .cmd("XACK")
+            .arg(&self.keys.stream)
+            .arg(GROUP)
+            .arg(&entries)
+            .ignore();
+        pipeline
+            .cmd("XDEL")
+            .arg(&self.keys.stream)
+            .arg(&entries)
+            .ignore();
+        pipeline
+            .query_async::<()>(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to acknowledge tasks"))
     }
 
     async fn fail(&self, ack_id: &AckId, error: &str) -> Result<()> {
@@ -191,7 +226,11 @@ impl TaskQueue for RedisTaskQueue {
             .invoke_async(&mut self.connection())
             .await
             .map_err(redis_error("failed to extend a delivery"))?;
-        if extended == 1 { Ok(()) } else { Err(codec::lost_delivery(ack_id)) }
+        if extended == 1 {
+            Ok(())
+        } else {
+            Err(codec::lost_delivery(ack_id))
+        }
     }
 
     async fn stats(&self) -> Result<QueueStats> {
@@ -204,7 +243,12 @@ impl TaskQueue for RedisTaskQueue {
             .await
             .map_err(redis_error("failed to read queue stats"))?;
         let waiting = stream_len.saturating_sub(pending);
-        Ok(QueueStats { depth: waiting + retrying, in_flight: pending, retrying, dead })
+        Ok(QueueStats {
+            depth: waiting + retrying,
+            in_flight: pending,
+            retrying,
+            dead,
+        })
     }
 
     async fn dead_letters(&self, limit: usize) -> Result<Vec<DeadTask>> {
@@ -238,7 +282,12 @@ impl TaskQueue for RedisTaskQueue {
 }
 
 fn decode_dead_letter(entry: &redis::streams::StreamId) -> Result<DeadTask> {
-    let corrupt = |field: &str| Error::new(ErrorKind::Corrupt, format!("dead letter {} has no valid `{field}`", entry.id));
+    let corrupt = |field: &str| {
+        Error::new(
+            ErrorKind::Corrupt,
+            format!("dead letter {} has no valid `{field}`", entry.id),
+        )
+    };
     let stored: String = entry.get("task").ok_or_else(|| corrupt("task"))?;
     let attempts: u32 = entry.get("attempts").ok_or_else(|| corrupt("attempts"))?;
     let last_error: String = entry.get("error").unwrap_or_default();

@@ -40,7 +40,14 @@ pub fn test_config(prefix: &str) -> QueueConfig {
 pub fn tasks(count: usize) -> Vec<Task> {
     let now = chrono::Utc::now();
     (0..count)
-        .map(|n| Task::new(TaskKind::FingerprintWork { work_id: format!("w{n}").parse().unwrap() }, now))
+        .map(|n| {
+            Task::new(
+                TaskKind::FingerprintWork {
+                    work_id: format!("w{n}").parse().unwrap(),
+                },
+                now,
+            )
+        })
         .collect()
 }
 
@@ -56,7 +63,11 @@ pub async fn enqueue_receive_ack(h: &Harness) {
     let sent = tasks(3);
     h.queue.enqueue(sent.clone()).await.unwrap();
     let received = h.queue.receive(10, LONG).await.unwrap();
-    assert_eq!(received.iter().map(|r| r.task.clone()).collect::<Vec<_>>(), sent, "fifo, payload intact");
+    assert_eq!(
+        received.iter().map(|r| r.task.clone()).collect::<Vec<_>>(),
+        sent,
+        "fifo, payload intact"
+    );
     assert!(received.iter().all(|r| r.attempt == 1));
     assert_eq!(h.queue.stats().await.unwrap().in_flight, 3);
     let acks: Vec<AckId> = received.iter().map(|r| r.ack_id.clone()).collect();
@@ -80,17 +91,34 @@ pub async fn visibility_timeout_redelivers(h: &Harness) {
     h.queue.enqueue(tasks(1)).await.unwrap();
     let first = h.queue.receive(1, VISIBILITY).await.unwrap();
     assert_eq!(first.len(), 1);
-    assert!(h.other.receive(1, VISIBILITY).await.unwrap().is_empty(), "hidden while visible");
+    assert!(
+        h.other.receive(1, VISIBILITY).await.unwrap().is_empty(),
+        "hidden while visible"
+    );
     sleep_ms(350).await;
     let second = h.other.receive(1, VISIBILITY).await.unwrap();
     assert_eq!(ids(&second), ids(&first));
     assert_eq!(second[0].attempt, 2);
     assert_ne!(second[0].ack_id, first[0].ack_id);
     let stale = h.queue.extend(&first[0].ack_id, LONG).await.unwrap_err();
-    assert_eq!(stale.kind(), ErrorKind::NotFound, "a stale delivery cannot be extended");
-    h.queue.fail(&first[0].ack_id, "stale failure").await.unwrap();
-    assert_eq!(h.queue.stats().await.unwrap().retrying, 0, "a stale failure is ignored");
-    h.other.acknowledge(&[second[0].ack_id.clone()]).await.unwrap();
+    assert_eq!(
+        stale.kind(),
+        ErrorKind::NotFound,
+        "a stale delivery cannot be extended"
+    );
+    h.queue
+        .fail(&first[0].ack_id, "stale failure")
+        .await
+        .unwrap();
+    assert_eq!(
+        h.queue.stats().await.unwrap().retrying,
+        0,
+        "a stale failure is ignored"
+    );
+    h.other
+        .acknowledge(&[second[0].ack_id.clone()])
+        .await
+        .unwrap();
     assert_eq!(h.queue.stats().await.unwrap(), Default::default());
 }
 
@@ -98,9 +126,15 @@ pub async fn extend_prevents_redelivery(h: &Harness) {
     h.queue.enqueue(tasks(1)).await.unwrap();
     let received = h.queue.receive(1, VISIBILITY).await.unwrap();
     sleep_ms(120).await;
-    h.queue.extend(&received[0].ack_id, Duration::from_millis(500)).await.unwrap();
+    h.queue
+        .extend(&received[0].ack_id, Duration::from_millis(500))
+        .await
+        .unwrap();
     sleep_ms(230).await; // 350 ms after delivery: past the first visibility
-    assert!(h.other.receive(1, VISIBILITY).await.unwrap().is_empty(), "extended delivery stays hidden");
+    assert!(
+        h.other.receive(1, VISIBILITY).await.unwrap().is_empty(),
+        "extended delivery stays hidden"
+    );
     sleep_ms(400).await; // 750 ms: past the extension (620 ms)
     let again = h.other.receive(1, VISIBILITY).await.unwrap();
     assert_eq!(ids(&again), ids(&received));
@@ -113,13 +147,19 @@ pub async fn fail_retries_after_backoff(h: &Harness) {
     h.queue.fail(&first[0].ack_id, "boom 1").await.unwrap();
     let stats = h.queue.stats().await.unwrap();
     assert_eq!((stats.depth, stats.in_flight, stats.retrying), (1, 0, 1));
-    assert!(h.queue.receive(1, LONG).await.unwrap().is_empty(), "waits for the backoff");
+    assert!(
+        h.queue.receive(1, LONG).await.unwrap().is_empty(),
+        "waits for the backoff"
+    );
     sleep_ms(200).await; // backoff after attempt 1: 100 ms
     let second = h.queue.receive(1, LONG).await.unwrap();
     assert_eq!(second[0].attempt, 2);
     h.queue.fail(&second[0].ack_id, "boom 2").await.unwrap();
     sleep_ms(80).await; // backoff after attempt 2: 200 ms
-    assert!(h.queue.receive(1, LONG).await.unwrap().is_empty(), "backoff doubles");
+    assert!(
+        h.queue.receive(1, LONG).await.unwrap().is_empty(),
+        "backoff doubles"
+    );
     sleep_ms(250).await;
     let third = h.queue.receive(1, LONG).await.unwrap();
     assert_eq!(third[0].attempt, 3);
@@ -132,24 +172,39 @@ pub async fn dead_letters_after_max_attempts(h: &Harness) {
     for attempt in 1..=3u32 {
         let received = receive_within(h.queue.as_ref(), 1, Duration::from_secs(2)).await;
         assert_eq!(received[0].attempt, attempt);
-        h.queue.fail(&received[0].ack_id, &format!("error {attempt}")).await.unwrap();
+        h.queue
+            .fail(&received[0].ack_id, &format!("error {attempt}"))
+            .await
+            .unwrap();
     }
     let dead = h.queue.dead_letters(10).await.unwrap();
     assert_eq!(dead.len(), 1);
     assert_eq!(dead[0].task, sent[0]);
-    assert_eq!((dead[0].attempts, dead[0].last_error.as_str()), (3, "error 3"));
+    assert_eq!(
+        (dead[0].attempts, dead[0].last_error.as_str()),
+        (3, "error 3")
+    );
     assert!(dead[0].dead_at <= chrono::Utc::now() + chrono::Duration::seconds(5));
     let stats = h.queue.stats().await.unwrap();
-    assert_eq!((stats.depth, stats.in_flight, stats.retrying, stats.dead), (0, 0, 0, 1));
+    assert_eq!(
+        (stats.depth, stats.in_flight, stats.retrying, stats.dead),
+        (0, 0, 0, 1)
+    );
     sleep_ms(250).await;
-    assert!(h.queue.receive(1, LONG).await.unwrap().is_empty(), "dead tasks are not delivered");
+    assert!(
+        h.queue.receive(1, LONG).await.unwrap().is_empty(),
+        "dead tasks are not delivered"
+    );
 
     assert_eq!(h.queue.retry_dead(10).await.unwrap(), 1);
     assert!(h.queue.dead_letters(10).await.unwrap().is_empty());
     let revived = h.queue.receive(1, LONG).await.unwrap();
     assert_eq!(revived[0].task, sent[0]);
     assert_eq!(revived[0].attempt, 1, "fresh attempt count");
-    h.queue.acknowledge(&[revived[0].ack_id.clone()]).await.unwrap();
+    h.queue
+        .acknowledge(&[revived[0].ack_id.clone()])
+        .await
+        .unwrap();
     assert_eq!(h.queue.stats().await.unwrap(), Default::default());
 }
 
@@ -162,11 +217,18 @@ pub async fn timeouts_count_as_attempts(h: &Harness) {
         h.queue.extend(&received[0].ack_id, short).await.unwrap();
         sleep_ms(120).await;
     }
-    assert!(h.queue.receive(1, LONG).await.unwrap().is_empty(), "no fourth delivery");
+    assert!(
+        h.queue.receive(1, LONG).await.unwrap().is_empty(),
+        "no fourth delivery"
+    );
     let dead = h.queue.dead_letters(10).await.unwrap();
     assert_eq!(dead.len(), 1);
     assert_eq!(dead[0].attempts, 3);
-    assert!(dead[0].last_error.contains("visibility timeout"), "{}", dead[0].last_error);
+    assert!(
+        dead[0].last_error.contains("visibility timeout"),
+        "{}",
+        dead[0].last_error
+    );
 }
 
 pub async fn acknowledge_twice_is_fine(h: &Harness) {
@@ -180,7 +242,11 @@ pub async fn acknowledge_twice_is_fine(h: &Harness) {
     assert_eq!(gone.kind(), ErrorKind::NotFound);
     h.queue.fail(&acks[1], "after ack").await.unwrap();
     assert_eq!(h.queue.stats().await.unwrap(), Default::default());
-    let garbage = h.queue.acknowledge(&[AckId("not-an-ack-id".into())]).await.unwrap_err();
+    let garbage = h
+        .queue
+        .acknowledge(&[AckId("not-an-ack-id".into())])
+        .await
+        .unwrap_err();
     assert_eq!(garbage.kind(), ErrorKind::InvalidInput);
 }
 
@@ -189,7 +255,10 @@ pub async fn stats_count_each_state(h: &Harness) {
     let received = h.queue.receive(2, LONG).await.unwrap();
     h.queue.fail(&received[0].ack_id, "later").await.unwrap();
     let stats = h.queue.stats().await.unwrap();
-    assert_eq!((stats.depth, stats.in_flight, stats.retrying, stats.dead), (4, 1, 1, 0));
+    assert_eq!(
+        (stats.depth, stats.in_flight, stats.retrying, stats.dead),
+        (4, 1, 1, 0)
+    );
 }
 
 pub async fn consumers_never_share_a_delivery(h: &Harness) {
@@ -203,7 +272,10 @@ pub async fn consumers_never_share_a_delivery(h: &Harness) {
             break;
         }
         for id in ids(&a).into_iter().chain(ids(&b)) {
-            assert!(seen.insert(id.clone()), "task {id} delivered twice within its visibility");
+            assert!(
+                seen.insert(id.clone()),
+                "task {id} delivered twice within its visibility"
+            );
         }
     }
     assert_eq!(seen.len(), sent.len());
@@ -211,7 +283,11 @@ pub async fn consumers_never_share_a_delivery(h: &Harness) {
 }
 
 /// Polls until `max` tasks or at most `within`.
-pub async fn receive_within(queue: &dyn TaskQueue, max: usize, within: Duration) -> Vec<ReceivedTask> {
+pub async fn receive_within(
+    queue: &dyn TaskQueue,
+    max: usize,
+    within: Duration,
+) -> Vec<ReceivedTask> {
     let deadline = tokio::time::Instant::now() + within;
     loop {
         let received = queue.receive(max, LONG).await.unwrap();

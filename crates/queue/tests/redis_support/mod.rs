@@ -1,4 +1,10 @@
-//! Finding the test Redis, and cleaning up after a test.
+//! Finding the test Redis, cleaning up after a test, and running a private
+//! `redis-server` for the restart test.
+
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 /// Returns the test Redis URL; `None` (skip) when unset, a panic on CI.
 pub fn redis_url(test: &str) -> Option<String> {
@@ -11,7 +17,9 @@ pub fn redis_url(test: &str) -> Option<String> {
         "COPYHOUND_TEST_REDIS_URL is not set but CI=true: start Redis with \
          `eval \"$(deploy/dev/services.sh start)\"` before `cargo test`"
     );
-    eprintln!("skipping {test}: COPYHOUND_TEST_REDIS_URL is not set (eval \"$(deploy/dev/services.sh start)\")");
+    eprintln!(
+        "skipping {test}: COPYHOUND_TEST_REDIS_URL is not set (eval \"$(deploy/dev/services.sh start)\")"
+    );
     None
 }
 
@@ -30,9 +38,100 @@ impl Drop for KeyCleanup {
     fn drop(&mut self) {
         let deleted = redis::Client::open(self.url.as_str())
             .and_then(|client| client.get_connection())
-            .and_then(|mut connection| redis::cmd("DEL").arg(&self.keys).query::<u64>(&mut connection));
+            .and_then(|mut connection| {
+                redis::cmd("DEL")
+                    .arg(&self.keys)
+                    .query::<u64>(&mut connection)
+            });
         if let Err(error) = deleted {
             eprintln!("failed to delete test keys {:?}: {error}", self.keys);
         }
     }
+}
+
+/// A `redis-server` child process, killed when dropped.
+pub struct RedisServer {
+    child: Child,
+}
+
+impl RedisServer {
+    pub fn start(port: u16, dir: &Path) -> Self {
+        let child = Command::new("redis-server")
+            .args([
+                "--port",
+                &port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
+            .args([
+                "--appendonly",
+                "yes",
+                "--appendfsync",
+                "always",
+                "--daemonize",
+                "no",
+            ])
+            .arg("--dir")
+            .arg(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server runs");
+        let server = Self { child };
+        wait_for_ping(port);
+        server
+    }
+
+    pub fn kill(mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for RedisServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_for_ping(port: u16) {
+    let url = format!("redis://127.0.0.1:{port}");
+    for _ in 0..100 {
+        let pong = redis::Client::open(url.as_str())
+            .and_then(|client| client.get_connection())
+            .and_then(|mut connection| redis::cmd("PING").query::<String>(&mut connection));
+        if pong.is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("redis-server on port {port} did not answer");
+}
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+pub fn redis_server_available() -> bool {
+    let found = Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok();
+    if !found {
+        let on_ci = std::env::var("CI").is_ok_and(|value| value == "true");
+        assert!(
+            !on_ci,
+            "redis-server is not installed but CI=true: run deploy/dev/services.sh start"
+        );
+        eprintln!("skipping the redis restart test: redis-server is not installed");
+    }
+    found
 }
