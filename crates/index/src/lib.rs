@@ -23,7 +23,7 @@ pub mod testsuite;
 pub use memory::{MemoryFingerprintIndex, SNAPSHOT_FILE};
 pub use rebuild::{entries_for_record, rebuild_index};
 #[cfg(feature = "redis")]
-// pub use redis::{RedisFingerprintIndex, RedisIndexOptions};
+pub use redis::{RedisFingerprintIndex, RedisIndexOptions};
 
 #[cfg(test)]
 mod tests;
