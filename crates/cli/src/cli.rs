@@ -10,7 +10,12 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 /// `queue.url` at Redis (in copyhound.toml, COPYHOUND_* variables or --set) to
 /// run on the production engines.
 #[derive(Debug, Parser)]
-#[command(name = "copyhound", version, propagate_version = true, max_term_width = 100)]
+#[command(
+    name = "copyhound",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: GlobalArgs,
@@ -54,6 +59,37 @@ pub enum Command {
     Config(ConfigCommand),
     /// Run the bundled demonstration on the embedded default.
     Demo(DemoArgs),
+    /// Print the fingerprints of text or HTML files, one JSON line per file.
+    ///
+    /// Files may be UTF-8, GBK, GB18030 or Big5 text, or HTML pages (the main text
+    /// is extracted as the crawler would).
+    Fingerprint(FingerprintArgs),
+    /// Compare a registered text with a suspect page: fingerprint distances, both
+    /// coverages and the copied spans side by side.
+    Compare(CompareArgs),
+}
+
+/// Arguments of `copyhound fingerprint`.
+#[derive(Debug, Args)]
+pub struct FingerprintArgs {
+    /// Text or HTML files.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+/// Arguments of `copyhound compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The registered text (chapter or article).
+    pub registered: PathBuf,
+    /// The suspect page (text or HTML).
+    pub suspect: PathBuf,
+    /// Print JSON instead of a report.
+    #[arg(long)]
+    pub json: bool,
+    /// Spans shown side by side.
+    #[arg(long, default_value_t = 10)]
+    pub max_spans: usize,
 }
 
 #[derive(Debug, Subcommand)]

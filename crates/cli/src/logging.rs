@@ -8,7 +8,11 @@ use tracing_subscriber::EnvFilter;
 use crate::cli::LogFormatArg;
 
 /// Installs the global subscriber.
-pub fn init(config: &LogConfig, format_flag: Option<LogFormatArg>, verbose: u8) -> anyhow::Result<()> {
+pub fn init(
+    config: &LogConfig,
+    format_flag: Option<LogFormatArg>,
+    verbose: u8,
+) -> anyhow::Result<()> {
     let directive = match verbose {
         0 => config.filter.as_str(),
         1 => "debug",
@@ -16,14 +20,21 @@ pub fn init(config: &LogConfig, format_flag: Option<LogFormatArg>, verbose: u8) 
     };
     let filter = match EnvFilter::try_from_default_env() {
         Ok(filter) => filter,
-        Err(_) => EnvFilter::try_new(directive)
-            .map_err(|error| anyhow::anyhow!("log.filter = {directive:?} is not a valid filter: {error}"))?,
+        Err(_) => EnvFilter::try_new(directive).map_err(|error| {
+            anyhow::anyhow!("log.filter = {directive:?} is not a valid filter: {error}")
+        })?,
     };
     let json = match format_flag {
         Some(flag) => flag == LogFormatArg::Json,
         None => config.format == LogFormat::Json,
     };
-    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    let result = if json { builder.json().try_init() } else { builder.try_init() };
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    let result = if json {
+        builder.json().try_init()
+    } else {
+        builder.try_init()
+    };
     result.map_err(|error| anyhow::anyhow!("{error}"))
 }

@@ -4,7 +4,9 @@
 
 mod cli;
 mod commands;
+mod import;
 mod logging;
+mod text_input;
 
 use std::process::ExitCode;
 
@@ -17,12 +19,18 @@ fn main() -> ExitCode {
     // Logging follows the configuration, so the configuration is read first; a bad
     // configuration is reported by the command (`config check` explains it).
     let loaded = commands::load_config(&cli.global);
-    let log_config = loaded.as_ref().map(|(config, _)| config.log.clone()).unwrap_or_default();
+    let log_config = loaded
+        .as_ref()
+        .map(|(config, _)| config.log.clone())
+        .unwrap_or_default();
     if let Err(error) = logging::init(&log_config, cli.global.log_format, cli.global.verbose) {
         eprintln!("error: cannot start logging: {error:#}");
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("error: cannot start the async runtime: {error}");
@@ -46,5 +54,7 @@ async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Resu
     match cli.command {
         Command::Config(_) => unreachable!("handled above"),
         Command::Demo(args) => commands::demo::run(&config, args).await,
+        Command::Fingerprint(args) => commands::fingerprint::fingerprint(args),
+        Command::Compare(args) => commands::fingerprint::compare(args),
     }
 }

@@ -19,7 +19,9 @@ fn help_explains_every_command() {
         .arg("--help")
         .assert()
         .success()
-        .stdout(predicate::str::contains("config").and(predicate::str::contains("embedded default")));
+        .stdout(
+            predicate::str::contains("config").and(predicate::str::contains("embedded default")),
+        );
 }
 
 #[test]
@@ -29,13 +31,20 @@ fn config_check_prints_the_embedded_default() {
         .args(["config", "check"])
         .assert()
         .success()
-        .stdout(predicate::str::contains("store: embedded").and(predicate::str::contains("max_distance = 3")));
+        .stdout(
+            predicate::str::contains("store: embedded")
+                .and(predicate::str::contains("max_distance = 3")),
+        );
 }
 
 #[test]
 fn config_check_masks_secrets_and_honours_precedence() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("copyhound.toml"), "[index]\nmax_distance = 2\n").unwrap();
+    std::fs::write(
+        dir.path().join("copyhound.toml"),
+        "[index]\nmax_distance = 2\n",
+    )
+    .unwrap();
     copyhound(dir.path())
         .args(["config", "check"])
         .env("COPYHOUND_STORE_URL", "mongodb://u:hunter2@db:27017")

@@ -9,7 +9,12 @@ use std::process::Command;
 const LAYERS: &[&[&str]] = &[
     &["copyhound-fingerprint"],
     &["copyhound-core"],
-    &["copyhound-store", "copyhound-index", "copyhound-queue", "copyhound-crawler"],
+    &[
+        "copyhound-store",
+        "copyhound-index",
+        "copyhound-queue",
+        "copyhound-crawler",
+    ],
     &["copyhound-matcher"],
     &["copyhound-report"],
     &["copyhound-server"],
@@ -21,20 +26,42 @@ const BACKEND_CRATES: &[&str] = &["copyhound-store", "copyhound-index", "copyhou
 
 /// The fingerprint engine is pure: none of these, directly.
 const ASYNC_OR_IO: &[&str] = &[
-    "tokio", "async-trait", "futures", "async-std", "reqwest", "hyper", "axum", "redis", "mongodb", "redb", "rusqlite",
-    "mio", "tracing-subscriber",
+    "tokio",
+    "async-trait",
+    "futures",
+    "async-std",
+    "reqwest",
+    "hyper",
+    "axum",
+    "redis",
+    "mongodb",
+    "redb",
+    "rusqlite",
+    "mio",
+    "tracing-subscriber",
 ];
 
 /// Returns each workspace package's normal (non-dev) dependency names.
 fn normal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let output = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("cargo metadata runs");
-    assert!(output.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
+    assert!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
     let mut result = BTreeMap::new();
     for package in metadata["packages"].as_array().expect("packages array") {
         let name = package["name"].as_str().expect("package name").to_string();
@@ -57,7 +84,10 @@ fn layer_of(name: &str) -> Option<usize> {
 #[test]
 fn every_workspace_crate_has_a_layer() {
     for name in normal_dependencies().keys() {
-        assert!(layer_of(name).is_some(), "{name} is not placed in a layer of docs/ARCHITECTURE.md");
+        assert!(
+            layer_of(name).is_some(),
+            "{name} is not placed in a layer of docs/ARCHITECTURE.md"
+        );
     }
 }
 
@@ -67,7 +97,10 @@ fn dependencies_point_down_the_layers() {
         let own = layer_of(&name).expect("placed");
         for dep in deps.iter().filter(|dep| dep.starts_with("copyhound-")) {
             let theirs = layer_of(dep).expect("placed");
-            assert!(theirs < own, "{name} depends on {dep}, which is not in a lower layer");
+            assert!(
+                theirs < own,
+                "{name} depends on {dep}, which is not in a lower layer"
+            );
         }
     }
 }
@@ -76,8 +109,14 @@ fn dependencies_point_down_the_layers() {
 fn the_fingerprint_engine_is_pure() {
     let deps = &normal_dependencies()["copyhound-fingerprint"];
     for dep in deps {
-        assert!(!dep.starts_with("copyhound-"), "copyhound-fingerprint depends on workspace crate {dep}");
-        assert!(!ASYNC_OR_IO.contains(&dep.as_str()), "copyhound-fingerprint depends on async/IO crate {dep}");
+        assert!(
+            !dep.starts_with("copyhound-"),
+            "copyhound-fingerprint depends on workspace crate {dep}"
+        );
+        assert!(
+            !ASYNC_OR_IO.contains(&dep.as_str()),
+            "copyhound-fingerprint depends on async/IO crate {dep}"
+        );
     }
 }
 
@@ -88,7 +127,10 @@ fn only_the_cli_names_concrete_backends() {
             continue;
         }
         for backend in BACKEND_CRATES {
-            assert!(!deps.contains(*backend), "{name} depends on backend crate {backend}; take the core port instead");
+            assert!(
+                !deps.contains(*backend),
+                "{name} depends on backend crate {backend}; take the core port instead"
+            );
         }
     }
 }
@@ -96,7 +138,10 @@ fn only_the_cli_names_concrete_backends() {
 #[test]
 fn the_rule_checker_catches_violations() {
     // The checks above must be able to fail: a crate depending on a higher layer is flagged.
-    assert!(layer_of("copyhound-server").expect("placed") > layer_of("copyhound-store").expect("placed"));
+    assert!(
+        layer_of("copyhound-server").expect("placed")
+            > layer_of("copyhound-store").expect("placed")
+    );
     assert!(layer_of("copyhound-store") == layer_of("copyhound-index"));
     assert!(layer_of("not-a-crate").is_none());
 }

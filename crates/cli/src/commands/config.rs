@@ -23,9 +23,11 @@ fn check(loaded: anyhow::Result<Loaded>) -> anyhow::Result<ExitCode> {
         Some(path) => println!("# configuration file: {}", path.display()),
         None => println!("# configuration file: none (defaults, environment and flags only)"),
     }
-    for (component, backend) in
-        [("store", config.store_backend()), ("index", config.index_backend()), ("queue", config.queue_backend())]
-    {
+    for (component, backend) in [
+        ("store", config.store_backend()),
+        ("index", config.index_backend()),
+        ("queue", config.queue_backend()),
+    ] {
         let described = match backend {
             Backend::Embedded(dir) => format!("embedded, files in {}", dir.display()),
             Backend::Remote(url) => copyhound_core::config::mask_url(&url),

@@ -2,6 +2,7 @@
 
 pub mod config;
 pub mod demo;
+pub mod fingerprint;
 
 use anyhow::Context;
 use copyhound_core::config::{Config, ConfigLoader};
@@ -18,9 +19,9 @@ pub fn load_config(global: &GlobalArgs) -> anyhow::Result<Loaded> {
         loader = loader.set("data_dir", dir.display().to_string());
     }
     for pair in &global.overrides {
-        let (key, value) = pair
-            .split_once('=')
-            .with_context(|| format!("--set {pair:?}: expected KEY=VALUE, e.g. --set index.max_distance=3"))?;
+        let (key, value) = pair.split_once('=').with_context(|| {
+            format!("--set {pair:?}: expected KEY=VALUE, e.g. --set index.max_distance=3")
+        })?;
         loader = loader.set(key.trim(), value.trim());
     }
     Ok(loader.load()?)
