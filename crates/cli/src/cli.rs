@@ -67,6 +67,108 @@ pub enum Command {
     /// Compare a registered text with a suspect page: fingerprint distances, both
     /// coverages and the copied spans side by side.
     Compare(CompareArgs),
+    /// Register works.
+    #[command(subcommand)]
+    Works(WorksCommand),
+    /// Run pipeline workers: fingerprinting, comparison, back-fill, crawls, reports.
+    ///
+    /// Stops intake on SIGTERM or Ctrl-C and lets in-flight tasks finish within
+    /// `worker.shutdown_deadline_ms`; unfinished ones are released to other workers.
+    Worker(WorkerArgs),
+    /// Inspect and apply store schema migrations.
+    #[command(subcommand)]
+    Migrate(MigrateCommand),
+    /// Maintain the segment index.
+    #[command(subcommand)]
+    Index(IndexCommand),
+    /// Inspect the task queue and its dead letters.
+    #[command(subcommand)]
+    Tasks(TasksCommand),
+    /// Benchmarks, each measured against a baseline in the same run.
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum WorksCommand {
+    /// Import works from a folder: works/<id>/meta.json plus chapter files.
+    Import(ImportArgs),
+}
+
+/// Arguments of `copyhound works import`.
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The folder holding `works/` (or the `works` folder itself).
+    pub dir: PathBuf,
+}
+
+/// Arguments of `copyhound worker`.
+#[derive(Debug, Args)]
+pub struct WorkerArgs {
+    /// Tasks run at once [default: worker.concurrency].
+    #[arg(long)]
+    pub concurrency: Option<u32>,
+    /// Exit when the queue is empty instead of waiting for more work.
+    #[arg(long)]
+    pub until_idle: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MigrateCommand {
+    /// List migrations and whether each is applied.
+    Status,
+    /// Apply pending migrations (safe to run twice and concurrently).
+    Up,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum IndexCommand {
+    /// Rebuild the index from the fingerprint store (recovers a lost or flushed Redis).
+    Rebuild,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TasksCommand {
+    /// Queue depth, in-flight, retrying and dead-letter counts.
+    Stats,
+    /// List dead-lettered tasks with their last error.
+    Dead {
+        /// At most this many.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Re-queue dead-lettered tasks.
+    Retry {
+        /// At most this many.
+        #[arg(long, default_value_t = 1000)]
+        limit: usize,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum BenchCommand {
+    /// The near-duplicate indexes (memory and, if configured, Redis) against a linear scan.
+    Index(BenchIndexArgs),
+}
+
+/// Arguments of `copyhound bench index`.
+#[derive(Debug, Args)]
+pub struct BenchIndexArgs {
+    /// Fingerprints indexed.
+    #[arg(long, default_value_t = 1_000_000)]
+    pub n: usize,
+    /// Queries run (half planted near-duplicates).
+    #[arg(long, default_value_t = 100_000)]
+    pub queries: usize,
+    /// Hamming distance.
+    #[arg(long, default_value_t = 3)]
+    pub k: u32,
+    /// RNG seed.
+    #[arg(long, default_value_t = 42)]
+    pub seed: u64,
+    /// Also benchmark Redis at this URL [default: index.url if configured].
+    #[arg(long)]
+    pub redis_url: Option<String>,
 }
 
 /// Arguments of `copyhound fingerprint`.

@@ -2,6 +2,7 @@
 //! (the embedded default when none), and runs one command. It is the only crate
 //! that names concrete backend types; everything below it sees the core ports.
 
+mod backends;
 mod cli;
 mod commands;
 mod import;
@@ -56,5 +57,13 @@ async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Resu
         Command::Demo(args) => commands::demo::run(&config, args).await,
         Command::Fingerprint(args) => commands::fingerprint::fingerprint(args),
         Command::Compare(args) => commands::fingerprint::compare(args),
+        Command::Works(cli::WorksCommand::Import(args)) => {
+            commands::pipeline::import(&config, args).await
+        }
+        Command::Worker(args) => commands::pipeline::worker(&config, args).await,
+        Command::Migrate(command) => commands::pipeline::migrate(&config, command).await,
+        Command::Index(command) => commands::pipeline::index(&config, command).await,
+        Command::Tasks(command) => commands::pipeline::tasks(&config, command).await,
+        Command::Bench(command) => commands::bench::run(&config, command).await,
     }
 }

@@ -1,8 +1,10 @@
 //! One module per command; each takes the global options and its own arguments.
 
+pub mod bench;
 pub mod config;
 pub mod demo;
 pub mod fingerprint;
+pub mod pipeline;
 
 use anyhow::Context;
 use copyhound_core::config::{Config, ConfigLoader};

@@ -1,0 +1,75 @@
+//! Resolves the configuration into concrete backends — the only place that names
+//! them. No URL means the embedded default under `data_dir`; `mongodb://` and
+//! `redis://` URLs mean the production engines.
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use copyhound_core::config::{Backend, Config};
+use copyhound_core::ports::{FingerprintIndex, TaskQueue};
+use copyhound_index::{MemoryFingerprintIndex, RedisFingerprintIndex};
+use copyhound_store::Stores;
+
+/// Every backend of a node.
+#[derive(Debug, Clone)]
+pub struct Backends {
+    /// The stores.
+    pub stores: Stores,
+    /// The segment index.
+    pub index: Arc<dyn FingerprintIndex>,
+    /// The in-memory index when embedded, to snapshot it on exit.
+    pub memory_index: Option<Arc<MemoryFingerprintIndex>>,
+    /// The task queue.
+    pub queue: Arc<dyn TaskQueue>,
+}
+
+impl Backends {
+    /// Opens the backends the configuration names, applying migrations if configured.
+    pub async fn open(config: &Config) -> anyhow::Result<Self> {
+        std::fs::create_dir_all(&config.data_dir).with_context(|| {
+            format!("cannot create data directory {}", config.data_dir.display())
+        })?;
+        let stores = if config.store.migrate_on_start {
+            copyhound_store::open_and_migrate(config).await
+        } else {
+            copyhound_store::open_from_config(config).await
+        }
+        .context("cannot open the stores")?;
+        let (index, memory_index): (Arc<dyn FingerprintIndex>, _) = match config.index_backend() {
+            Backend::Embedded(dir) => {
+                let memory = Arc::new(
+                    MemoryFingerprintIndex::open(&dir, config.index.max_distance)
+                        .await
+                        .with_context(|| format!("cannot open the index in {}", dir.display()))?,
+                );
+                (memory.clone(), Some(memory))
+            }
+            Backend::Remote(_) => {
+                let redis = RedisFingerprintIndex::connect(&config.index)
+                    .await
+                    .context("cannot open the Redis index")?;
+                (Arc::new(redis), None)
+            }
+        };
+        let queue = copyhound_queue::open_queue(config)
+            .await
+            .context("cannot open the task queue")?;
+        Ok(Self {
+            stores,
+            index,
+            memory_index,
+            queue,
+        })
+    }
+
+    /// Persists what the embedded backends keep in memory.
+    pub async fn persist(&self) -> anyhow::Result<()> {
+        if let Some(memory) = &self.memory_index {
+            memory
+                .snapshot()
+                .await
+                .context("cannot write the index snapshot")?;
+        }
+        Ok(())
+    }
+}
