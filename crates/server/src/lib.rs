@@ -1,3 +1,136 @@
 //! The HTTP API and admin UI. Routes map to the ports; errors map to HTTP status
-//! and stable codes in one place; every read and write is scoped to the caller's
-//! publisher.
+//! and stable codes in one place ([`error`]); every read and write is scoped to
+//! the caller's publisher ([`auth`]).
+//!
+//! The server holds no state of its own: everything lives behind the store,
+//! queue and index ports it is given as trait objects, so the same router runs
+//! on the embedded backends, on MongoDB + Redis, and on in-memory fakes in tests.
+//! Registering a work stores it and enqueues fingerprinting; crawls and reports
+//! are enqueued too. The server never fingerprints, crawls or renders inline:
+//! that is the workers' job, and it keeps request latency flat.
+#![warn(missing_docs)]
+
+pub mod api;
+pub mod auth;
+pub mod error;
+pub mod evidence;
+pub mod metrics;
+pub mod openapi;
+pub mod register;
+pub mod routes;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod testsuite;
+pub mod ui;
+
+#[cfg(test)]
+mod tests;
+
+use std::future::Future;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::http::{Method, Uri};
+use axum::response::{IntoResponse, Response};
+use copyhound_core::config::ServerConfig;
+use copyhound_core::ports::{
+    FingerprintIndex, MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, TaskQueue,
+    WorkStore,
+};
+use copyhound_core::{Error, ErrorKind, Result};
+use tokio::net::TcpListener;
+use tower_http::catch_panic::CatchPanicLayer;
+use tower_http::trace::TraceLayer;
+
+use crate::error::ApiError;
+
+/// Everything a request handler may touch: ports as trait objects plus the config.
+#[derive(Clone, Debug)]
+pub struct AppState {
+    /// Publishers and API keys.
+    pub publishers: Arc<dyn PublisherStore>,
+    /// Works and chapters.
+    pub works: Arc<dyn WorkStore>,
+    /// Sites and crawl runs.
+    pub sites: Arc<dyn SiteStore>,
+    /// Crawled pages (evidence context of matches).
+    pub pages: Arc<dyn PageStore>,
+    /// Matches and reviews.
+    pub matches: Arc<dyn MatchStore>,
+    /// Reports.
+    pub reports: Arc<dyn ReportStore>,
+    /// Where registrations, crawls and reports are enqueued.
+    pub queue: Arc<dyn TaskQueue>,
+    /// The segment index, when this node can reach it (health, work deletion).
+    pub index: Option<Arc<dyn FingerprintIndex>>,
+    /// Listen address, bootstrap admin key, upload limit.
+    pub config: ServerConfig,
+}
+
+/// Returns the whole application: `/api/v1`, `/health`, `/metrics` and the admin UI at `/`.
+pub fn router(state: AppState) -> Router {
+    // Install the recorder before the first request so no count is lost.
+    let _ = metrics::handle();
+    let limit = usize::try_from(state.config.max_upload_bytes).unwrap_or(usize::MAX);
+    Router::new()
+        .merge(routes::api_routes().into_router())
+        .merge(ui::routes())
+        .fallback(no_route)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(limit))
+        .layer(axum::middleware::from_fn(metrics::track_requests))
+        .layer(CatchPanicLayer::custom(panic_response))
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}
+
+/// Binds `listen_addr` and serves until `shutdown` resolves, then drains in-flight requests.
+pub async fn serve(
+    state: AppState,
+    listen_addr: &str,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    let listener = TcpListener::bind(listen_addr).await.map_err(|error| {
+        Error::with_source(
+            ErrorKind::Config,
+            format!("cannot listen on {listen_addr}"),
+            error,
+        )
+    })?;
+    serve_listener(state, listener, shutdown).await
+}
+
+/// Serves on an already bound listener (tests bind port 0) until `shutdown` resolves.
+pub async fn serve_listener(
+    state: AppState,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
+    let local = listener
+        .local_addr()
+        .map_err(|error| Error::with_source(ErrorKind::Internal, "no local address", error))?;
+    tracing::info!(addr = %local, "http server listening");
+    axum::serve(listener, router(state))
+        .with_graceful_shutdown(shutdown)
+        .await
+        .map_err(|error| Error::with_source(ErrorKind::Internal, "http server failed", error))?;
+    tracing::info!(addr = %local, "http server stopped");
+    Ok(())
+}
+
+async fn no_route(method: Method, uri: Uri) -> ApiError {
+    Error::new(
+        ErrorKind::NotFound,
+        format!("no route {method} {}", uri.path()),
+    )
+    .into()
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::invalid(format!("method {method} is not allowed on {}", uri.path()))
+}
+
+fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {
+    tracing::error!("a request handler panicked");
+    ApiError(Error::internal("handler panicked")).into_response()
+}

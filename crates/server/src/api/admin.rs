@@ -1,0 +1,136 @@
+//! Admin routes: tenants and their keys. Only admin keys get here.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use chrono::Utc;
+use copyhound_core::ids::{ApiKeyId, PublisherId};
+use copyhound_core::model::{Publisher, PublisherKind, Role};
+use copyhound_core::ports::Paged;
+use copyhound_core::{Error, ErrorKind};
+use serde::{Deserialize, Serialize};
+
+use super::{ListQuery, page_request, required_text};
+use crate::AppState;
+use crate::auth::{AdminCaller, issue_key};
+use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
+
+/// Body of `POST /admin/publishers`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreatePublisher {
+    /// Wanted id (`pub_...` or any valid id); generated when absent.
+    pub id: Option<String>,
+    /// Display name.
+    pub name: String,
+    /// Books or news.
+    pub kind: PublisherKind,
+}
+
+/// `POST /api/v1/admin/publishers`.
+pub async fn create_publisher(
+    State(state): State<AppState>,
+    AdminCaller(caller): AdminCaller,
+    ApiJson(body): ApiJson<CreatePublisher>,
+) -> ApiResult<(StatusCode, Json<Publisher>)> {
+    let id = match &body.id {
+        Some(raw) => parse_id::<PublisherId>("id", raw)?,
+        None => PublisherId::generate(),
+    };
+    match state.publishers.get_publisher(&id).await {
+        Ok(_) => {
+            return Err(Error::new(ErrorKind::Conflict, format!("publisher {id} exists")).into());
+        }
+        Err(error) if error.kind() == ErrorKind::NotFound => {}
+        Err(error) => return Err(error.into()),
+    }
+    let publisher = Publisher {
+        id,
+        name: required_text("name", &body.name, 200)?,
+        kind: body.kind,
+        created_at: Utc::now(),
+    };
+    state.publishers.put_publisher(&publisher).await?;
+    tracing::info!(publisher_id = %publisher.id, by = %caller.key_id, "publisher created");
+    Ok((StatusCode::CREATED, Json(publisher)))
+}
+
+/// `GET /api/v1/admin/publishers`.
+pub async fn list_publishers(
+    State(state): State<AppState>,
+    _admin: AdminCaller,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<Paged<Publisher>>> {
+    let page = page_request(query.after, query.limit)?;
+    Ok(Json(
+        state
+            .publishers
+            .list_publishers(&page)
+            .await
+            .map_err(super::cursor_error)?,
+    ))
+}
+
+/// Body of `POST /admin/publishers/{publisher_id}/keys`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateKey {
+    /// `publisher` (default) or `admin`.
+    #[serde(default = "default_role")]
+    pub role: Role,
+}
+
+fn default_role() -> Role {
+    Role::Publisher
+}
+
+/// A key as shown once, at creation.
+#[derive(Debug, Serialize)]
+pub struct CreatedKey {
+    /// Key id (public).
+    pub id: ApiKeyId,
+    /// The full key; it cannot be shown again.
+    pub key: String,
+    /// Tenant.
+    pub publisher_id: PublisherId,
+    /// Role.
+    pub role: Role,
+}
+
+/// `POST /api/v1/admin/publishers/{publisher_id}/keys`.
+pub async fn create_key(
+    State(state): State<AppState>,
+    AdminCaller(caller): AdminCaller,
+    ApiPath(publisher_id): ApiPath<String>,
+    ApiJson(body): ApiJson<CreateKey>,
+) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
+    let publisher_id = parse_id::<PublisherId>("publisher_id", &publisher_id)?;
+    state.publishers.get_publisher(&publisher_id).await?;
+    let issued = issue_key(publisher_id, body.role);
+    state.publishers.put_api_key(&issued.record).await?;
+    tracing::info!(key_id = %issued.record.id, publisher_id = %issued.record.publisher_id, by = %caller.key_id, "api key created");
+    let record = issued.record;
+    Ok((
+        StatusCode::CREATED,
+        Json(CreatedKey {
+            id: record.id,
+            key: issued.key,
+            publisher_id: record.publisher_id,
+            role: record.role,
+        }),
+    ))
+}
+
+/// `DELETE /api/v1/admin/keys/{key_id}`: revokes a key (idempotent).
+pub async fn revoke_key(
+    State(state): State<AppState>,
+    AdminCaller(caller): AdminCaller,
+    ApiPath(key_id): ApiPath<String>,
+) -> ApiResult<StatusCode> {
+    let key_id = parse_id::<ApiKeyId>("key_id", &key_id)?;
+    let mut record = state.publishers.get_api_key(&key_id).await?;
+    record.revoked = true;
+    state.publishers.put_api_key(&record).await?;
+    tracing::info!(key_id = %key_id, by = %caller.key_id, "api key revoked");
+    Ok(StatusCode::NO_CONTENT)
+}

@@ -1,0 +1,367 @@
+//! Matches: filtered listings with keyset pagination, side-by-side evidence with
+//! highlighted copied spans, and review decisions with an audit trail.
+
+use axum::Json;
+use axum::extract::State;
+use chrono::{DateTime, NaiveDate, Utc};
+use copyhound_core::ids::{ChapterId, MatchId, PublisherId, SiteId, WorkId};
+use copyhound_core::model::{Match, MatchStatus, Review, Timestamp};
+use copyhound_core::ports::{MatchFilter, Paged};
+use copyhound_core::{Error, ErrorKind, Result};
+use serde::{Deserialize, Serialize};
+
+use super::page_request;
+use crate::AppState;
+use crate::auth::PublisherCaller;
+use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
+use crate::evidence::{Segment, segments};
+
+/// Longest review note, characters.
+pub const MAX_NOTE_CHARS: usize = 2000;
+
+/// Query of `GET /matches`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MatchQuery {
+    /// Only this work.
+    pub work_id: Option<String>,
+    /// Only this chapter (needs `work_id`).
+    pub chapter_id: Option<String>,
+    /// Only this site.
+    pub site_id: Option<String>,
+    /// Comma-separated statuses (`new,confirmed`).
+    pub status: Option<String>,
+    /// Only scores at least this, in [0, 1].
+    pub min_score: Option<f32>,
+    /// Only matches last seen at or after (RFC 3339 or `YYYY-MM-DD`).
+    pub since: Option<String>,
+    /// Only matches first seen before (RFC 3339 or `YYYY-MM-DD`).
+    pub before: Option<String>,
+    /// Cursor.
+    pub after: Option<String>,
+    /// Page size.
+    pub limit: Option<u64>,
+}
+
+fn parse_time(field: &str, raw: &str) -> Result<Timestamp> {
+    if let Ok(time) = DateTime::parse_from_rfc3339(raw) {
+        return Ok(time.with_timezone(&Utc));
+    }
+    NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+        .ok()
+        .and_then(|date| date.and_hms_opt(0, 0, 0))
+        .map(|time| time.and_utc())
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "`{field}` must be an RFC 3339 time or a YYYY-MM-DD date, not `{raw}`"
+            ))
+        })
+}
+
+/// Parses a status name (`new`, `confirmed`, `dismissed`, `licensed`, `taken_down`).
+pub fn parse_status(raw: &str) -> Result<MatchStatus> {
+    MatchStatus::ALL
+        .into_iter()
+        .find(|status| status.as_str() == raw)
+        .ok_or_else(|| {
+            let names: Vec<&str> = MatchStatus::ALL
+                .iter()
+                .map(|status| status.as_str())
+                .collect();
+            Error::invalid(format!(
+                "unknown status `{raw}`; use one of {}",
+                names.join(", ")
+            ))
+        })
+}
+
+/// Returns the store filter of a listing query, scoped to `publisher_id`.
+pub fn match_filter(publisher_id: &PublisherId, query: &MatchQuery) -> ApiResult<MatchFilter> {
+    let work_id = query
+        .work_id
+        .as_deref()
+        .map(|raw| parse_id::<WorkId>("work_id", raw))
+        .transpose()?;
+    let chapter_id = query
+        .chapter_id
+        .as_deref()
+        .map(|raw| parse_id::<ChapterId>("chapter_id", raw))
+        .transpose()?;
+    if chapter_id.is_some() && work_id.is_none() {
+        return Err(Error::invalid("`chapter_id` needs `work_id`").into());
+    }
+    let site_id = query
+        .site_id
+        .as_deref()
+        .map(|raw| parse_id::<SiteId>("site_id", raw))
+        .transpose()?;
+    let statuses = match query.status.as_deref() {
+        Some(raw) => raw
+            .split(',')
+            .filter(|part| !part.is_empty())
+            .map(parse_status)
+            .collect::<Result<Vec<_>>>()?,
+        None => Vec::new(),
+    };
+    if query
+        .min_score
+        .is_some_and(|score| !(0.0..=1.0).contains(&score))
+    {
+        return Err(Error::invalid("`min_score` must be in [0, 1]").into());
+    }
+    Ok(MatchFilter {
+        publisher_id: publisher_id.clone(),
+        work_id,
+        chapter_id,
+        site_id,
+        statuses,
+        min_score: query.min_score,
+        seen_since: query
+            .since
+            .as_deref()
+            .map(|raw| parse_time("since", raw))
+            .transpose()?,
+        seen_before: query
+            .before
+            .as_deref()
+            .map(|raw| parse_time("before", raw))
+            .transpose()?,
+    })
+}
+
+/// A match in listings (no spans or evidence).
+#[derive(Clone, Debug, Serialize)]
+pub struct MatchSummary {
+    /// Id.
+    pub id: MatchId,
+    /// The copying page's URL.
+    pub page_url: String,
+    /// Its site.
+    pub site_id: SiteId,
+    /// The copied work.
+    pub work_id: WorkId,
+    /// The copied chapter.
+    pub chapter_id: ChapterId,
+    /// Confidence.
+    pub score: f32,
+    /// Share of the chapter on the page.
+    pub chapter_coverage: f32,
+    /// Share of the page that is copied.
+    pub page_coverage: f32,
+    /// Review state.
+    pub status: MatchStatus,
+    /// First detection.
+    pub first_seen: Timestamp,
+    /// Latest detection.
+    pub last_seen: Timestamp,
+}
+
+impl From<&Match> for MatchSummary {
+    fn from(found: &Match) -> Self {
+        Self {
+            id: found.id.clone(),
+            page_url: found.page_url.clone(),
+            site_id: found.site_id.clone(),
+            work_id: found.work_id.clone(),
+            chapter_id: found.chapter_id.clone(),
+            score: found.score,
+            chapter_coverage: found.chapter_coverage,
+            page_coverage: found.page_coverage,
+            status: found.status,
+            first_seen: found.first_seen,
+            last_seen: found.last_seen,
+        }
+    }
+}
+
+/// `GET /api/v1/matches`: newest first, filtered, keyset-paginated.
+pub async fn list_matches(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiQuery(query): ApiQuery<MatchQuery>,
+) -> ApiResult<Json<Paged<MatchSummary>>> {
+    let filter = match_filter(&caller.publisher_id, &query)?;
+    let page = page_request(query.after.clone(), query.limit)?;
+    let found = state
+        .matches
+        .list_matches(&filter, &page)
+        .await
+        .map_err(super::cursor_error)?;
+    Ok(Json(Paged {
+        items: found.items.iter().map(MatchSummary::from).collect(),
+        next: found.next,
+    }))
+}
+
+/// A match with its context: titles and both texts cut into highlighted segments.
+#[derive(Clone, Debug, Serialize)]
+pub struct MatchDetail {
+    /// The match, evidence excerpts and review history included.
+    #[serde(flatten)]
+    pub found: Match,
+    /// Title of the copied work (absent if it was deleted since).
+    pub work_title: Option<String>,
+    /// Title of the copied chapter.
+    pub chapter_title: Option<String>,
+    /// Title of the page.
+    pub page_title: Option<String>,
+    /// The chapter text, copied spans marked.
+    pub chapter_segments: Vec<Segment>,
+    /// The page text, copied spans marked.
+    pub page_segments: Vec<Segment>,
+}
+
+fn optional<T>(outcome: Result<T>) -> Result<Option<T>> {
+    match outcome {
+        Ok(value) => Ok(Some(value)),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// Returns the detail of a match of `publisher_id` (`NotFound` for other tenants).
+pub async fn load_match_detail(
+    state: &AppState,
+    publisher_id: &PublisherId,
+    match_id: &MatchId,
+) -> Result<MatchDetail> {
+    let found = state.matches.get_match(publisher_id, match_id).await?;
+    let work = optional(state.works.get_work(publisher_id, &found.work_id).await)?;
+    let chapter = match &work {
+        Some(_) => optional(
+            state
+                .works
+                .get_chapter(&found.work_id, &found.chapter_id)
+                .await,
+        )?,
+        None => None,
+    };
+    let page = optional(state.pages.get_page(&found.page_id).await)?;
+    let chapter_segments = chapter
+        .as_ref()
+        .map(|chapter| {
+            segments(
+                &chapter.text,
+                found
+                    .spans
+                    .iter()
+                    .map(|span| (span.chapter_start, span.chapter_end)),
+            )
+        })
+        .unwrap_or_default();
+    let page_segments = page
+        .as_ref()
+        .map(|page| {
+            segments(
+                &page.text,
+                found
+                    .spans
+                    .iter()
+                    .map(|span| (span.page_start, span.page_end)),
+            )
+        })
+        .unwrap_or_default();
+    Ok(MatchDetail {
+        work_title: work.map(|work| work.title),
+        chapter_title: chapter.map(|chapter| chapter.title),
+        page_title: page.map(|page| page.title),
+        chapter_segments,
+        page_segments,
+        found,
+    })
+}
+
+/// `GET /api/v1/matches/{match_id}`.
+pub async fn get_match(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiPath(match_id): ApiPath<String>,
+) -> ApiResult<Json<MatchDetail>> {
+    let match_id = parse_id::<MatchId>("match_id", &match_id)?;
+    Ok(Json(
+        load_match_detail(&state, &caller.publisher_id, &match_id).await?,
+    ))
+}
+
+/// A review decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReviewAction {
+    /// The page infringes.
+    Confirm,
+    /// Not an infringement.
+    Dismiss,
+    /// The site is licensed.
+    MarkLicensed,
+    /// The page was taken down.
+    MarkTakenDown,
+    /// Back to `new`.
+    Reopen,
+}
+
+impl ReviewAction {
+    /// Returns the status the action sets.
+    pub fn status(self) -> MatchStatus {
+        match self {
+            ReviewAction::Confirm => MatchStatus::Confirmed,
+            ReviewAction::Dismiss => MatchStatus::Dismissed,
+            ReviewAction::MarkLicensed => MatchStatus::Licensed,
+            ReviewAction::MarkTakenDown => MatchStatus::TakenDown,
+            ReviewAction::Reopen => MatchStatus::New,
+        }
+    }
+}
+
+/// Body of `POST /matches/{match_id}/review`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReviewBody {
+    /// The decision.
+    pub action: ReviewAction,
+    /// Free-text note for the audit trail.
+    pub note: Option<String>,
+}
+
+/// Records a review by `caller` (who = key id, when = now) and returns the match.
+pub async fn review(
+    state: &AppState,
+    caller: &PublisherCaller,
+    match_id: &MatchId,
+    body: ReviewBody,
+) -> Result<Match> {
+    let note = body
+        .note
+        .map(|note| note.trim().to_string())
+        .filter(|note| !note.is_empty());
+    if note
+        .as_ref()
+        .is_some_and(|note| note.chars().count() > MAX_NOTE_CHARS)
+    {
+        return Err(Error::invalid(format!(
+            "`note` is longer than {MAX_NOTE_CHARS} characters"
+        )));
+    }
+    let review = Review {
+        status: body.action.status(),
+        by: caller.key_id.clone(),
+        at: Utc::now(),
+        note,
+    };
+    let updated = state
+        .matches
+        .review_match(&caller.publisher_id, match_id, &review)
+        .await?;
+    tracing::info!(match_id = %match_id, status = review.status.as_str(), by = %caller.key_id, "match reviewed");
+    Ok(updated)
+}
+
+/// `POST /api/v1/matches/{match_id}/review`.
+pub async fn review_match(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiPath(match_id): ApiPath<String>,
+    ApiJson(body): ApiJson<ReviewBody>,
+) -> ApiResult<Json<Match>> {
+    let match_id = parse_id::<MatchId>("match_id", &match_id)?;
+    Ok(Json(review(&state, &caller, &match_id, body).await?))
+}

@@ -1,0 +1,106 @@
+//! JSON handlers, one module per resource. Handlers validate input, check that
+//! addressed things belong to the caller's publisher (another tenant's id is a
+//! plain 404, indistinguishable from a missing one), call the ports and enqueue
+//! follow-up work. Shared helpers live here.
+
+pub mod admin;
+pub mod matches;
+pub mod reports;
+pub mod sites;
+pub mod system;
+pub mod works;
+
+use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
+use copyhound_core::model::{CrawlRun, Site};
+use copyhound_core::ports::PageRequest;
+use copyhound_core::{Error, ErrorKind, Result};
+use serde::Deserialize;
+
+use crate::AppState;
+use crate::error::{ApiError, ApiResult};
+
+/// Page size when the request names none.
+pub const DEFAULT_LIMIT: u32 = 50;
+/// Largest page size; larger requests are capped, not refused.
+pub const MAX_LIMIT: u32 = 200;
+/// Longest accepted cursor, bytes.
+pub const MAX_CURSOR_LEN: usize = 512;
+
+/// `?after=&limit=` of plain listings.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ListQuery {
+    /// Cursor from the previous page.
+    pub after: Option<String>,
+    /// Page size, capped at [`MAX_LIMIT`].
+    pub limit: Option<u64>,
+}
+
+/// Returns the store page request of a listing query: limit capped, cursor checked.
+pub fn page_request(after: Option<String>, limit: Option<u64>) -> ApiResult<PageRequest> {
+    let limit = match limit {
+        None => DEFAULT_LIMIT,
+        Some(0) => return Err(ApiError::invalid("`limit` must be at least 1")),
+        Some(value) => u32::try_from(value.min(u64::from(MAX_LIMIT))).unwrap_or(MAX_LIMIT),
+    };
+    if after
+        .as_ref()
+        .is_some_and(|cursor| cursor.len() > MAX_CURSOR_LEN)
+    {
+        return Err(ApiError::invalid(format!(
+            "`after` cursor is longer than {MAX_CURSOR_LEN} bytes"
+        )));
+    }
+    Ok(PageRequest {
+        after: after.filter(|cursor| !cursor.is_empty()),
+        limit,
+    })
+}
+
+/// Maps a backend's refusal of a cursor it did not issue to a 400 on `after`.
+pub fn cursor_error(error: Error) -> Error {
+    if error.kind() == ErrorKind::InvalidInput || error.kind() == ErrorKind::Corrupt {
+        return Error::invalid(format!("`after`: {}", error.message()));
+    }
+    error
+}
+
+/// Returns the site if it belongs to `publisher_id`, else `NotFound`.
+pub async fn owned_site(
+    state: &AppState,
+    publisher_id: &PublisherId,
+    site_id: &SiteId,
+) -> Result<Site> {
+    let site = state.sites.get_site(site_id).await?;
+    if &site.publisher_id != publisher_id {
+        return Err(Error::not_found(format!("site {site_id}")));
+    }
+    Ok(site)
+}
+
+/// Returns the crawl run and its site if the site belongs to `publisher_id`, else `NotFound`.
+pub async fn owned_run(
+    state: &AppState,
+    publisher_id: &PublisherId,
+    run_id: &CrawlRunId,
+) -> Result<(CrawlRun, Site)> {
+    let run = state.sites.get_crawl_run(run_id).await?;
+    let site = owned_site(state, publisher_id, &run.site_id)
+        .await
+        .map_err(|_| Error::not_found(format!("crawl run {run_id}")))?;
+    Ok((run, site))
+}
+
+/// Returns `text` trimmed, refusing empty or longer than `max_chars`.
+pub fn required_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err(Error::invalid(format!("`{field}` must not be empty")));
+    }
+    if trimmed.chars().count() > max_chars {
+        return Err(Error::invalid(format!(
+            "`{field}` is longer than {max_chars} characters"
+        )));
+    }
+    Ok(trimmed.to_string())
+}

@@ -1,0 +1,137 @@
+//! Reports: requested here, rendered by a worker (`GenerateReport`), downloaded here.
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use chrono::Utc;
+use copyhound_core::ids::{ReportId, SiteId, WorkId};
+use copyhound_core::model::{Report, ReportFormat, ReportScope, ReportStatus, Task, TaskKind};
+use copyhound_core::ports::Paged;
+use copyhound_core::{Error, ErrorKind};
+use serde::Deserialize;
+
+use super::{ListQuery, owned_site, page_request};
+use crate::AppState;
+use crate::auth::PublisherCaller;
+use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
+
+/// Body of `POST /reports`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CreateReport {
+    /// Output format.
+    pub format: ReportFormat,
+    /// Only this work.
+    pub work_id: Option<String>,
+    /// Only this site.
+    pub site_id: Option<String>,
+    /// Only matches seen since (RFC 3339).
+    pub since: Option<chrono::DateTime<Utc>>,
+}
+
+/// `GET /api/v1/reports`.
+pub async fn list_reports(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiQuery(query): ApiQuery<ListQuery>,
+) -> ApiResult<Json<Paged<Report>>> {
+    let page = page_request(query.after, query.limit)?;
+    Ok(Json(
+        state
+            .reports
+            .list_reports(&caller.publisher_id, &page)
+            .await
+            .map_err(super::cursor_error)?,
+    ))
+}
+
+/// `POST /api/v1/reports`: queues a report.
+pub async fn create_report(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiJson(body): ApiJson<CreateReport>,
+) -> ApiResult<(StatusCode, Json<Report>)> {
+    let work_id = body
+        .work_id
+        .as_deref()
+        .map(|raw| parse_id::<WorkId>("work_id", raw))
+        .transpose()?;
+    let site_id = body
+        .site_id
+        .as_deref()
+        .map(|raw| parse_id::<SiteId>("site_id", raw))
+        .transpose()?;
+    if let Some(work_id) = &work_id {
+        state.works.get_work(&caller.publisher_id, work_id).await?;
+    }
+    if let Some(site_id) = &site_id {
+        owned_site(&state, &caller.publisher_id, site_id).await?;
+    }
+    let report = Report {
+        id: ReportId::generate(),
+        scope: ReportScope {
+            publisher_id: caller.publisher_id.clone(),
+            work_id,
+            site_id,
+            since: body.since,
+        },
+        format: body.format,
+        status: ReportStatus::Queued,
+        created_at: Utc::now(),
+        finished_at: None,
+    };
+    state.reports.put_report(&report).await?;
+    let task = Task::new(
+        TaskKind::GenerateReport {
+            report_id: report.id.clone(),
+        },
+        report.created_at,
+    );
+    state.queue.enqueue(vec![task]).await?;
+    tracing::info!(report_id = %report.id, by = %caller.key_id, "report queued");
+    Ok((StatusCode::ACCEPTED, Json(report)))
+}
+
+/// `GET /api/v1/reports/{report_id}`.
+pub async fn get_report(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiPath(report_id): ApiPath<String>,
+) -> ApiResult<Json<Report>> {
+    let report_id = parse_id::<ReportId>("report_id", &report_id)?;
+    Ok(Json(
+        state
+            .reports
+            .get_report(&caller.publisher_id, &report_id)
+            .await?,
+    ))
+}
+
+/// `GET /api/v1/reports/{report_id}/artifact`: the rendered file once ready.
+pub async fn get_artifact(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiPath(report_id): ApiPath<String>,
+) -> ApiResult<Response> {
+    let report_id = parse_id::<ReportId>("report_id", &report_id)?;
+    let report = state
+        .reports
+        .get_report(&caller.publisher_id, &report_id)
+        .await?;
+    if !matches!(report.status, ReportStatus::Ready { .. }) {
+        return Err(Error::new(
+            ErrorKind::Conflict,
+            format!("report {report_id} is not ready"),
+        )
+        .into());
+    }
+    let bytes = state.reports.get_artifact(&report_id).await?;
+    let content_type = match report.format {
+        ReportFormat::Html => "text/html; charset=utf-8",
+        ReportFormat::Pdf => "application/pdf",
+        ReportFormat::Csv => "text/csv; charset=utf-8",
+        ReportFormat::Json => "application/json",
+    };
+    Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
+}

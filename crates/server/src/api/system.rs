@@ -1,0 +1,96 @@
+//! Health, metrics, the OpenAPI document and `me`.
+
+use std::collections::BTreeMap;
+
+use axum::Json;
+use axum::extract::State;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use copyhound_core::model::Role;
+use serde::Serialize;
+
+use crate::AppState;
+use crate::auth::Caller;
+
+/// Body of `/health`.
+#[derive(Debug, Serialize)]
+pub struct Health {
+    /// `ok` or `degraded`.
+    pub status: &'static str,
+    /// Per backend: `ok` or the error code and message.
+    pub checks: BTreeMap<&'static str, String>,
+}
+
+/// `GET /health`: checks every backend; 200 when all answer, 503 otherwise.
+pub async fn health(State(state): State<AppState>) -> Response {
+    let mut checks = BTreeMap::new();
+    let mut healthy = true;
+    let mut record = |name: &'static str, outcome: copyhound_core::Result<()>| {
+        let value = match outcome {
+            Ok(()) => "ok".to_string(),
+            Err(error) => {
+                healthy = false;
+                tracing::warn!(backend = name, error = %error, "health check failed");
+                format!("{}: {}", error.code(), error.message())
+            }
+        };
+        checks.insert(name, value);
+    };
+    record("store", state.publishers.check_connectivity().await);
+    record("queue", state.queue.check_connectivity().await);
+    if let Some(index) = &state.index {
+        record("index", index.check_connectivity().await);
+    }
+    let status = if healthy {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    let body = Health {
+        status: if healthy { "ok" } else { "degraded" },
+        checks,
+    };
+    (status, Json(body)).into_response()
+}
+
+/// `GET /metrics`: Prometheus text exposition.
+pub async fn metrics() -> Response {
+    let body = crate::metrics::handle().render();
+    (
+        [(
+            header::CONTENT_TYPE,
+            "text/plain; version=0.0.4; charset=utf-8",
+        )],
+        body,
+    )
+        .into_response()
+}
+
+/// `GET /api/v1/openapi.json`.
+pub async fn openapi() -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        crate::openapi::DOCUMENT,
+    )
+        .into_response()
+}
+
+/// Body of `/api/v1/me`.
+#[derive(Debug, Serialize)]
+pub struct Me {
+    /// Key id.
+    pub key_id: String,
+    /// Role.
+    pub role: Role,
+    /// Tenant, if the key is bound to one.
+    pub publisher_id: Option<String>,
+}
+
+/// `GET /api/v1/me`: who the presented key authenticates.
+pub async fn me(caller: Caller) -> Json<Me> {
+    Json(Me {
+        key_id: caller.key_id,
+        role: caller.role,
+        publisher_id: caller.publisher_id.map(|id| id.to_string()),
+    })
+}

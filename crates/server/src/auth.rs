@@ -1,0 +1,260 @@
+//! API keys and who is calling. A key reads `chk_<key id>_<secret>`: the key id
+//! finds the stored record, and only the SHA-256 of the secret is stored, so a
+//! leaked database does not leak working keys. The configured bootstrap admin key
+//! is compared as is (it lives in the operator's config, not in the store).
+//!
+//! Every publisher-scoped handler takes a [`PublisherCaller`]; the publisher id in
+//! it is the only tenant a handler ever reads or writes.
+
+use axum::extract::FromRequestParts;
+use axum::http::header::{AUTHORIZATION, COOKIE};
+use axum::http::request::Parts;
+use chrono::Utc;
+use copyhound_core::ids::{ApiKeyId, PublisherId, sha256_hex};
+use copyhound_core::model::{ApiKey, Role};
+use copyhound_core::{Error, ErrorKind, Result};
+use rand::RngCore;
+
+use crate::AppState;
+use crate::error::ApiError;
+
+/// Prefix of every issued key.
+pub const KEY_PREFIX: &str = "chk_";
+/// Name of the UI session cookie (it holds the key; HttpOnly, SameSite=Strict).
+pub const SESSION_COOKIE: &str = "copyhound_key";
+/// Key id reported for the bootstrap admin key of the configuration.
+pub const BOOTSTRAP_ADMIN_ID: &str = "config-admin";
+
+/// An authenticated caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caller {
+    /// The key id (audit trail `by`), or [`BOOTSTRAP_ADMIN_ID`].
+    pub key_id: String,
+    /// What the key may do.
+    pub role: Role,
+    /// The tenant the key acts for; `None` for the bootstrap admin key.
+    pub publisher_id: Option<PublisherId>,
+}
+
+/// A freshly issued key: the record to store and the key to show once.
+#[derive(Clone, Debug)]
+pub struct IssuedKey {
+    /// The record (hash only).
+    pub record: ApiKey,
+    /// The full key, `chk_<key id>_<secret>`.
+    pub key: String,
+}
+
+/// Returns a new key for `publisher_id` with `role`.
+pub fn issue_key(publisher_id: PublisherId, role: Role) -> IssuedKey {
+    let mut secret_bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut secret_bytes);
+    let secret: String = secret_bytes
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    let id = ApiKeyId::generate();
+    let key = format!("{KEY_PREFIX}{id}_{secret}");
+    let record = ApiKey {
+        id,
+        publisher_id,
+        secret_sha256: sha256_hex(secret.as_bytes()),
+        role,
+        created_at: Utc::now(),
+        revoked: false,
+    };
+    IssuedKey { record, key }
+}
+
+/// Splits `chk_<key id>_<secret>` into the key id and the secret.
+pub fn parse_key(key: &str) -> Result<(ApiKeyId, &str)> {
+    let malformed = || {
+        Error::new(
+            ErrorKind::Unauthorized,
+            "malformed api key: expected chk_<key id>_<secret>",
+        )
+    };
+    let rest = key.strip_prefix(KEY_PREFIX).ok_or_else(malformed)?;
+    let (id, secret) = rest.rsplit_once('_').ok_or_else(malformed)?;
+    if secret.len() != 64 || !secret.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+        return Err(malformed());
+    }
+    let id = id.parse::<ApiKeyId>().map_err(|_| malformed())?;
+    Ok((id, secret))
+}
+
+fn constant_time_eq(left: &[u8], right: &[u8]) -> bool {
+    if left.len() != right.len() {
+        return false;
+    }
+    left.iter()
+        .zip(right)
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0
+}
+
+/// Returns the caller a presented key authenticates, or `Unauthorized`.
+pub async fn authenticate(state: &AppState, presented: &str) -> Result<Caller> {
+    let admin_key = state.config.admin_key.as_deref().unwrap_or_default();
+    if !admin_key.is_empty() && constant_time_eq(admin_key.as_bytes(), presented.as_bytes()) {
+        return Ok(Caller {
+            key_id: BOOTSTRAP_ADMIN_ID.to_string(),
+            role: Role::Admin,
+            publisher_id: None,
+        });
+    }
+    let (id, secret) = parse_key(presented)?;
+    let invalid = || Error::new(ErrorKind::Unauthorized, "invalid or revoked api key");
+    let record = match state.publishers.get_api_key(&id).await {
+        Ok(record) => record,
+        Err(error) if error.kind() == ErrorKind::NotFound => return Err(invalid()),
+        Err(error) => return Err(error),
+    };
+    let hash = sha256_hex(secret.as_bytes());
+    if record.revoked || !constant_time_eq(hash.as_bytes(), record.secret_sha256.as_bytes()) {
+        return Err(invalid());
+    }
+    Ok(Caller {
+        key_id: record.id.to_string(),
+        role: record.role,
+        publisher_id: Some(record.publisher_id),
+    })
+}
+
+/// Returns the bearer token of the `Authorization` header.
+fn bearer(parts: &Parts) -> Result<&str> {
+    let header = parts.headers.get(AUTHORIZATION).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Unauthorized,
+            "missing `Authorization: Bearer <api key>` header",
+        )
+    })?;
+    let value = header.to_str().map_err(|_| {
+        Error::new(
+            ErrorKind::Unauthorized,
+            "the authorization header is not ASCII",
+        )
+    })?;
+    value.strip_prefix("Bearer ").map(str::trim).ok_or_else(|| {
+        Error::new(
+            ErrorKind::Unauthorized,
+            "the authorization header must read `Bearer <api key>`",
+        )
+    })
+}
+
+/// Returns the key held in the UI session cookie, if any.
+pub fn session_key(parts: &Parts) -> Option<String> {
+    for header in parts.headers.get_all(COOKIE) {
+        let Ok(text) = header.to_str() else { continue };
+        for pair in text.split(';') {
+            let Some((name, value)) = pair.trim().split_once('=') else {
+                continue;
+            };
+            if name == SESSION_COOKIE && !value.is_empty() {
+                return Some(value.to_string());
+            }
+        }
+    }
+    None
+}
+
+impl FromRequestParts<AppState> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let key = bearer(parts)?;
+        Ok(authenticate(state, key).await?)
+    }
+}
+
+/// A caller acting for one publisher: every scoped read and write uses `publisher_id`.
+#[derive(Clone, Debug)]
+pub struct PublisherCaller {
+    /// The tenant.
+    pub publisher_id: PublisherId,
+    /// The key id, recorded in audit trails.
+    pub key_id: String,
+}
+
+impl PublisherCaller {
+    /// Returns the publisher caller of an authenticated caller, or `Forbidden`.
+    pub fn from_caller(caller: Caller) -> Result<Self> {
+        match caller.publisher_id {
+            Some(publisher_id) => Ok(Self {
+                publisher_id,
+                key_id: caller.key_id,
+            }),
+            None => Err(Error::new(
+                ErrorKind::Forbidden,
+                "the bootstrap admin key acts for no publisher; create a publisher key with \
+                 POST /api/v1/admin/publishers/{publisher_id}/keys",
+            )),
+        }
+    }
+}
+
+impl FromRequestParts<AppState> for PublisherCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        Ok(Self::from_caller(caller)?)
+    }
+}
+
+/// A caller with the admin role.
+#[derive(Clone, Debug)]
+pub struct AdminCaller(pub Caller);
+
+impl FromRequestParts<AppState> for AdminCaller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let caller = Caller::from_request_parts(parts, state).await?;
+        if caller.role != Role::Admin {
+            return Err(Error::new(ErrorKind::Forbidden, "this route needs an admin key").into());
+        }
+        Ok(Self(caller))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issued_keys_parse_back_to_their_id_and_hash() {
+        let issued = issue_key("pub_a".parse().unwrap(), Role::Publisher);
+        let (id, secret) = parse_key(&issued.key).unwrap();
+        assert_eq!(id, issued.record.id);
+        assert_eq!(sha256_hex(secret.as_bytes()), issued.record.secret_sha256);
+        assert!(!issued.record.secret_sha256.contains(secret));
+    }
+
+    #[test]
+    fn malformed_keys_are_unauthorized() {
+        for key in [
+            "",
+            "chk_",
+            "abc",
+            "chk_key_1_short",
+            &format!("chk_bad id_{}", "a".repeat(64)),
+        ] {
+            assert_eq!(
+                parse_key(key).unwrap_err().kind(),
+                ErrorKind::Unauthorized,
+                "{key}"
+            );
+        }
+    }
+}

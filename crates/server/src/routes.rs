@@ -1,0 +1,119 @@
+//! The route table of the JSON API. Routes are registered through [`RouteTable`],
+//! which records every (method, path) it adds, so a test can hold the OpenAPI
+//! document and the router to the same list.
+
+use axum::Router;
+use axum::handler::Handler;
+use axum::routing::{MethodRouter, delete, get, patch, post, put};
+
+use crate::AppState;
+use crate::api::{admin, matches, reports, sites, system, works};
+
+/// Prefix of the versioned API.
+pub const API_PREFIX: &str = "/api/v1";
+
+/// A router that remembers what it registered.
+#[derive(Debug, Default)]
+pub struct RouteTable {
+    router: Router<AppState>,
+    entries: Vec<(&'static str, String)>,
+}
+
+macro_rules! method {
+    ($name:ident, $method:literal, $routing:ident) => {
+        /// Registers a handler for this method on `path`.
+        pub fn $name<H, T>(self, path: &str, handler: H) -> Self
+        where
+            H: Handler<T, AppState>,
+            T: 'static,
+        {
+            self.add($method, path, $routing(handler))
+        }
+    };
+}
+
+impl RouteTable {
+    fn add(
+        mut self,
+        method: &'static str,
+        path: &str,
+        method_router: MethodRouter<AppState>,
+    ) -> Self {
+        self.router = self.router.route(path, method_router);
+        self.entries.push((method, path.to_string()));
+        self
+    }
+
+    method!(get, "get", get);
+    method!(post, "post", post);
+    method!(put, "put", put);
+    method!(patch, "patch", patch);
+    method!(delete, "delete", delete);
+
+    /// Returns the registered (method, path) pairs, paths in OpenAPI `{param}` form.
+    pub fn entries(&self) -> &[(&'static str, String)] {
+        &self.entries
+    }
+
+    /// Returns the router.
+    pub fn into_router(self) -> Router<AppState> {
+        self.router
+    }
+}
+
+/// Returns every JSON route: `/health`, `/metrics` and `/api/v1/...`.
+pub fn api_routes() -> RouteTable {
+    let v1 = |path: &str| format!("{API_PREFIX}{path}");
+    RouteTable::default()
+        .get("/health", system::health)
+        .get("/metrics", system::metrics)
+        .get(&v1("/openapi.json"), system::openapi)
+        .get(&v1("/me"), system::me)
+        .post(&v1("/admin/publishers"), admin::create_publisher)
+        .get(&v1("/admin/publishers"), admin::list_publishers)
+        .post(
+            &v1("/admin/publishers/{publisher_id}/keys"),
+            admin::create_key,
+        )
+        .delete(&v1("/admin/keys/{key_id}"), admin::revoke_key)
+        .get(&v1("/works"), works::list_works)
+        .post(&v1("/works"), works::register_json)
+        .post(&v1("/works/preview/txt"), works::preview_txt)
+        .post(&v1("/works/preview/epub"), works::preview_epub)
+        .post(&v1("/works/import/txt"), works::import_txt)
+        .post(&v1("/works/import/epub"), works::import_epub)
+        .get(&v1("/works/{work_id}"), works::get_work)
+        .put(&v1("/works/{work_id}"), works::replace_work)
+        .delete(&v1("/works/{work_id}"), works::delete_work)
+        .get(
+            &v1("/works/{work_id}/chapters/{chapter_id}"),
+            works::get_chapter,
+        )
+        .post(&v1("/works/{work_id}/articles"), works::add_article)
+        .post(
+            &v1("/works/{work_id}/articles/bulk"),
+            works::add_articles_bulk,
+        )
+        .get(
+            &v1("/works/{work_id}/licensed-hosts"),
+            works::get_licensed_hosts,
+        )
+        .put(
+            &v1("/works/{work_id}/licensed-hosts"),
+            works::put_licensed_hosts,
+        )
+        .get(&v1("/sites"), sites::list_sites)
+        .post(&v1("/sites"), sites::create_site)
+        .get(&v1("/sites/{site_id}"), sites::get_site)
+        .patch(&v1("/sites/{site_id}"), sites::update_site)
+        .post(&v1("/sites/{site_id}/crawls"), sites::start_crawl)
+        .get(&v1("/sites/{site_id}/crawls"), sites::list_crawls)
+        .get(&v1("/crawls/{run_id}"), sites::get_crawl)
+        .get(&v1("/matches"), matches::list_matches)
+        .get(&v1("/matches/{match_id}"), matches::get_match)
+        .post(&v1("/matches/{match_id}/review"), matches::review_match)
+        .get(&v1("/reports"), reports::list_reports)
+        .post(&v1("/reports"), reports::create_report)
+        .get(&v1("/reports/{report_id}"), reports::get_report)
+        .get(&v1("/reports/{report_id}/artifact"), reports::get_artifact)
+}

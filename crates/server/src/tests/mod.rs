@@ -1,0 +1,229 @@
+//! End-to-end tests of the router on in-memory fakes (one test binary).
+
+mod api_test;
+mod chromium_test;
+mod fuzz_test;
+mod openapi_test;
+mod register_test;
+mod tenancy_test;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use chrono::{Duration, Utc};
+use copyhound_core::config::ServerConfig;
+use copyhound_core::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
+use copyhound_core::model::{CopiedSpan, EvidenceExcerpt, FetchMeta, Match, MatchStatus, Page};
+use copyhound_core::ports::PageStore;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+use crate::testsuite::MemoryBackends;
+
+pub(crate) const ADMIN_KEY: &str = "test-admin-secret";
+
+/// A router on fakes with two publishers, A and B, each with a key.
+pub(crate) struct Harness {
+    pub backends: MemoryBackends,
+    pub router: Router,
+    pub key_a: String,
+    pub key_b: String,
+    pub publisher_a: PublisherId,
+}
+
+pub(crate) fn config() -> ServerConfig {
+    ServerConfig {
+        admin_key: Some(ADMIN_KEY.to_string()),
+        max_upload_bytes: 1 << 20,
+        ..ServerConfig::default()
+    }
+}
+
+impl Harness {
+    pub async fn new() -> Self {
+        let backends = MemoryBackends::new(config());
+        let router = crate::router(backends.state.clone());
+        let mut harness = Self {
+            backends,
+            router,
+            key_a: String::new(),
+            key_b: String::new(),
+            publisher_a: "pub_a".parse().unwrap(),
+        };
+        harness.key_a = harness.publisher_with_key("pub_a", "Publisher A").await;
+        harness.key_b = harness.publisher_with_key("pub_b", "Publisher B").await;
+        harness
+    }
+
+    pub async fn publisher_with_key(&self, id: &str, name: &str) -> String {
+        let (status, body) = self
+            .call(
+                "POST",
+                "/api/v1/admin/publishers",
+                ADMIN_KEY,
+                Some(json!({"id": id, "name": name, "kind": "books"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        let (status, body) = self
+            .call(
+                "POST",
+                &format!("/api/v1/admin/publishers/{id}/keys"),
+                ADMIN_KEY,
+                Some(json!({})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["key"].as_str().unwrap().to_string()
+    }
+
+    /// Sends a JSON request (or none) and returns the status and JSON body (`Null` if not JSON).
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        key: &str,
+        body: Option<Value>,
+    ) -> (StatusCode, Value) {
+        let bytes = body.map(|value| serde_json::to_vec(&value).unwrap());
+        self.send(method, path, key, "application/json", bytes)
+            .await
+    }
+
+    pub async fn send(
+        &self,
+        method: &str,
+        path: &str,
+        key: &str,
+        content_type: &str,
+        body: Option<Vec<u8>>,
+    ) -> (StatusCode, Value) {
+        let mut request = Request::builder().method(method).uri(path);
+        if !key.is_empty() {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {key}"));
+        }
+        let request = match body {
+            Some(bytes) => request
+                .header(header::CONTENT_TYPE, content_type)
+                .body(Body::from(bytes)),
+            None => request.body(Body::empty()),
+        }
+        .unwrap();
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        let value = serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()));
+        (status, value)
+    }
+
+    /// Registers a two-chapter work for A and returns its id.
+    pub async fn register_work_a(&self, id: &str) -> WorkId {
+        let body = json!({
+            "id": id, "title": "风起青萍", "author": "佚名",
+            "chapters": [
+                {"title": "第一章 风起", "text": "天色已晚，林中起了大风。\n少年背着柴往回走。"},
+                {"title": "第二章 云涌", "text": "第二天清晨，村口来了一个陌生人。"}
+            ]
+        });
+        let (status, body) = self
+            .call("POST", "/api/v1/works", &self.key_a, Some(body))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        id.parse().unwrap()
+    }
+
+    pub async fn create_site_a(&self) -> SiteId {
+        let body = json!({"name": "盗版小说网", "seeds": ["http://127.0.0.1:8001/"], "schedule": "0 3 * * *"});
+        let (status, body) = self
+            .call("POST", "/api/v1/sites", &self.key_a, Some(body))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["id"].as_str().unwrap().parse().unwrap()
+    }
+
+    /// Stores a page and a match of it against chapter `c_0001` of `work_id`.
+    pub async fn insert_match(
+        &self,
+        work_id: &WorkId,
+        site_id: &SiteId,
+        url: &str,
+        score: f32,
+        age_days: i64,
+    ) -> MatchId {
+        let page_text =
+            "广告：免费小说\n天色已晚，林中起了大风。\n少年背着柴往回走。\n本站域名 pirate.example";
+        let page_id = PageId::for_url(url);
+        let now = Utc::now() - Duration::days(age_days);
+        let page = Page {
+            id: page_id.clone(),
+            url: url.to_string(),
+            site_id: site_id.clone(),
+            title: "第一章 风起 - 盗版小说网".into(),
+            raw_body: page_text.as_bytes().to_vec(),
+            body_truncated: false,
+            body_sha256: copyhound_core::ids::sha256_hex(page_text.as_bytes()),
+            charset: "utf-8".into(),
+            text: page_text.into(),
+            content_sha256: copyhound_core::ids::sha256_hex(page_text.as_bytes()),
+            first_seen: now,
+            last_seen: now,
+            fetch: FetchMeta::default(),
+            previous_versions: Vec::new(),
+        };
+        self.backends.store.upsert_page(&page).await.unwrap();
+        let chapter_id: ChapterId = "c_0001".parse().unwrap();
+        let id = MatchId::for_pair(&page_id, work_id, &chapter_id, 1);
+        let span = CopiedSpan {
+            chapter_start: 0,
+            chapter_end: 22,
+            page_start: 8,
+            page_end: 30,
+        };
+        self.backends.store.insert_match(Match {
+            id: id.clone(),
+            publisher_id: self.publisher_a.clone(),
+            page_id,
+            page_url: url.to_string(),
+            site_id: site_id.clone(),
+            work_id: work_id.clone(),
+            chapter_id,
+            fingerprint_version: 1,
+            score,
+            chapter_coverage: 1.0,
+            page_coverage: 0.6,
+            spans: vec![span],
+            evidence: vec![EvidenceExcerpt {
+                span,
+                chapter_excerpt: "天色已晚，林中起了大风。".into(),
+                page_excerpt: "天色已晚，林中起了大风。".into(),
+            }],
+            page_body_sha256: String::new(),
+            duplicate_page_ids: Vec::new(),
+            status: MatchStatus::New,
+            reviews: Vec::new(),
+            first_seen: now,
+            last_seen: now,
+        });
+        id
+    }
+}
+
+/// Asserts an error body with `code` whose message contains `fragment`.
+pub(crate) fn assert_error(
+    status: StatusCode,
+    body: &Value,
+    expected: StatusCode,
+    code: &str,
+    fragment: &str,
+) {
+    assert_eq!(status, expected, "{body}");
+    assert_eq!(body["error"]["code"], code, "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains(fragment),
+        "message `{message}` lacks `{fragment}`"
+    );
+}

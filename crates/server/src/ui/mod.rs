@@ -1,0 +1,140 @@
+//! The admin UI: server-rendered HTML over the same handlers' logic as the API,
+//! no JavaScript build step. A reviewer logs in with an API key, which is kept in
+//! an HttpOnly, SameSite=Strict cookie (so other sites can neither read it nor
+//! post forms with it); every page is scoped to that key's publisher exactly like
+//! the API.
+
+mod chart;
+mod pages;
+
+use std::sync::OnceLock;
+
+use axum::Router;
+use axum::extract::FromRequestParts;
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use minijinja::Environment;
+use serde::Serialize;
+
+pub use chart::{DayCount, bar_chart_svg};
+
+use crate::AppState;
+use crate::auth::{PublisherCaller, authenticate, session_key};
+use crate::error::ApiError;
+
+/// Returns the UI routes.
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/", get(pages::dashboard))
+        .route("/login", get(pages::login_form).post(pages::login))
+        .route("/logout", post(pages::logout))
+        .route("/ui/works", get(pages::works))
+        .route("/ui/works/{work_id}", get(pages::work))
+        .route("/ui/sites", get(pages::sites))
+        .route("/ui/sites/{site_id}", get(pages::site))
+        .route("/ui/matches", get(pages::matches))
+        .route("/ui/matches/{match_id}", get(pages::match_page))
+        .route("/ui/matches/{match_id}/review", post(pages::review))
+}
+
+fn environment() -> &'static Environment<'static> {
+    static ENVIRONMENT: OnceLock<Environment<'static>> = OnceLock::new();
+    ENVIRONMENT.get_or_init(|| {
+        let mut environment = Environment::new();
+        let templates: [(&str, &str); 8] = [
+            ("base.html", include_str!("templates/base.html")),
+            ("login.html", include_str!("templates/login.html")),
+            ("error.html", include_str!("templates/error.html")),
+            ("dashboard.html", include_str!("templates/dashboard.html")),
+            ("works.html", include_str!("templates/works.html")),
+            ("work.html", include_str!("templates/work.html")),
+            ("sites.html", include_str!("templates/sites.html")),
+            ("match.html", include_str!("templates/match.html")),
+        ];
+        for (name, source) in templates {
+            environment
+                .add_template(name, source)
+                .expect("embedded templates are valid");
+        }
+        environment
+    })
+}
+
+/// Renders a template; a rendering failure is logged and answered with a plain 500.
+pub fn render(name: &str, context: impl Serialize) -> Response {
+    let rendered = environment().get_template(name).and_then(|template| {
+        template.render(minijinja::Value::from(minijinja::value::Serde(&context)))
+    });
+    match rendered {
+        Ok(html) => Html(html).into_response(),
+        Err(error) => {
+            tracing::error!(template = name, error = %error, "template rendering failed");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal error; the server log has details",
+            )
+                .into_response()
+        }
+    }
+}
+
+/// A UI error: the API error rendered as a page.
+#[derive(Debug)]
+pub struct UiError(pub ApiError);
+
+impl<E: Into<ApiError>> From<E> for UiError {
+    fn from(error: E) -> Self {
+        Self(error.into())
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorPage {
+    code: &'static str,
+    message: String,
+    status: u16,
+}
+
+impl IntoResponse for UiError {
+    fn into_response(self) -> Response {
+        let (status, code, message) = self.0.parts();
+        if status.is_server_error() {
+            tracing::error!(code, error = %self.0.0, "ui request failed");
+        }
+        let mut response = render(
+            "error.html",
+            ErrorPage {
+                code,
+                message,
+                status: status.as_u16(),
+            },
+        );
+        *response.status_mut() = status;
+        response
+    }
+}
+
+/// A logged-in reviewer; pages without a valid session redirect to `/login`.
+#[derive(Debug, Clone)]
+pub struct UiCaller(pub PublisherCaller);
+
+impl FromRequestParts<AppState> for UiCaller {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let Some(key) = session_key(parts) else {
+            return Err(Redirect::to("/login").into_response());
+        };
+        let caller = authenticate(state, &key)
+            .await
+            .map_err(|_| Redirect::to("/login?expired=1").into_response())?;
+        PublisherCaller::from_caller(caller)
+            .map(Self)
+            .map_err(|error| UiError::from(error).into_response())
+    }
+}
