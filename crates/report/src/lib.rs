@@ -1,2 +1,78 @@
-//! Infringement reports: analytics as pure functions over matches, and rendering
-//! (HTML with inline SVG charts, PDF, CSV, JSON) kept apart from them.
+//! Infringement reports: what a publisher reads to decide where to send takedown
+//! notices, and what it attaches to them as evidence.
+//!
+//! The crate is split so that the numbers can be trusted and tested apart from the
+//! looks: [`build_report_data`] is a pure function from a [`ReportInput`] (matches,
+//! works, chapters, sites) to a [`ReportData`]; renderers only format a
+//! `ReportData` (HTML with inline SVG charts, CSV, JSON, and PDF printed from the
+//! HTML by headless Chromium). IO is confined to [`load_report_input`], which pages
+//! through the store ports, to [`render_pdf_with_chromium`], which runs a browser,
+//! and to [`deliver_webhook`], which goes through a [`WebhookTransport`] the binary
+//! provides, so this crate pulls in no HTTP client and no async runtime.
+//!
+//! Not here: e-mail delivery (SMTP) of alerts and notices, scheduling of reports
+//! (the task handler does it), and storage of artifacts (the `ReportStore` port).
+#![warn(missing_docs)]
+
+mod alert;
+mod analytics;
+mod csv_export;
+mod data;
+mod html;
+mod input;
+mod pdf;
+mod takedown;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod testsuite;
+mod webhook;
+
+use copyhound_core::Result;
+pub use copyhound_core::model::ReportFormat;
+
+pub use alert::{AlertDecision, AlertPolicy, evaluate_alert};
+pub use analytics::{build_report_data, copied_chars, is_infringing};
+pub use csv_export::{CSV_COLUMNS, render_csv};
+pub use data::{
+    ChapterCoverage, DayCount, MatchEvidence, NewSinceLast, REPORT_DATA_VERSION, ReportData,
+    SiteSummary, StatusCount, Summary, WorkCoverage,
+};
+pub use html::{HtmlOptions, render_html};
+pub use input::{ChapterInfo, ReportInput, load_report_input};
+pub use pdf::{render_pdf, render_pdf_with_chromium};
+pub use takedown::{TakedownNotice, TakedownOptions, TakedownTemplates, render_takedown_notices};
+pub use webhook::{
+    AlertMatch, DeliveryAttempt, DeliveryLog, DeliveryOutcome, RetryPolicy, SIGNATURE_HEADER,
+    WebhookPayload, WebhookRequest, WebhookTransport, build_alert_payload, deliver_webhook,
+    sign_webhook, signature_header_value, verify_signature,
+};
+
+/// Returns `data` rendered in `format` with default options.
+///
+/// HTML, CSV and JSON are pure formatting. PDF prints the HTML with the `chromium`
+/// found on `PATH` (see [`render_pdf_with_chromium`]); it fails with
+/// [`copyhound_core::ErrorKind::Config`] when no browser can be started.
+pub fn render(data: &ReportData, format: ReportFormat) -> Result<Vec<u8>> {
+    match format {
+        ReportFormat::Html => Ok(render_html(data, &HtmlOptions::default())?.into_bytes()),
+        ReportFormat::Csv => render_csv(data),
+        ReportFormat::Json => render_json(data),
+        ReportFormat::Pdf => render_pdf(
+            data,
+            &HtmlOptions::default(),
+            std::path::Path::new("chromium"),
+        ),
+    }
+}
+
+/// Returns `data` as pretty-printed JSON (the schema of [`ReportData`]).
+pub fn render_json(data: &ReportData) -> Result<Vec<u8>> {
+    let mut bytes = serde_json::to_vec_pretty(data).map_err(|error| {
+        copyhound_core::Error::with_source(
+            copyhound_core::ErrorKind::Internal,
+            "failed to serialize report",
+            error,
+        )
+    })?;
+    bytes.push(b'\n');
+    Ok(bytes)
+}

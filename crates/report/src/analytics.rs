@@ -1,0 +1,528 @@
+//! The figures of a report, as pure functions of a [`ReportInput`]: no clock, no
+//! IO, deterministic order everywhere (ties broken by id), so equal inputs give
+//! byte-equal reports and snapshot tests are stable.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use copyhound_core::ids::{ChapterId, PageId, SiteId, WorkId};
+use copyhound_core::model::{CopiedSpan, Match, MatchStatus, ReportScope, Site, Timestamp, Work};
+
+use crate::data::{
+    ChapterCoverage, DayCount, MatchEvidence, NewSinceLast, REPORT_DATA_VERSION, ReportData,
+    SiteSummary, StatusCount, Summary, WorkCoverage,
+};
+use crate::input::{ChapterInfo, ReportInput};
+
+/// Returns whether a match counts in the infringement figures: every status but
+/// dismissed (not an infringement) and licensed (the site may carry the work).
+pub fn is_infringing(status: MatchStatus) -> bool {
+    !matches!(status, MatchStatus::Dismissed | MatchStatus::Licensed)
+}
+
+/// Returns the copied characters of a match: the length of the union of its
+/// spans' chapter ranges (overlapping spans are counted once).
+pub fn copied_chars(spans: &[CopiedSpan]) -> u64 {
+    let mut ranges: Vec<(u32, u32)> = spans
+        .iter()
+        .filter(|span| span.chapter_end > span.chapter_start)
+        .map(|span| (span.chapter_start, span.chapter_end))
+        .collect();
+    ranges.sort_unstable();
+    let mut total = 0u64;
+    let mut current: Option<(u32, u32)> = None;
+    for (start, end) in ranges {
+        current = match current {
+            Some((open_start, open_end)) if start <= open_end => {
+                Some((open_start, open_end.max(end)))
+            }
+            Some((open_start, open_end)) => {
+                total += u64::from(open_end - open_start);
+                Some((start, end))
+            }
+            None => Some((start, end)),
+        };
+    }
+    if let Some((open_start, open_end)) = current {
+        total += u64::from(open_end - open_start);
+    }
+    total
+}
+
+/// Returns the host of a URL (lowercase, without port or credentials), or the URL
+/// itself when it has none.
+pub(crate) fn host_of(url: &str) -> String {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = after_scheme
+        .split(['/', '?', '#'])
+        .next()
+        .unwrap_or(after_scheme);
+    let without_user = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = if without_user.starts_with('[') {
+        without_user
+            .split_inclusive(']')
+            .next()
+            .unwrap_or(without_user)
+    } else {
+        without_user.split(':').next().unwrap_or(without_user)
+    };
+    if host.is_empty() {
+        url.to_string()
+    } else {
+        host.to_ascii_lowercase()
+    }
+}
+
+/// Lookups shared by the per-section builders.
+struct Context<'a> {
+    works: BTreeMap<&'a WorkId, &'a Work>,
+    chapters: BTreeMap<(&'a WorkId, &'a ChapterId), &'a ChapterInfo>,
+    chapters_per_work: BTreeMap<&'a WorkId, u32>,
+    sites: BTreeMap<&'a SiteId, &'a Site>,
+    previous_report_at: Option<Timestamp>,
+}
+
+impl<'a> Context<'a> {
+    fn new(input: &'a ReportInput) -> Self {
+        let mut chapters_per_work: BTreeMap<&WorkId, u32> = BTreeMap::new();
+        for chapter in &input.chapters {
+            *chapters_per_work.entry(&chapter.work_id).or_default() += 1;
+        }
+        Self {
+            works: input.works.iter().map(|work| (&work.id, work)).collect(),
+            chapters: input
+                .chapters
+                .iter()
+                .map(|chapter| ((&chapter.work_id, &chapter.chapter_id), chapter))
+                .collect(),
+            chapters_per_work,
+            sites: input.sites.iter().map(|site| (&site.id, site)).collect(),
+            previous_report_at: input.previous_report_at,
+        }
+    }
+
+    fn is_new(&self, found: &Match) -> bool {
+        is_infringing(found.status)
+            && self
+                .previous_report_at
+                .is_none_or(|since| found.first_seen > since)
+    }
+
+    fn site_name(&self, found: &Match) -> String {
+        self.sites
+            .get(&found.site_id)
+            .map_or_else(|| host_of(&found.page_url), |site| site.name.clone())
+    }
+
+    fn site_host(&self, found: &Match) -> String {
+        self.sites
+            .get(&found.site_id)
+            .and_then(|site| site.seeds.first())
+            .map_or_else(|| host_of(&found.page_url), |seed| host_of(seed))
+    }
+
+    fn work_title(&self, work_id: &WorkId) -> String {
+        self.works
+            .get(work_id)
+            .map_or_else(|| work_id.to_string(), |work| work.title.clone())
+    }
+
+    fn chapter(&self, found: &Match) -> Option<&'a ChapterInfo> {
+        self.chapters
+            .get(&(&found.work_id, &found.chapter_id))
+            .copied()
+    }
+}
+
+/// Returns whether a match falls in the scope (the input may be a superset).
+fn in_scope(scope: &ReportScope, found: &Match) -> bool {
+    found.publisher_id == scope.publisher_id
+        && scope
+            .work_id
+            .as_ref()
+            .is_none_or(|work_id| *work_id == found.work_id)
+        && scope
+            .site_id
+            .as_ref()
+            .is_none_or(|site_id| *site_id == found.site_id)
+        && scope.since.is_none_or(|since| found.last_seen >= since)
+}
+
+/// Returns the report computed from `input`.
+pub fn build_report_data(input: &ReportInput) -> ReportData {
+    let context = Context::new(input);
+    let matches: Vec<&Match> = input
+        .matches
+        .iter()
+        .filter(|found| in_scope(&input.scope, found))
+        .collect();
+    let infringing: Vec<&Match> = matches
+        .iter()
+        .copied()
+        .filter(|found| is_infringing(found.status))
+        .collect();
+
+    let sites = rank_sites(&context, &infringing);
+    let site_rank: BTreeMap<&SiteId, u32> = sites
+        .iter()
+        .map(|site| (&site.site_id, site.rank))
+        .collect();
+    let evidence = build_evidence(&context, &matches, &site_rank);
+    let new_since_last = new_since_last(&context, &infringing, &evidence);
+
+    ReportData {
+        version: REPORT_DATA_VERSION,
+        publisher: input.publisher.clone(),
+        generated_at: input.generated_at,
+        scope: input.scope.clone(),
+        previous_report_at: input.previous_report_at,
+        summary: summarize(&context, &matches, &infringing),
+        works: work_coverage(&context, &infringing, &site_rank),
+        timeline: timeline(&context, &infringing),
+        statuses: status_counts(&matches),
+        sites,
+        new_since_last,
+        evidence,
+    }
+}
+
+/// Returns a match's pages: its own and the duplicates of the same copy.
+fn pages_of(found: &Match) -> impl Iterator<Item = &PageId> {
+    std::iter::once(&found.page_id).chain(found.duplicate_page_ids.iter())
+}
+
+fn summarize(context: &Context<'_>, matches: &[&Match], infringing: &[&Match]) -> Summary {
+    let count = |len: usize| u32::try_from(len).unwrap_or(u32::MAX);
+    let sites: BTreeSet<&SiteId> = infringing.iter().map(|found| &found.site_id).collect();
+    let pages: BTreeSet<&PageId> = infringing
+        .iter()
+        .flat_map(|found| pages_of(found))
+        .collect();
+    let works: BTreeSet<&WorkId> = infringing.iter().map(|found| &found.work_id).collect();
+    let chapters: BTreeSet<(&WorkId, &ChapterId)> = infringing
+        .iter()
+        .map(|found| (&found.work_id, &found.chapter_id))
+        .collect();
+    Summary {
+        total_matches: count(matches.len()),
+        infringing_matches: count(infringing.len()),
+        sites: count(sites.len()),
+        pages: count(pages.len()),
+        works: count(works.len()),
+        chapters: count(chapters.len()),
+        copied_chars: infringing
+            .iter()
+            .map(|found| copied_chars(&found.spans))
+            .sum(),
+        new_matches: count(
+            infringing
+                .iter()
+                .filter(|found| context.is_new(found))
+                .count(),
+        ),
+    }
+}
+
+/// Per-site accumulator.
+#[derive(Default)]
+struct SiteTally<'a> {
+    copied_chars: u64,
+    pages: BTreeSet<&'a PageId>,
+    chapters: BTreeSet<(&'a WorkId, &'a ChapterId)>,
+    works: BTreeSet<&'a WorkId>,
+    matches: u32,
+    new_matches: u32,
+    confirmed_matches: u32,
+    first_seen: Option<Timestamp>,
+    last_seen: Option<Timestamp>,
+    sample: Option<&'a Match>,
+}
+
+fn rank_sites(context: &Context<'_>, infringing: &[&Match]) -> Vec<SiteSummary> {
+    let mut tallies: BTreeMap<&SiteId, SiteTally<'_>> = BTreeMap::new();
+    for found in infringing {
+        let tally = tallies.entry(&found.site_id).or_default();
+        tally.copied_chars += copied_chars(&found.spans);
+        tally.pages.extend(pages_of(found));
+        tally.chapters.insert((&found.work_id, &found.chapter_id));
+        tally.works.insert(&found.work_id);
+        tally.matches += 1;
+        tally.new_matches += u32::from(context.is_new(found));
+        tally.confirmed_matches += u32::from(found.status == MatchStatus::Confirmed);
+        tally.first_seen = Some(
+            tally
+                .first_seen
+                .map_or(found.first_seen, |seen| seen.min(found.first_seen)),
+        );
+        tally.last_seen = Some(
+            tally
+                .last_seen
+                .map_or(found.last_seen, |seen| seen.max(found.last_seen)),
+        );
+        tally.sample.get_or_insert(found);
+    }
+    let mut ranked: Vec<SiteSummary> = tallies
+        .into_iter()
+        .filter_map(|(site_id, tally)| {
+            let sample = tally.sample?;
+            Some(SiteSummary {
+                rank: 0,
+                site_id: site_id.clone(),
+                name: context.site_name(sample),
+                host: context.site_host(sample),
+                copied_chars: tally.copied_chars,
+                pages: u32::try_from(tally.pages.len()).unwrap_or(u32::MAX),
+                chapters: u32::try_from(tally.chapters.len()).unwrap_or(u32::MAX),
+                works: u32::try_from(tally.works.len()).unwrap_or(u32::MAX),
+                matches: tally.matches,
+                new_matches: tally.new_matches,
+                confirmed_matches: tally.confirmed_matches,
+                first_seen: tally.first_seen?,
+                last_seen: tally.last_seen?,
+            })
+        })
+        .collect();
+    ranked.sort_by(|left, right| {
+        right
+            .copied_chars
+            .cmp(&left.copied_chars)
+            .then(right.matches.cmp(&left.matches))
+            .then(left.site_id.cmp(&right.site_id))
+    });
+    for (position, site) in ranked.iter_mut().enumerate() {
+        site.rank = u32::try_from(position + 1).unwrap_or(u32::MAX);
+    }
+    ranked
+}
+
+fn work_coverage(
+    context: &Context<'_>,
+    infringing: &[&Match],
+    site_rank: &BTreeMap<&SiteId, u32>,
+) -> Vec<WorkCoverage> {
+    let mut by_work: BTreeMap<&WorkId, Vec<&Match>> = BTreeMap::new();
+    for found in infringing {
+        by_work.entry(&found.work_id).or_default().push(found);
+    }
+    let mut works: Vec<WorkCoverage> = by_work
+        .into_iter()
+        .map(|(work_id, found)| one_work_coverage(context, work_id, &found, site_rank))
+        .collect();
+    works.sort_by(|left, right| {
+        right
+            .copied_chars
+            .cmp(&left.copied_chars)
+            .then(left.work_id.cmp(&right.work_id))
+    });
+    works
+}
+
+fn one_work_coverage(
+    context: &Context<'_>,
+    work_id: &WorkId,
+    found: &[&Match],
+    site_rank: &BTreeMap<&SiteId, u32>,
+) -> WorkCoverage {
+    let mut site_chars: BTreeMap<&SiteId, u64> = BTreeMap::new();
+    let mut cells: BTreeMap<(&ChapterId, &SiteId), f32> = BTreeMap::new();
+    let mut chapter_ids: BTreeSet<&ChapterId> = BTreeSet::new();
+    for one in found {
+        *site_chars.entry(&one.site_id).or_default() += copied_chars(&one.spans);
+        let cell = cells.entry((&one.chapter_id, &one.site_id)).or_insert(0.0);
+        *cell = cell.max(one.chapter_coverage);
+        chapter_ids.insert(&one.chapter_id);
+    }
+    let mut columns: Vec<(&SiteId, u64)> = site_chars.into_iter().collect();
+    columns.sort_by(|left, right| {
+        let rank = |site_id: &SiteId| site_rank.get(site_id).copied().unwrap_or(u32::MAX);
+        right.1.cmp(&left.1).then(rank(left.0).cmp(&rank(right.0)))
+    });
+    let mut rows: Vec<ChapterCoverage> = chapter_ids
+        .into_iter()
+        .map(|chapter_id| {
+            let info = context.chapters.get(&(work_id, chapter_id));
+            let row: Vec<Option<f32>> = columns
+                .iter()
+                .map(|(site_id, _)| cells.get(&(chapter_id, *site_id)).copied())
+                .collect();
+            ChapterCoverage {
+                chapter_id: chapter_id.clone(),
+                index: info.map(|info| info.index),
+                title: info.map_or_else(|| chapter_id.to_string(), |info| info.title.clone()),
+                max_coverage: row.iter().flatten().copied().fold(0.0, f32::max),
+                sites_copying: u32::try_from(row.iter().flatten().count()).unwrap_or(u32::MAX),
+                cells: row,
+            }
+        })
+        .collect();
+    rows.sort_by(|left, right| {
+        left.index
+            .unwrap_or(u32::MAX)
+            .cmp(&right.index.unwrap_or(u32::MAX))
+            .then(left.chapter_id.cmp(&right.chapter_id))
+    });
+    let work = context.works.get(work_id);
+    WorkCoverage {
+        work_id: work_id.clone(),
+        title: context.work_title(work_id),
+        author: work.map(|work| work.author.clone()).unwrap_or_default(),
+        chapters_registered: context.chapters_per_work.get(work_id).copied().unwrap_or(0),
+        chapters_copied: u32::try_from(rows.len()).unwrap_or(u32::MAX),
+        copied_chars: columns.iter().map(|(_, chars)| chars).sum(),
+        sites: columns
+            .into_iter()
+            .map(|(site_id, _)| site_id.clone())
+            .collect(),
+        chapters: rows,
+    }
+}
+
+fn timeline(context: &Context<'_>, infringing: &[&Match]) -> Vec<DayCount> {
+    let mut days: BTreeMap<chrono::NaiveDate, DayCount> = BTreeMap::new();
+    for found in infringing {
+        let day = found.first_seen.date_naive();
+        let entry = days.entry(day).or_insert(DayCount {
+            day,
+            detections: 0,
+            new: 0,
+        });
+        entry.detections += 1;
+        entry.new += u32::from(context.is_new(found));
+    }
+    days.into_values().collect()
+}
+
+fn status_counts(matches: &[&Match]) -> Vec<StatusCount> {
+    MatchStatus::ALL
+        .iter()
+        .map(|status| StatusCount {
+            status: *status,
+            count: u32::try_from(
+                matches
+                    .iter()
+                    .filter(|found| found.status == *status)
+                    .count(),
+            )
+            .unwrap_or(u32::MAX),
+        })
+        .collect()
+}
+
+fn new_since_last(
+    context: &Context<'_>,
+    infringing: &[&Match],
+    evidence: &[MatchEvidence],
+) -> NewSinceLast {
+    let is_after = |seen: Timestamp| context.previous_report_at.is_none_or(|since| seen > since);
+    let mut site_first: BTreeMap<&SiteId, Timestamp> = BTreeMap::new();
+    let mut work_first: BTreeMap<&WorkId, Timestamp> = BTreeMap::new();
+    let mut chapter_first: BTreeMap<(&WorkId, &ChapterId), Timestamp> = BTreeMap::new();
+    for found in infringing {
+        let seen = found.first_seen;
+        site_first
+            .entry(&found.site_id)
+            .and_modify(|first| *first = (*first).min(seen))
+            .or_insert(seen);
+        work_first
+            .entry(&found.work_id)
+            .and_modify(|first| *first = (*first).min(seen))
+            .or_insert(seen);
+        chapter_first
+            .entry((&found.work_id, &found.chapter_id))
+            .and_modify(|first| *first = (*first).min(seen))
+            .or_insert(seen);
+    }
+    let match_ids: Vec<_> = evidence
+        .iter()
+        .filter(|one| one.new_since_last)
+        .map(|one| one.match_id.clone())
+        .collect();
+    NewSinceLast {
+        since: context.previous_report_at,
+        matches: u32::try_from(match_ids.len()).unwrap_or(u32::MAX),
+        match_ids,
+        new_sites: site_first
+            .into_iter()
+            .filter(|(_, first)| is_after(*first))
+            .map(|(id, _)| id.clone())
+            .collect(),
+        new_works: work_first
+            .into_iter()
+            .filter(|(_, first)| is_after(*first))
+            .map(|(id, _)| id.clone())
+            .collect(),
+        new_chapters: u32::try_from(
+            chapter_first
+                .values()
+                .filter(|first| is_after(**first))
+                .count(),
+        )
+        .unwrap_or(u32::MAX),
+    }
+}
+
+fn build_evidence(
+    context: &Context<'_>,
+    matches: &[&Match],
+    site_rank: &BTreeMap<&SiteId, u32>,
+) -> Vec<MatchEvidence> {
+    let mut evidence: Vec<MatchEvidence> = matches
+        .iter()
+        .map(|found| {
+            let chapter = context.chapter(found);
+            let mut spans = found.spans.clone();
+            spans.sort_by_key(|span| (span.chapter_start, span.page_start));
+            MatchEvidence {
+                match_id: found.id.clone(),
+                status: found.status,
+                infringing: is_infringing(found.status),
+                new_since_last: context.is_new(found),
+                site_id: found.site_id.clone(),
+                site_name: context.site_name(found),
+                url: found.page_url.clone(),
+                host: host_of(&found.page_url),
+                duplicate_pages: u32::try_from(found.duplicate_page_ids.len()).unwrap_or(u32::MAX),
+                work_id: found.work_id.clone(),
+                work_title: context.work_title(&found.work_id),
+                chapter_id: found.chapter_id.clone(),
+                chapter_index: chapter.map(|chapter| chapter.index),
+                chapter_title: chapter.map_or_else(
+                    || found.chapter_id.to_string(),
+                    |chapter| chapter.title.clone(),
+                ),
+                score: found.score,
+                chapter_coverage: found.chapter_coverage,
+                page_coverage: found.page_coverage,
+                copied_chars: copied_chars(&found.spans),
+                first_seen: found.first_seen,
+                last_seen: found.last_seen,
+                captured_at: found.last_seen,
+                page_body_sha256: found.page_body_sha256.clone(),
+                spans,
+                excerpts: found.evidence.clone(),
+                last_review: found.reviews.last().cloned(),
+            }
+        })
+        .collect();
+    evidence.sort_by(|left, right| {
+        let rank = |one: &MatchEvidence| site_rank.get(&one.site_id).copied().unwrap_or(u32::MAX);
+        rank(left)
+            .cmp(&rank(right))
+            .then(left.site_id.cmp(&right.site_id))
+            .then(left.work_title.cmp(&right.work_title))
+            .then(left.work_id.cmp(&right.work_id))
+            .then(
+                left.chapter_index
+                    .unwrap_or(u32::MAX)
+                    .cmp(&right.chapter_index.unwrap_or(u32::MAX)),
+            )
+            .then(left.url.cmp(&right.url))
+            .then(left.match_id.cmp(&right.match_id))
+    });
+    evidence
+}
+
+#[cfg(test)]
+#[path = "analytics_test.rs"]
+mod tests;

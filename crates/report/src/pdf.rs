@@ -1,0 +1,200 @@
+//! PDF by printing the HTML report with headless Chromium: one layout to maintain
+//! (the HTML's print stylesheet), and the browser's text shaping handles Chinese
+//! well, which PDF libraries in Rust do not without a large build. The cost is a
+//! runtime dependency on a browser and a CJK font: on Debian
+//! `apt-get install -y chromium fonts-wqy-microhei`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use copyhound_core::{Error, ErrorKind, Result};
+
+use crate::data::ReportData;
+use crate::html::{HtmlOptions, render_html};
+
+/// Longest time a print may take before the browser is killed.
+const PRINT_TIMEOUT: Duration = Duration::from_secs(120);
+/// Distinguishes the scratch directories of concurrent prints in one process.
+static SCRATCH_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// Returns the flags that make Chromium run headless, offline and stateless
+/// (`--no-sandbox` because workers and CI run as root).
+fn base_flags(user_data_dir: &Path) -> Vec<String> {
+    vec![
+        "--headless".to_string(),
+        "--no-sandbox".to_string(),
+        "--disable-gpu".to_string(),
+        "--disable-background-networking".to_string(),
+        "--disable-component-update".to_string(),
+        "--disable-sync".to_string(),
+        "--no-first-run".to_string(),
+        format!("--user-data-dir={}", user_data_dir.display()),
+    ]
+}
+
+/// A scratch directory removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new() -> Result<Self> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.subsec_nanos());
+        let name = format!(
+            "copyhound-report-{}-{nanos}-{}",
+            std::process::id(),
+            SCRATCH_COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = std::env::temp_dir().join(name);
+        std::fs::create_dir_all(&path).map_err(|error| {
+            Error::with_source(
+                ErrorKind::Internal,
+                "failed to create a scratch directory",
+                error,
+            )
+        })?;
+        Ok(Self(path))
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if let Err(error) = std::fs::remove_dir_all(&self.0) {
+            tracing::warn!(path = %self.0.display(), %error, "failed to remove a scratch directory");
+        }
+    }
+}
+
+/// Runs Chromium with `arguments` and waits for it, killing it after `timeout`.
+pub(crate) fn run_chromium(
+    chromium_path: &Path,
+    arguments: &[String],
+    timeout: Duration,
+) -> Result<()> {
+    let scratch = Scratch::new()?;
+    let mut child = Command::new(chromium_path)
+        .args(base_flags(&scratch.0.join("profile")))
+        .args(arguments)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|error| {
+            Error::with_source(
+                ErrorKind::Config,
+                format!(
+                    "failed to start chromium `{}`; install it (debian: chromium)",
+                    chromium_path.display()
+                ),
+                error,
+            )
+        })?;
+    let started = Instant::now();
+    loop {
+        let waited = child.try_wait().map_err(|error| {
+            Error::with_source(ErrorKind::Internal, "failed to wait for chromium", error)
+        })?;
+        if let Some(status) = waited {
+            if status.success() {
+                return Ok(());
+            }
+            let mut stderr = String::new();
+            if let Some(mut pipe) = child.stderr.take() {
+                use std::io::Read;
+                // Best effort: the exit status is the error, stderr only explains it.
+                let _ = pipe.read_to_string(&mut stderr);
+            }
+            let tail: String = stderr.lines().rev().take(5).collect::<Vec<_>>().join(" | ");
+            return Err(Error::new(
+                ErrorKind::Internal,
+                format!("chromium exited with {status}: {tail}"),
+            ));
+        }
+        if started.elapsed() > timeout {
+            // Best effort: the process may have exited between the check and the kill.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(Error::new(
+                ErrorKind::Timeout,
+                format!("chromium did not finish within {timeout:?}"),
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Prints the HTML file `html_path` to the PDF file `pdf_path` with the headless
+/// Chromium binary `chromium_path` (a path, or a name looked up on `PATH`).
+///
+/// Blocking (up to two minutes): call it from `spawn_blocking` in async code.
+/// Page size and margins come from the report's print stylesheet (A4); no
+/// header or footer is added. Fails with `Config` when the browser cannot be
+/// started and `Internal` when it fails or writes no PDF. Chinese text needs a
+/// CJK font installed (Debian: `fonts-wqy-microhei`).
+pub fn render_pdf_with_chromium(
+    html_path: &Path,
+    pdf_path: &Path,
+    chromium_path: &Path,
+) -> Result<()> {
+    let html_path = std::path::absolute(html_path)
+        .map_err(|error| Error::with_source(ErrorKind::InvalidInput, "invalid html path", error))?;
+    let arguments = vec![
+        "--no-pdf-header-footer".to_string(),
+        format!("--print-to-pdf={}", pdf_path.display()),
+        format!("file://{}", html_path.display()),
+    ];
+    run_chromium(chromium_path, &arguments, PRINT_TIMEOUT)?;
+    match std::fs::metadata(pdf_path) {
+        Ok(metadata) if metadata.len() > 0 => Ok(()),
+        Ok(_) => Err(Error::new(
+            ErrorKind::Internal,
+            "chromium wrote an empty pdf",
+        )),
+        Err(error) => Err(Error::with_source(
+            ErrorKind::Internal,
+            "chromium wrote no pdf",
+            error,
+        )),
+    }
+}
+
+/// Returns `data` as a PDF: the HTML report printed by `chromium_path` in a
+/// scratch directory (see [`render_pdf_with_chromium`]).
+pub fn render_pdf(
+    data: &ReportData,
+    options: &HtmlOptions,
+    chromium_path: &Path,
+) -> Result<Vec<u8>> {
+    let html = render_html(data, options)?;
+    let scratch = Scratch::new()?;
+    let html_path = scratch.0.join("report.html");
+    let pdf_path = scratch.0.join("report.pdf");
+    std::fs::write(&html_path, html).map_err(|error| {
+        Error::with_source(
+            ErrorKind::Internal,
+            "failed to write the html for printing",
+            error,
+        )
+    })?;
+    render_pdf_with_chromium(&html_path, &pdf_path, chromium_path)?;
+    std::fs::read(&pdf_path)
+        .map_err(|error| Error::with_source(ErrorKind::Internal, "failed to read the pdf", error))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_browser_is_a_config_error() {
+        let error = run_chromium(
+            Path::new("/nonexistent/chromium"),
+            &[],
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Config);
+    }
+}
