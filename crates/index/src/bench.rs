@@ -75,13 +75,23 @@ pub async fn run_bench(params: BenchParams) -> Result<BenchReport> {
     let started = Instant::now();
     let scan_hits: Vec<usize> = scan_queries
         .iter()
-        .map(|query| fingerprints.iter().filter(|stored| hamming(**stored, *query) <= params.k).count())
+        .map(|query| {
+            fingerprints
+                .iter()
+                .filter(|stored| hamming(**stored, *query) <= params.k)
+                .count()
+        })
         .collect();
     let scan_micros = started.elapsed().as_secs_f64() * 1e6 / scan_queries.len().max(1) as f64;
 
     let mut rows = Vec::new();
     let memory = MemoryFingerprintIndex::new(params.k)?;
-    rows.push(measure("memory", &memory, &entries, &queries, &params, &scan_hits, None).await?);
+    rows.push(
+        measure(
+            "memory", &memory, &entries, &queries, &params, &scan_hits, None,
+        )
+        .await?,
+    );
     #[cfg(feature = "redis")]
     if let Some(url) = &params.redis_url {
         rows.push(redis_row(url, &entries, &queries, &params, &scan_hits).await?);
@@ -139,15 +149,22 @@ async fn measure(
     }
     let build_seconds = started.elapsed().as_secs_f64();
     let stats = index.stats().await?;
-    let memory_bytes = stats.memory_bytes.saturating_sub(memory_before.unwrap_or(0));
+    let memory_bytes = stats
+        .memory_bytes
+        .saturating_sub(memory_before.unwrap_or(0));
     let started = Instant::now();
     let mut hits = 0_u64;
     let mut agrees_with_scan = true;
     for (batch_index, batch) in queries.chunks(QUERY_BATCH).enumerate() {
-        let answers = index.query_batch(EntryKind::Passage, batch, params.k).await?;
+        let answers = index
+            .query_batch(EntryKind::Passage, batch, params.k)
+            .await?;
         hits += answers.iter().map(Vec::len).sum::<usize>() as u64;
         if batch_index == 0 {
-            agrees_with_scan = scan_hits.iter().zip(&answers).all(|(expected, found)| *expected == found.len());
+            agrees_with_scan = scan_hits
+                .iter()
+                .zip(&answers)
+                .all(|(expected, found)| *expected == found.len());
         }
     }
     let query_seconds = started.elapsed().as_secs_f64();
@@ -178,9 +195,20 @@ async fn redis_row(
         prefix,
         max_distance: params.k,
     };
-    let index = RedisFingerprintIndex::connect_with(url, &config, RedisIndexOptions::for_config(&config)).await?;
+    let index =
+        RedisFingerprintIndex::connect_with(url, &config, RedisIndexOptions::for_config(&config))
+            .await?;
     let before = index.stats().await?.memory_bytes;
-    let row = measure("redis", &index, entries, queries, params, scan_hits, Some(before)).await;
+    let row = measure(
+        "redis",
+        &index,
+        entries,
+        queries,
+        params,
+        scan_hits,
+        Some(before),
+    )
+    .await;
     index.destroy().await?;
     row
 }
@@ -188,15 +216,33 @@ async fn redis_row(
 impl fmt::Display for BenchReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let params = &self.params;
-        writeln!(f, "index bench: n={} queries={} k={} seed={}", params.n, params.queries, params.k, params.seed)?;
-        writeln!(f, "{:<12} {:>9} {:>11} {:>10} {:>11} {:>9} {:>6}", "impl", "build s", "inserts/s", "us/query", "bytes/entry", "hits", "exact")?;
+        writeln!(
+            f,
+            "index bench: n={} queries={} k={} seed={}",
+            params.n, params.queries, params.k, params.seed
+        )?;
+        writeln!(
+            f,
+            "{:<12} {:>9} {:>11} {:>10} {:>11} {:>9} {:>6}",
+            "impl", "build s", "inserts/s", "us/query", "bytes/entry", "hits", "exact"
+        )?;
         for row in &self.rows {
-            let build = row.build_seconds.map_or("-".to_owned(), |seconds| format!("{seconds:.2}"));
-            let rate = row.inserts_per_second.map_or("-".to_owned(), |rate| format!("{rate:.0}"));
+            let build = row
+                .build_seconds
+                .map_or("-".to_owned(), |seconds| format!("{seconds:.2}"));
+            let rate = row
+                .inserts_per_second
+                .map_or("-".to_owned(), |rate| format!("{rate:.0}"));
             writeln!(
                 f,
                 "{:<12} {:>9} {:>11} {:>10.3} {:>11.1} {:>9} {:>6}",
-                row.name, build, rate, row.micros_per_query, row.bytes_per_entry, row.hits, row.agrees_with_scan
+                row.name,
+                build,
+                rate,
+                row.micros_per_query,
+                row.bytes_per_entry,
+                row.hits,
+                row.agrees_with_scan
             )?;
         }
         Ok(())
@@ -209,10 +255,19 @@ mod tests {
 
     #[tokio::test]
     async fn small_bench_agrees_with_the_scan() {
-        let params = BenchParams { n: 20_000, queries: 400, k: 3, seed: 1, redis_url: None };
+        let params = BenchParams {
+            n: 20_000,
+            queries: 400,
+            k: 3,
+            seed: 1,
+            redis_url: None,
+        };
         let report = run_bench(params).await.unwrap();
         assert_eq!(report.rows.len(), 2);
-        assert!(report.rows.iter().all(|row| row.agrees_with_scan), "{report}");
+        assert!(
+            report.rows.iter().all(|row| row.agrees_with_scan),
+            "{report}"
+        );
         assert!(report.rows[0].hits >= 200, "{report}");
         assert!(report.to_string().contains("linear scan"));
     }

@@ -26,7 +26,9 @@ impl SegmentLayout {
         if max_distance > MAX_SUPPORTED_DISTANCE {
             return Err(Error::new(
                 ErrorKind::Config,
-                format!("index max_distance {max_distance} exceeds the supported {MAX_SUPPORTED_DISTANCE}"),
+                format!(
+                    "index max_distance {max_distance} exceeds the supported {MAX_SUPPORTED_DISTANCE}"
+                ),
             ));
         }
         let tables = max_distance + 1;
@@ -42,7 +44,11 @@ impl SegmentLayout {
             start += length;
         }
         debug_assert_eq!(start, 64);
-        Ok(Self { max_distance, starts, lengths })
+        Ok(Self {
+            max_distance,
+            starts,
+            lengths,
+        })
     }
 
     /// Returns the largest distance answered exactly.
@@ -121,11 +127,17 @@ mod tests {
             let total: u32 = (0..layout.tables()).map(|table| layout.length(table)).sum();
             assert_eq!(total, 64);
             let all_ones: u64 = (0..layout.tables())
-                .map(|table| layout.segment(table, u64::MAX) << (64 - layout.start(table) - layout.length(table)))
+                .map(|table| {
+                    layout.segment(table, u64::MAX)
+                        << (64 - layout.start(table) - layout.length(table))
+                })
                 .fold(0, |acc, part| acc | part);
             assert_eq!(all_ones, u64::MAX);
         }
-        assert_eq!(SegmentLayout::new(17).unwrap_err().kind(), ErrorKind::Config);
+        assert_eq!(
+            SegmentLayout::new(17).unwrap_err().kind(),
+            ErrorKind::Config
+        );
     }
 
     #[test]

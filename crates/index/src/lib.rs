@@ -14,9 +14,9 @@
 pub mod bench;
 pub mod layout;
 mod memory;
+mod rebuild;
 #[cfg(feature = "redis")]
 mod redis;
-mod rebuild;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
 

@@ -27,7 +27,10 @@ pub async fn rebuild_index(
     version: u32,
     progress: impl Fn(u64),
 ) -> Result<u64> {
-    let mut request = PageRequest { after: None, limit: REBUILD_PAGE };
+    let mut request = PageRequest {
+        after: None,
+        limit: REBUILD_PAGE,
+    };
     let mut done = 0_u64;
     loop {
         let page = store.list_fingerprints(version, &request).await?;

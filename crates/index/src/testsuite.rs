@@ -22,34 +22,46 @@ pub fn redis_url_for_test(test: &str) -> Option<String> {
         "COPYHOUND_TEST_REDIS_URL is not set but CI=true: start Redis with \
          `eval \"$(deploy/dev/services.sh start)\"` before `cargo test`"
     );
-    eprintln!("skipping {test}: COPYHOUND_TEST_REDIS_URL is not set (eval \"$(deploy/dev/services.sh start)\")");
+    eprintln!(
+        "skipping {test}: COPYHOUND_TEST_REDIS_URL is not set (eval \"$(deploy/dev/services.sh start)\")"
+    );
     None
 }
 
 /// Returns a Redis key prefix no other test run uses.
 pub fn unique_prefix(component: &str) -> String {
-    format!("copyhound:test:{component}:{:016x}:", rand::rng().next_u64())
+    format!(
+        "copyhound:test:{component}:{:016x}:",
+        rand::rng().next_u64()
+    )
 }
 
 /// Deletes every key under `prefix` (SCAN + DEL) with a blocking connection;
 /// errors are printed, not raised, so it can run from `Drop`.
 #[cfg(feature = "redis")]
 pub fn delete_prefix(url: &str, prefix: &str) {
-    let deleted = redis::Client::open(url).and_then(|client| client.get_connection()).and_then(|mut connection| {
-        let pattern = format!("{prefix}*");
-        let mut cursor = 0_u64;
-        loop {
-            let (next, keys): (u64, Vec<Vec<u8>>) =
-                redis::cmd("SCAN").arg(cursor).arg("MATCH").arg(&pattern).arg("COUNT").arg(1000).query(&mut connection)?;
-            if !keys.is_empty() {
-                redis::cmd("DEL").arg(&keys).query::<u64>(&mut connection)?;
+    let deleted = redis::Client::open(url)
+        .and_then(|client| client.get_connection())
+        .and_then(|mut connection| {
+            let pattern = format!("{prefix}*");
+            let mut cursor = 0_u64;
+            loop {
+                let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+                    .arg(cursor)
+                    .arg("MATCH")
+                    .arg(&pattern)
+                    .arg("COUNT")
+                    .arg(1000)
+                    .query(&mut connection)?;
+                if !keys.is_empty() {
+                    redis::cmd("DEL").arg(&keys).query::<u64>(&mut connection)?;
+                }
+                if next == 0 {
+                    return Ok(());
+                }
+                cursor = next;
             }
-            if next == 0 {
-                return Ok(());
-            }
-            cursor = next;
-        }
-    });
+        });
     if let Err(error) = deleted {
         eprintln!("failed to delete test keys under {prefix:?}: {error}");
     }
@@ -91,7 +103,12 @@ pub fn flip_bits(rng: &mut impl Rng, fingerprint: u64, distance: u32) -> u64 {
 
 /// Returns `count` entries of `kind` with random fingerprints; `per_owner`
 /// consecutive entries share an owner `o<n>` and get ordinals 0, 1, ...
-pub fn random_entries(rng: &mut impl Rng, kind: EntryKind, count: usize, per_owner: usize) -> Vec<IndexEntry> {
+pub fn random_entries(
+    rng: &mut impl Rng,
+    kind: EntryKind,
+    count: usize,
+    per_owner: usize,
+) -> Vec<IndexEntry> {
     let per_owner = per_owner.max(1);
     (0..count)
         .map(|index| IndexEntry {
@@ -104,13 +121,21 @@ pub fn random_entries(rng: &mut impl Rng, kind: EntryKind, count: usize, per_own
 }
 
 /// Returns the hits of a linear scan: the oracle both indexes must agree with.
-pub fn linear_scan(entries: &[IndexEntry], kind: EntryKind, query: u64, max_distance: u32) -> Vec<IndexHit> {
+pub fn linear_scan(
+    entries: &[IndexEntry],
+    kind: EntryKind,
+    query: u64,
+    max_distance: u32,
+) -> Vec<IndexHit> {
     let mut hits: Vec<IndexHit> = entries
         .iter()
         .filter(|entry| entry.kind == kind)
         .filter_map(|entry| {
             let distance = hamming(entry.fingerprint, query);
-            (distance <= max_distance).then(|| IndexHit { entry: entry.clone(), distance })
+            (distance <= max_distance).then(|| IndexHit {
+                entry: entry.clone(),
+                distance,
+            })
         })
         .collect();
     sort_hits(&mut hits);
@@ -120,6 +145,10 @@ pub fn linear_scan(entries: &[IndexEntry], kind: EntryKind, query: u64, max_dist
 /// Sorts hits by (owner, ordinal) so results compare regardless of order.
 pub fn sort_hits(hits: &mut [IndexHit]) {
     hits.sort_by(|left, right| {
-        (&left.entry.owner, left.entry.ordinal, left.distance).cmp(&(&right.entry.owner, right.entry.ordinal, right.distance))
+        (&left.entry.owner, left.entry.ordinal, left.distance).cmp(&(
+            &right.entry.owner,
+            right.entry.ordinal,
+            right.distance,
+        ))
     });
 }

@@ -70,14 +70,26 @@ impl MemoryFingerprintIndex {
     }
 
     fn from_base(layout: SegmentLayout, base: Base, dir: Option<PathBuf>) -> Self {
-        let state = State { layout: layout.clone(), base: Arc::new(base), delta: Delta::default() };
-        Self { layout, dir, state: RwLock::new(Arc::new(state)), writer: tokio::sync::Mutex::new(()) }
+        let state = State {
+            layout: layout.clone(),
+            base: Arc::new(base),
+            delta: Delta::default(),
+        };
+        Self {
+            layout,
+            dir,
+            state: RwLock::new(Arc::new(state)),
+            writer: tokio::sync::Mutex::new(()),
+        }
     }
 
     /// Compacts the index and writes its snapshot atomically; returns the file path.
     pub async fn snapshot(&self) -> Result<PathBuf> {
         let dir = self.dir.clone().ok_or_else(|| {
-            Error::new(ErrorKind::Config, "this in-memory index has no directory to snapshot into")
+            Error::new(
+                ErrorKind::Config,
+                "this in-memory index has no directory to snapshot into",
+            )
         })?;
         let _writer = self.writer.lock().await;
         self.compact_locked(&[]).await?;
@@ -94,30 +106,49 @@ impl MemoryFingerprintIndex {
     }
 
     fn current(&self) -> Arc<State> {
-        Arc::clone(&self.state.read().unwrap_or_else(|poisoned| poisoned.into_inner()))
+        Arc::clone(
+            &self
+                .state
+                .read()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        )
     }
 
     fn swap(&self, state: State) {
-        *self.state.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(state);
+        *self
+            .state
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(state);
     }
 
     /// Builds a base from the current state plus `entries` and swaps it in.
     /// The caller holds the writer lock.
     async fn compact_locked(&self, entries: &[IndexEntry]) -> Result<()> {
         let current = self.current();
-        if current.delta_len() == 0 && current.delta.dead_base_owners.is_empty() && entries.is_empty() {
+        if current.delta_len() == 0
+            && current.delta.dead_base_owners.is_empty()
+            && entries.is_empty()
+        {
             return Ok(());
         }
         let entries = entries.to_vec();
         let layout = self.layout.clone();
         let base = tokio::task::spawn_blocking(move || {
             let delta = current.delta_with_inserts(&entries);
-            let merged = State { layout, base: Arc::clone(&current.base), delta };
+            let merged = State {
+                layout,
+                base: Arc::clone(&current.base),
+                delta,
+            };
             merged.compact()
         })
         .await
         .map_err(join_error)??;
-        self.swap(State { layout: self.layout.clone(), base: Arc::new(base), delta: Delta::default() });
+        self.swap(State {
+            layout: self.layout.clone(),
+            base: Arc::new(base),
+            delta: Delta::default(),
+        });
         Ok(())
     }
 }
@@ -152,7 +183,11 @@ impl FingerprintIndex for MemoryFingerprintIndex {
             return self.compact_locked(entries).await;
         }
         let delta = current.delta_with_inserts(entries);
-        self.swap(State { layout: self.layout.clone(), base: Arc::clone(&current.base), delta });
+        self.swap(State {
+            layout: self.layout.clone(),
+            base: Arc::clone(&current.base),
+            delta,
+        });
         Ok(())
     }
 
@@ -164,22 +199,37 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         let current = self.current();
         let delta = current.delta_with_removals(owners);
         let dead = delta.dead_base_owners.len();
-        self.swap(State { layout: self.layout.clone(), base: Arc::clone(&current.base), delta });
+        self.swap(State {
+            layout: self.layout.clone(),
+            base: Arc::clone(&current.base),
+            delta,
+        });
         if dead > current.base.owners.len() / 8 + 64 {
             self.compact_locked(&[]).await?;
         }
         Ok(())
     }
 
-    async fn query_batch(&self, kind: EntryKind, fingerprints: &[u64], max_distance: u32) -> Result<Vec<Vec<IndexHit>>> {
+    async fn query_batch(
+        &self,
+        kind: EntryKind,
+        fingerprints: &[u64],
+        max_distance: u32,
+    ) -> Result<Vec<Vec<IndexHit>>> {
         self.layout.check_query_distance(max_distance)?;
         let current = self.current();
         if fingerprints.len() <= INLINE_QUERIES {
-            return Ok(fingerprints.iter().map(|query| current.query(kind, *query, max_distance)).collect());
+            return Ok(fingerprints
+                .iter()
+                .map(|query| current.query(kind, *query, max_distance))
+                .collect());
         }
         let fingerprints = fingerprints.to_vec();
         tokio::task::spawn_blocking(move || {
-            fingerprints.iter().map(|query| current.query(kind, *query, max_distance)).collect()
+            fingerprints
+                .iter()
+                .map(|query| current.query(kind, *query, max_distance))
+                .collect()
         })
         .await
         .map_err(join_error)
@@ -187,7 +237,10 @@ impl FingerprintIndex for MemoryFingerprintIndex {
 
     async fn stats(&self) -> Result<IndexStats> {
         let current = self.current();
-        Ok(IndexStats { entries: current.entry_count(), memory_bytes: current.memory_bytes() })
+        Ok(IndexStats {
+            entries: current.entry_count(),
+            memory_bytes: current.memory_bytes(),
+        })
     }
 }
 

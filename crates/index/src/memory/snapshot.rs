@@ -59,24 +59,36 @@ pub fn decode(bytes: &[u8], layout: &SegmentLayout) -> Result<Base> {
     }
     let version = header.u32()?;
     if version != FORMAT_VERSION {
-        return Err(corrupt(format!("unknown index snapshot format version {version}")));
+        return Err(corrupt(format!(
+            "unknown index snapshot format version {version}"
+        )));
     }
     let length = header.u64()?;
     let checksum = header.u64()?;
     let payload = &bytes[HEADER_BYTES..];
     if payload.len() as u64 != length {
-        return Err(corrupt(format!("index snapshot is truncated: {} of {length} payload bytes", payload.len())));
+        return Err(corrupt(format!(
+            "index snapshot is truncated: {} of {length} payload bytes",
+            payload.len()
+        )));
     }
     if xxh3_64(payload) != checksum {
         return Err(corrupt("index snapshot checksum mismatch"));
     }
-    let mut reader = Reader { bytes: payload, offset: 0 };
+    let mut reader = Reader {
+        bytes: payload,
+        offset: 0,
+    };
     let owner_count = reader.u32()? as usize;
     let mut names: Vec<String> = Vec::with_capacity(owner_count.min(payload.len() / 4));
     for _ in 0..owner_count {
         let length = reader.u32()? as usize;
-        let name = std::str::from_utf8(reader.take(length)?).map_err(|_| corrupt("owner name is not utf-8"))?;
-        if names.last().is_some_and(|previous| previous.as_str() >= name) {
+        let name = std::str::from_utf8(reader.take(length)?)
+            .map_err(|_| corrupt("owner name is not utf-8"))?;
+        if names
+            .last()
+            .is_some_and(|previous| previous.as_str() >= name)
+        {
             return Err(corrupt("owner names are not sorted"));
         }
         names.push(name.to_owned());
@@ -87,9 +99,13 @@ pub fn decode(bytes: &[u8], layout: &SegmentLayout) -> Result<Base> {
         collected.reserve(count.min(payload.len() / 16));
         for _ in 0..count {
             let entry = (reader.u32()?, reader.u32()?, reader.u64()?);
-            let ordered = collected.last().is_none_or(|previous| (previous.0, previous.1) < (entry.0, entry.1));
+            let ordered = collected
+                .last()
+                .is_none_or(|previous| (previous.0, previous.1) < (entry.0, entry.1));
             if entry.0 as usize >= owner_count || !ordered {
-                return Err(corrupt("index snapshot entries are out of order or name no owner"));
+                return Err(corrupt(
+                    "index snapshot entries are out of order or name no owner",
+                ));
             }
             collected.push(entry);
         }
@@ -103,17 +119,21 @@ pub fn decode(bytes: &[u8], layout: &SegmentLayout) -> Result<Base> {
 /// Reads the snapshot in `dir`; `None` when there is none.
 pub fn read(dir: &Path, layout: &SegmentLayout) -> Result<Option<Base>> {
     let path = dir.join(SNAPSHOT_FILE);
-    let present = path.try_exists().map_err(|error| io_error("failed to look for the index snapshot", error))?;
+    let present = path
+        .try_exists()
+        .map_err(|error| io_error("failed to look for the index snapshot", error))?;
     if !present {
         return Ok(None);
     }
-    let bytes = fs::read(&path).map_err(|error| io_error("failed to read the index snapshot", error))?;
+    let bytes =
+        fs::read(&path).map_err(|error| io_error("failed to read the index snapshot", error))?;
     decode(&bytes, layout).map(Some)
 }
 
 /// Writes `bytes` as the snapshot of `dir`, atomically.
 pub fn write(dir: &Path, bytes: &[u8]) -> Result<PathBuf> {
-    fs::create_dir_all(dir).map_err(|error| io_error("failed to create the index directory", error))?;
+    fs::create_dir_all(dir)
+        .map_err(|error| io_error("failed to create the index directory", error))?;
     let path = dir.join(SNAPSHOT_FILE);
     let temporary = dir.join(format!("{SNAPSHOT_FILE}.tmp-{}", std::process::id()));
     let written = File::create(&temporary)
@@ -142,7 +162,10 @@ struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     fn take(&mut self, count: usize) -> Result<&'a [u8]> {
-        let end = self.offset.checked_add(count).filter(|end| *end <= self.bytes.len());
+        let end = self
+            .offset
+            .checked_add(count)
+            .filter(|end| *end <= self.bytes.len());
         let end = end.ok_or_else(|| corrupt("index snapshot is truncated"))?;
         let slice = &self.bytes[self.offset..end];
         self.offset = end;
@@ -150,10 +173,14 @@ impl<'a> Reader<'a> {
     }
 
     fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take(4)?.try_into().expect("took 4 bytes")))
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().expect("took 4 bytes"),
+        ))
     }
 
     fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.take(8)?.try_into().expect("took 8 bytes")))
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().expect("took 8 bytes"),
+        ))
     }
 }

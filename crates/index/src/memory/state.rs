@@ -13,7 +13,6 @@ use copyhound_core::ports::{EntryKind, IndexEntry, IndexHit};
 use super::tables::{KindTables, RawEntry};
 use crate::layout::{SegmentLayout, hamming};
 
-
 /// Returns the slot of a kind.
 pub(crate) fn kind_slot(kind: EntryKind) -> usize {
     match kind {
@@ -81,7 +80,11 @@ pub(crate) struct Base {
 
 impl Base {
     /// Builds a base from sorted owner names and, per kind, entries sorted by (owner, ordinal).
-    pub fn build(layout: &SegmentLayout, names: &[String], entries: [Vec<RawEntry>; 3]) -> Result<Self> {
+    pub fn build(
+        layout: &SegmentLayout,
+        names: &[String],
+        entries: [Vec<RawEntry>; 3],
+    ) -> Result<Self> {
         let [documents, passages, dna] = entries;
         Ok(Self {
             owners: OwnerNames::from_sorted(names),
@@ -97,8 +100,15 @@ impl Base {
     pub fn raw_entries(&self, slot: usize) -> impl Iterator<Item = RawEntry> + '_ {
         let tables = &self.kinds[slot];
         (0..self.owners.len()).flat_map(move |owner| {
-            let range = tables.owner_starts[owner] as usize..tables.owner_starts[owner + 1] as usize;
-            range.map(move |position| (owner as u32, tables.ordinals[position], tables.fingerprints[position]))
+            let range =
+                tables.owner_starts[owner] as usize..tables.owner_starts[owner + 1] as usize;
+            range.map(move |position| {
+                (
+                    owner as u32,
+                    tables.ordinals[position],
+                    tables.fingerprints[position],
+                )
+            })
         })
     }
 }
@@ -165,7 +175,9 @@ impl State {
             let recent = &self.delta.kinds[slot];
             count += (tables.len() + recent.fingerprints.len()) as u64;
             for &owner in &self.delta.dead_base_owners {
-                count -= u64::from(tables.owner_starts[owner as usize + 1] - tables.owner_starts[owner as usize]);
+                count -= u64::from(
+                    tables.owner_starts[owner as usize + 1] - tables.owner_starts[owner as usize],
+                );
             }
             let shadowed = recent.keys.iter().filter(|(owner, ordinal)| {
                 (*owner as usize) < self.base.owners.len()
@@ -184,19 +196,39 @@ impl State {
 
     /// Returns the number of delta entries.
     pub fn delta_len(&self) -> usize {
-        self.delta.kinds.iter().map(|kind| kind.fingerprints.len()).sum()
+        self.delta
+            .kinds
+            .iter()
+            .map(|kind| kind.fingerprints.len())
+            .sum()
     }
 
     /// Returns the heap bytes of the state.
     pub fn memory_bytes(&self) -> u64 {
-        let base = self.base.owners.memory_bytes() + self.base.kinds.iter().map(KindTables::memory_bytes).sum::<u64>();
+        let base = self.base.owners.memory_bytes()
+            + self
+                .base
+                .kinds
+                .iter()
+                .map(KindTables::memory_bytes)
+                .sum::<u64>();
         let delta_entries = self.delta_len() as u64;
-        let delta_owners: usize = self.delta.new_owners.iter().map(|name| name.len() + 64).sum();
-        base + delta_entries * 48 + delta_owners as u64 + self.delta.dead_base_owners.len() as u64 * 16
+        let delta_owners: usize = self
+            .delta
+            .new_owners
+            .iter()
+            .map(|name| name.len() + 64)
+            .sum();
+        base + delta_entries * 48
+            + delta_owners as u64
+            + self.delta.dead_base_owners.len() as u64 * 16
     }
 
     fn owner_id(&self, name: &str) -> Option<u32> {
-        self.base.owners.find(name).or_else(|| self.delta.new_owner_ids.get(name).copied())
+        self.base
+            .owners
+            .find(name)
+            .or_else(|| self.delta.new_owner_ids.get(name).copied())
     }
 
     fn owner_name(&self, id: u32) -> &str {
@@ -258,7 +290,13 @@ impl State {
             if self.delta.dead_base_owners.contains(&owner) || recent.shadows((owner, ordinal)) {
                 return;
             }
-            hits.push(self.hit(kind, owner, ordinal, tables.fingerprints[position as usize], distance));
+            hits.push(self.hit(
+                kind,
+                owner,
+                ordinal,
+                tables.fingerprints[position as usize],
+                distance,
+            ));
         });
         for (key, &fingerprint) in recent.keys.iter().zip(&recent.fingerprints) {
             let distance = hamming(fingerprint, query);
@@ -269,9 +307,24 @@ impl State {
         hits
     }
 
-    fn hit(&self, kind: EntryKind, owner: u32, ordinal: u32, fingerprint: u64, distance: u32) -> IndexHit {
+    fn hit(
+        &self,
+        kind: EntryKind,
+        owner: u32,
+        ordinal: u32,
+        fingerprint: u64,
+        distance: u32,
+    ) -> IndexHit {
         let owner = self.owner_name(owner).to_owned();
-        IndexHit { entry: IndexEntry { owner, kind, ordinal, fingerprint }, distance }
+        IndexHit {
+            entry: IndexEntry {
+                owner,
+                kind,
+                ordinal,
+                fingerprint,
+            },
+            distance,
+        }
     }
 
     /// Returns a base holding every live entry (base minus dead and shadowed, plus delta).
@@ -285,18 +338,29 @@ impl State {
                 !self.delta.dead_base_owners.contains(owner) && !recent.shadows((*owner, *ordinal))
             });
             collected.extend(live_base);
-            collected.extend(recent.keys.iter().zip(&recent.fingerprints).map(|(key, fp)| (key.0, key.1, *fp)));
+            collected.extend(
+                recent
+                    .keys
+                    .iter()
+                    .zip(&recent.fingerprints)
+                    .map(|(key, fp)| (key.0, key.1, *fp)),
+            );
             for entry in collected.iter() {
                 used[entry.0 as usize] = true;
             }
         }
-        let mut live: Vec<u32> = (0..total_owners as u32).filter(|id| used[*id as usize]).collect();
+        let mut live: Vec<u32> = (0..total_owners as u32)
+            .filter(|id| used[*id as usize])
+            .collect();
         live.sort_unstable_by(|left, right| self.owner_name(*left).cmp(self.owner_name(*right)));
         let mut renumbered = vec![0_u32; total_owners];
         for (new_id, old_id) in live.iter().enumerate() {
             renumbered[*old_id as usize] = new_id as u32;
         }
-        let names: Vec<String> = live.iter().map(|id| self.owner_name(*id).to_owned()).collect();
+        let names: Vec<String> = live
+            .iter()
+            .map(|id| self.owner_name(*id).to_owned())
+            .collect();
         for collected in &mut entries {
             for entry in collected.iter_mut() {
                 entry.0 = renumbered[entry.0 as usize];

@@ -57,7 +57,13 @@ impl KindTables {
         let tables = (0..layout.tables())
             .map(|table| build_table(layout, table, &fingerprints, index_bits, filter_bits))
             .collect();
-        Ok(Self { fingerprints, ordinals, owner_starts, filter_bits, tables })
+        Ok(Self {
+            fingerprints,
+            ordinals,
+            owner_starts,
+            filter_bits,
+            tables,
+        })
     }
 
     /// Returns the number of entries.
@@ -67,23 +73,37 @@ impl KindTables {
 
     /// Returns whether the base holds (owner, ordinal).
     pub fn contains(&self, owner: u32, ordinal: u32) -> bool {
-        let range = self.owner_starts[owner as usize] as usize..self.owner_starts[owner as usize + 1] as usize;
+        let range = self.owner_starts[owner as usize] as usize
+            ..self.owner_starts[owner as usize + 1] as usize;
         self.ordinals[range].binary_search(&ordinal).is_ok()
     }
 
     /// Returns the owner id of the entry at `position`.
     pub fn owner_of(&self, position: u32) -> u32 {
-        let after = self.owner_starts.partition_point(|start| *start <= position);
+        let after = self
+            .owner_starts
+            .partition_point(|start| *start <= position);
         u32::try_from(after.saturating_sub(1)).expect("owner ids fit u32 by construction")
     }
 
     /// Calls `found(position, distance)` once for every entry within `max_distance` of `query`.
-    pub fn query(&self, layout: &SegmentLayout, query: u64, max_distance: u32, mut found: impl FnMut(u32, u32)) {
+    pub fn query(
+        &self,
+        layout: &SegmentLayout,
+        query: u64,
+        max_distance: u32,
+        mut found: impl FnMut(u32, u32),
+    ) {
         if self.fingerprints.is_empty() {
             return;
         }
         let filter_mask = low_mask(self.filter_bits);
-        for (table_index, table) in self.tables.iter().enumerate().take(layout.tables_for(max_distance)) {
+        for (table_index, table) in self
+            .tables
+            .iter()
+            .enumerate()
+            .take(layout.tables_for(max_distance))
+        {
             let bucket = layout.bucket(table_index, query, table.bucket_bits) as usize;
             let range = table.offsets[bucket] as usize..table.offsets[bucket + 1] as usize;
             let query_filter = filter(layout, table_index, query, self.filter_bits);
@@ -108,23 +128,35 @@ impl KindTables {
 
     /// Returns the heap bytes of this structure.
     pub fn memory_bytes(&self) -> u64 {
-        let tables: usize = self.tables.iter().map(|table| (table.offsets.capacity() + table.slots.capacity()) * 4).sum();
-        (self.fingerprints.capacity() * 8 + (self.ordinals.capacity() + self.owner_starts.capacity()) * 4 + tables)
-            as u64
+        let tables: usize = self
+            .tables
+            .iter()
+            .map(|table| (table.offsets.capacity() + table.slots.capacity()) * 4)
+            .sum();
+        (self.fingerprints.capacity() * 8
+            + (self.ordinals.capacity() + self.owner_starts.capacity()) * 4
+            + tables) as u64
     }
 }
 
 /// Returns the bits a position needs for `count` entries (at least 1).
 fn index_bits(count: usize) -> Result<u32> {
     if count > u32::MAX as usize {
-        return Err(Error::new(ErrorKind::TooLarge, format!("{count} entries of one kind exceed the in-memory index")));
+        return Err(Error::new(
+            ErrorKind::TooLarge,
+            format!("{count} entries of one kind exceed the in-memory index"),
+        ));
     }
     let largest = count.saturating_sub(1) as u64;
     Ok((64 - largest.leading_zeros()).max(1))
 }
 
 fn low_mask(bits: u32) -> u32 {
-    if bits == 0 { 0 } else { u32::MAX >> (32 - bits) }
+    if bits == 0 {
+        0
+    } else {
+        u32::MAX >> (32 - bits)
+    }
 }
 
 /// Returns the `bits` fingerprint bits that follow segment `table` (wrapping).
@@ -137,8 +169,17 @@ fn filter(layout: &SegmentLayout, table: usize, fingerprint: u64, bits: u32) -> 
     u32::try_from(rotated >> (64 - bits)).expect("at most 31 filter bits")
 }
 
-fn build_table(layout: &SegmentLayout, table: usize, fingerprints: &[u64], index_bits: u32, filter_bits: u32) -> Table {
-    let bucket_bits = index_bits.saturating_sub(3).clamp(1, MAX_BUCKET_BITS).min(layout.length(table));
+fn build_table(
+    layout: &SegmentLayout,
+    table: usize,
+    fingerprints: &[u64],
+    index_bits: u32,
+    filter_bits: u32,
+) -> Table {
+    let bucket_bits = index_bits
+        .saturating_sub(3)
+        .clamp(1, MAX_BUCKET_BITS)
+        .min(layout.length(table));
     let buckets = 1_usize << bucket_bits;
     let mut offsets = vec![0_u32; buckets + 1];
     for &fingerprint in fingerprints {
@@ -152,11 +193,19 @@ fn build_table(layout: &SegmentLayout, table: usize, fingerprints: &[u64], index
     for (position, &fingerprint) in fingerprints.iter().enumerate() {
         let bucket = layout.bucket(table, fingerprint, bucket_bits) as usize;
         let position = u32::try_from(position).expect("positions fit u32: checked by index_bits");
-        let packed = if filter_bits == 0 { position } else { position << filter_bits };
+        let packed = if filter_bits == 0 {
+            position
+        } else {
+            position << filter_bits
+        };
         slots[cursors[bucket] as usize] = packed | filter(layout, table, fingerprint, filter_bits);
         cursors[bucket] += 1;
     }
-    Table { bucket_bits, offsets, slots }
+    Table {
+        bucket_bits,
+        offsets,
+        slots,
+    }
 }
 
 #[cfg(test)]
@@ -167,10 +216,16 @@ mod tests {
     fn finds_exactly_the_neighbours() {
         let layout = SegmentLayout::new(3).unwrap();
         let fingerprints = [0_u64, 1, 0b111, 0b1111, u64::MAX, 0x8000_0000_0000_0001];
-        let entries: Vec<RawEntry> = fingerprints.iter().enumerate().map(|(i, fp)| (i as u32, 0, *fp)).collect();
+        let entries: Vec<RawEntry> = fingerprints
+            .iter()
+            .enumerate()
+            .map(|(i, fp)| (i as u32, 0, *fp))
+            .collect();
         let tables = KindTables::build(&layout, &entries, entries.len()).unwrap();
         let mut found = Vec::new();
-        tables.query(&layout, 0, 3, |position, distance| found.push((position, distance)));
+        tables.query(&layout, 0, 3, |position, distance| {
+            found.push((position, distance))
+        });
         found.sort_unstable();
         assert_eq!(found, [(0, 0), (1, 1), (2, 3), (5, 2)]);
         assert_eq!(tables.owner_of(4), 4);

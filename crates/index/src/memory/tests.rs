@@ -1,1 +1,196 @@
+//! Snapshot, compaction and rebuild behaviour of the in-memory index.
 
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use copyhound_core::ids::PageId;
+use copyhound_core::model::{FingerprintOwner, FingerprintRecord, PassageRecord};
+use copyhound_core::ports::{FingerprintStore, PageRequest, Paged};
+
+use super::*;
+use crate::testsuite::{random_entries, seeded, sort_hits};
+use crate::{entries_for_record, rebuild_index};
+
+async fn all_hits(index: &MemoryFingerprintIndex, entries: &[IndexEntry]) -> Vec<Vec<IndexHit>> {
+    let queries: Vec<u64> = entries.iter().map(|entry| entry.fingerprint).collect();
+    let mut answers = index
+        .query_batch(EntryKind::Passage, &queries, 3)
+        .await
+        .unwrap();
+    answers.iter_mut().for_each(|hits| sort_hits(hits));
+    answers
+}
+
+#[tokio::test]
+async fn snapshot_round_trips_with_delta_and_removals() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemoryFingerprintIndex::open(dir.path(), 3).await.unwrap();
+    let mut rng = seeded(3);
+    let entries = random_entries(&mut rng, EntryKind::Passage, 10_000, 8);
+    index.insert(&entries).await.unwrap();
+    index.insert(&entries[..100]).await.unwrap();
+    index
+        .remove_owners(&["p:o00000002".to_owned()])
+        .await
+        .unwrap();
+    let before = all_hits(&index, &entries).await;
+    let path = index.snapshot().await.unwrap();
+    assert!(path.ends_with(SNAPSHOT_FILE));
+    let reopened = MemoryFingerprintIndex::open(dir.path(), 3).await.unwrap();
+    assert_eq!(all_hits(&reopened, &entries).await, before);
+    assert_eq!(reopened.stats().await.unwrap().entries, 10_000 - 8);
+    let wider = MemoryFingerprintIndex::open(dir.path(), 5).await.unwrap();
+    assert_eq!(
+        wider
+            .query(EntryKind::Passage, entries[0].fingerprint, 5)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+}
+
+#[tokio::test]
+async fn corrupt_snapshots_are_refused_without_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let index = MemoryFingerprintIndex::open(dir.path(), 3).await.unwrap();
+    index
+        .insert(&random_entries(&mut seeded(4), EntryKind::Dna, 100, 4))
+        .await
+        .unwrap();
+    let path = index.snapshot().await.unwrap();
+    let good = std::fs::read(&path).unwrap();
+    let mut flipped = good.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 1;
+    for bad in [
+        flipped,
+        good[..good.len() / 2].to_vec(),
+        b"not a snapshot".to_vec(),
+        Vec::new(),
+    ] {
+        std::fs::write(&path, &bad).unwrap();
+        let error = MemoryFingerprintIndex::open(dir.path(), 3)
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::Corrupt, "{error}");
+    }
+    assert_eq!(
+        MemoryFingerprintIndex::new(3)
+            .unwrap()
+            .snapshot()
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Config
+    );
+}
+
+#[tokio::test]
+async fn small_writes_stay_in_the_delta_until_compaction() {
+    let index = MemoryFingerprintIndex::new(3).unwrap();
+    let entries = random_entries(&mut seeded(9), EntryKind::Passage, 5_000, 5);
+    index.insert(&entries[..3_000]).await.unwrap();
+    for chunk in entries[3_000..].chunks(100) {
+        index.insert(chunk).await.unwrap();
+    }
+    index
+        .remove_owners(&["p:o00000000".to_owned()])
+        .await
+        .unwrap();
+    let before = all_hits(&index, &entries).await;
+    assert!(before[0].is_empty() && before[5].len() == 1);
+    index.compact().await.unwrap();
+    assert_eq!(all_hits(&index, &entries).await, before);
+    assert_eq!(index.stats().await.unwrap().entries, 4_995);
+}
+
+#[derive(Debug)]
+struct RecordsStore(Mutex<Vec<FingerprintRecord>>);
+
+#[async_trait]
+impl FingerprintStore for RecordsStore {
+    async fn put_fingerprint(&self, record: &FingerprintRecord) -> copyhound_core::Result<()> {
+        self.0.lock().unwrap().push(record.clone());
+        Ok(())
+    }
+    async fn get_fingerprint(
+        &self,
+        _: &FingerprintOwner,
+        _: u32,
+    ) -> copyhound_core::Result<FingerprintRecord> {
+        Err(copyhound_core::Error::not_found("record"))
+    }
+    async fn delete_fingerprints(&self, _: &FingerprintOwner) -> copyhound_core::Result<()> {
+        Ok(())
+    }
+    async fn list_fingerprints(
+        &self,
+        version: u32,
+        page: &PageRequest,
+    ) -> copyhound_core::Result<Paged<FingerprintRecord>> {
+        let records = self.0.lock().unwrap();
+        let start: usize = page
+            .after
+            .as_deref()
+            .map_or(0, |after| after.parse().unwrap());
+        let end = (start + page.limit as usize).min(records.len());
+        let items = records[start..end]
+            .iter()
+            .filter(|record| record.version == version)
+            .cloned()
+            .collect();
+        Ok(Paged {
+            items,
+            next: (end < records.len()).then(|| end.to_string()),
+        })
+    }
+}
+
+fn record(url: &str, seed: u64) -> FingerprintRecord {
+    FingerprintRecord {
+        owner: FingerprintOwner::Page {
+            page_id: PageId::for_url(url),
+        },
+        version: 1,
+        content_sha256: String::new(),
+        simhash: seed,
+        shingle_simhash: seed ^ 0xff,
+        dna: vec![seed.rotate_left(7), seed.rotate_left(7)],
+        passages: vec![PassageRecord {
+            ordinal: 0,
+            start: 0,
+            end: 9,
+            simhash: !seed,
+            dna: vec![],
+        }],
+        normalized_chars: 9,
+        created_at: chrono::Utc::now(),
+    }
+}
+
+#[tokio::test]
+async fn rebuild_inserts_every_record() {
+    let records: Vec<FingerprintRecord> = (0..1_200)
+        .map(|i| record(&format!("http://a/{i}"), i * 0x9e37_79b9))
+        .collect();
+    assert_eq!(entries_for_record(&records[0]).len(), 4);
+    let store = RecordsStore(Mutex::new(records.clone()));
+    let index = MemoryFingerprintIndex::new(3).unwrap();
+    let progress = Mutex::new(Vec::new());
+    let done = rebuild_index(&store, &index, 1, |count| {
+        progress.lock().unwrap().push(count)
+    })
+    .await
+    .unwrap();
+    assert_eq!(done, 1_200);
+    assert_eq!(*progress.lock().unwrap(), [500, 1_000, 1_200]);
+    assert_eq!(index.stats().await.unwrap().entries, 4 * 1_200);
+    let owner = records[7].owner.index_key();
+    let hits = index
+        .query(EntryKind::Passage, !records[7].simhash, 0)
+        .await
+        .unwrap();
+    assert!(hits.iter().any(|hit| hit.entry.owner == owner));
+}

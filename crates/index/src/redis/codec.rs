@@ -23,7 +23,9 @@ pub struct Keys {
 
 impl Keys {
     pub fn new(prefix: &str) -> Self {
-        Self { prefix: prefix.to_owned() }
+        Self {
+            prefix: prefix.to_owned(),
+        }
     }
 
     /// The prefix of every key.
@@ -88,8 +90,9 @@ pub struct MemberLayout {
 
 impl MemberLayout {
     pub fn new(layout: &SegmentLayout, bucket_bits: u32) -> Self {
-        let bucket_bits: Vec<u32> =
-            (0..layout.tables()).map(|table| bucket_bits.min(layout.length(table)).max(1)).collect();
+        let bucket_bits: Vec<u32> = (0..layout.tables())
+            .map(|table| bucket_bits.min(layout.length(table)).max(1))
+            .collect();
         let covered = (0..layout.tables())
             .map(|table| {
                 let start = layout.start(table);
@@ -97,7 +100,10 @@ impl MemberLayout {
                 std::array::from_fn(|byte| 8 * byte as u32 >= start && 8 * byte as u32 + 8 <= end)
             })
             .collect();
-        Self { bucket_bits, covered }
+        Self {
+            bucket_bits,
+            covered,
+        }
     }
 
     pub fn bucket_bits(&self, table: usize) -> u32 {
@@ -106,7 +112,11 @@ impl MemberLayout {
 
     /// Returns the member width of `table`, bytes.
     pub fn width(&self, table: usize) -> usize {
-        8 - self.covered[table].iter().filter(|covered| **covered).count() + OWNER_ID_BYTES
+        8 - self.covered[table]
+            .iter()
+            .filter(|covered| **covered)
+            .count()
+            + OWNER_ID_BYTES
     }
 
     /// Appends the member of (fingerprint, owner id) for `table` to `out`.
@@ -132,7 +142,11 @@ impl MemberLayout {
                 next += 1;
             }
         }
-        let owner = u32::from_be_bytes(member[next..next + OWNER_ID_BYTES].try_into().expect("4 owner id bytes"));
+        let owner = u32::from_be_bytes(
+            member[next..next + OWNER_ID_BYTES]
+                .try_into()
+                .expect("4 owner id bytes"),
+        );
         (u64::from_be_bytes(bytes), owner)
     }
 }
@@ -165,7 +179,13 @@ pub fn decode_record(record: &[u8]) -> Result<(String, OwnerEntries)> {
         return Ok((String::new(), entries));
     }
     let corrupt = || Error::new(ErrorKind::Corrupt, "redis index owner record is malformed");
-    let name_length = u16::from_be_bytes(record.get(..2).ok_or_else(corrupt)?.try_into().expect("2 bytes")) as usize;
+    let name_length = u16::from_be_bytes(
+        record
+            .get(..2)
+            .ok_or_else(corrupt)?
+            .try_into()
+            .expect("2 bytes"),
+    ) as usize;
     let name = record.get(2..2 + name_length).ok_or_else(corrupt)?;
     let name = std::str::from_utf8(name).map_err(|_| corrupt())?.to_owned();
     let body = &record[2 + name_length..];
@@ -195,7 +215,10 @@ mod tests {
                 members.encode(table, fingerprint, 77, &mut member);
                 assert_eq!(member.len(), members.width(table));
                 let bucket = layout.bucket(table, fingerprint, members.bucket_bits(table));
-                assert_eq!(members.decode(table, layout.start(table), bucket, &member), (fingerprint, 77));
+                assert_eq!(
+                    members.decode(table, layout.start(table), bucket, &member),
+                    (fingerprint, 77)
+                );
             }
         }
         let members = MemberLayout::new(&SegmentLayout::new(3).unwrap(), 16);

@@ -24,7 +24,11 @@ impl Connection {
     /// Connects to `url`, as a cluster seed when `cluster`.
     pub async fn open(url: &str, cluster: bool) -> Result<Self> {
         let config_error = |error| {
-            Error::with_source(ErrorKind::Config, format!("index url {:?} is not a redis url", mask_url(url)), error)
+            Error::with_source(
+                ErrorKind::Config,
+                format!("index url {:?} is not a redis url", mask_url(url)),
+                error,
+            )
         };
         if cluster {
             let client = ClusterClient::builder(vec![url])
@@ -32,8 +36,10 @@ impl Connection {
                 .response_timeout(Duration::from_secs(10))
                 .build()
                 .map_err(config_error)?;
-            let connection =
-                client.get_async_connection().await.map_err(redis_error("failed to connect to the index redis cluster"))?;
+            let connection = client
+                .get_async_connection()
+                .await
+                .map_err(redis_error("failed to connect to the index redis cluster"))?;
             return Ok(Self::Cluster(connection));
         }
         let client = redis::Client::open(url).map_err(config_error)?;

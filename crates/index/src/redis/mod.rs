@@ -49,7 +49,10 @@ pub struct RedisIndexOptions {
 impl RedisIndexOptions {
     /// Returns the defaults for a config: 1 shard on a single Redis, 16 on a cluster; 16-bit buckets.
     pub fn for_config(config: &IndexConfig) -> Self {
-        Self { shards: if config.cluster { 16 } else { 1 }, bucket_bits: 16 }
+        Self {
+            shards: if config.cluster { 16 } else { 1 },
+            bucket_bits: 16,
+        }
     }
 }
 
@@ -76,18 +79,27 @@ impl fmt::Debug for RedisFingerprintIndex {
 impl RedisFingerprintIndex {
     /// Connects with the config's URL, prefix, cluster flag and max distance.
     pub async fn connect(config: &IndexConfig) -> Result<Self> {
-        let url = config
-            .url
-            .as_deref()
-            .ok_or_else(|| Error::new(ErrorKind::Config, "index.url is required for the redis index"))?;
+        let url = config.url.as_deref().ok_or_else(|| {
+            Error::new(
+                ErrorKind::Config,
+                "index.url is required for the redis index",
+            )
+        })?;
         Self::connect_with(url, config, RedisIndexOptions::for_config(config)).await
     }
 
     /// Connects to `url` and records (or checks) the index parameters; a
     /// mismatch with what Redis holds is a `Config` error.
-    pub async fn connect_with(url: &str, config: &IndexConfig, options: RedisIndexOptions) -> Result<Self> {
+    pub async fn connect_with(
+        url: &str,
+        config: &IndexConfig,
+        options: RedisIndexOptions,
+    ) -> Result<Self> {
         let layout = SegmentLayout::new(config.max_distance)?;
-        if options.shards == 0 || !(1..=24).contains(&options.bucket_bits) || config.prefix.contains(['{', '}']) {
+        if options.shards == 0
+            || !(1..=24).contains(&options.bucket_bits)
+            || config.prefix.contains(['{', '}'])
+        {
             return Err(Error::new(
                 ErrorKind::Config,
                 "redis index needs shards >= 1, bucket_bits in 1..=24 and a prefix without braces",
@@ -109,7 +121,9 @@ impl RedisFingerprintIndex {
     /// included. Single Redis only: on a cluster, flush the prefix per node.
     pub async fn destroy(&self) -> Result<()> {
         if matches!(self.connection, Connection::Cluster(_)) {
-            return Err(Error::invalid("destroying a redis cluster index is not supported; delete its prefix per node"));
+            return Err(Error::invalid(
+                "destroying a redis cluster index is not supported; delete its prefix per node",
+            ));
         }
         let pattern = format!("{}*", self.keys.prefix());
         let mut cursor = 0_u64;
@@ -150,11 +164,18 @@ impl RedisFingerprintIndex {
         ];
         let mut pipeline = redis::pipe();
         for (field, value) in wanted {
-            pipeline.cmd("HSETNX").arg(self.keys.meta()).arg(field).arg(value).ignore();
+            pipeline
+                .cmd("HSETNX")
+                .arg(self.keys.meta())
+                .arg(field)
+                .arg(value)
+                .ignore();
         }
         pipeline.cmd("HGETALL").arg(self.keys.meta());
-        let (stored,): (HashMap<String, String>,) =
-            pipeline.query_async(&mut self.connection()).await.map_err(redis_error("failed to read index meta"))?;
+        let (stored,): (HashMap<String, String>,) = pipeline
+            .query_async(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to read index meta"))?;
         for (field, value) in wanted {
             let found = stored.get(field).map(String::as_str).unwrap_or("");
             if found != value.to_string() {
@@ -185,61 +206,114 @@ impl RedisFingerprintIndex {
     ) -> Result<()> {
         for _attempt in 0..WRITE_ATTEMPTS {
             let owners = self.read_owners(shard, names, allocate).await?;
-            let plan = scripts::plan(&self.layout, &self.members, &self.keys, shard, &owners, &target)?;
+            let plan = scripts::plan(
+                &self.layout,
+                &self.members,
+                &self.keys,
+                shard,
+                &owners,
+                &target,
+            )?;
             if plan.is_empty() || self.apply(shard, &plan).await? {
                 return Ok(());
             }
         }
-        Err(Error::unavailable("index owner records kept changing during the write; retry"))
+        Err(Error::unavailable(
+            "index owner records kept changing during the write; retry",
+        ))
     }
 
-    async fn read_owners(&self, shard: u32, names: &[String], allocate: bool) -> Result<Vec<OwnerState>> {
+    async fn read_owners(
+        &self,
+        shard: u32,
+        names: &[String],
+        allocate: bool,
+    ) -> Result<Vec<OwnerState>> {
         let mut invocation = scripts::OWNERS.key(self.keys.owners(shard));
-        invocation.key(self.keys.sequence(shard)).arg(self.keys.record_prefix(shard)).arg(if allocate { "1" } else { "0" });
+        invocation
+            .key(self.keys.sequence(shard))
+            .arg(self.keys.record_prefix(shard))
+            .arg(if allocate { "1" } else { "0" });
         for name in names {
             invocation.arg(name);
         }
-        let flat: Vec<(u32, Vec<u8>)> =
-            invocation.invoke_async(&mut self.connection()).await.map_err(redis_error("failed to read index owners"))?;
-        Ok(names.iter().zip(flat).map(|(name, (id, record))| OwnerState { name: name.clone(), id, record }).collect())
+        let flat: Vec<(u32, Vec<u8>)> = invocation
+            .invoke_async(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to read index owners"))?;
+        Ok(names
+            .iter()
+            .zip(flat)
+            .map(|(name, (id, record))| OwnerState {
+                name: name.clone(),
+                id,
+                record,
+            })
+            .collect())
     }
 
     async fn apply(&self, shard: u32, plan: &Plan) -> Result<bool> {
         let mut invocation = scripts::APPLY.key(self.keys.owners(shard));
-        invocation.key(self.keys.count(shard)).arg(plan.owners.len()).arg(plan.count_delta);
+        invocation
+            .key(self.keys.count(shard))
+            .arg(plan.owners.len())
+            .arg(plan.count_delta);
         for (key, expected, wanted) in &plan.owners {
-            invocation.arg(key).arg(expected.as_slice()).arg(wanted.as_slice());
+            invocation
+                .arg(key)
+                .arg(expected.as_slice())
+                .arg(wanted.as_slice());
         }
         for (key, (width, removes, adds)) in &plan.buckets {
-            invocation.arg(key.as_slice()).arg(*width).arg(removes.as_slice()).arg(adds.as_slice());
+            invocation
+                .arg(key.as_slice())
+                .arg(*width)
+                .arg(removes.as_slice())
+                .arg(adds.as_slice());
         }
-        let applied: u32 =
-            invocation.invoke_async(&mut self.connection()).await.map_err(redis_error("failed to write the index"))?;
+        let applied: u32 = invocation
+            .invoke_async(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to write the index"))?;
         Ok(applied == 1)
     }
 
     /// Fetches and verifies the buckets of `queries` on one shard: per query, (owner id, fingerprint, distance).
-    async fn candidates(&self, shard: u32, kind: EntryKind, queries: &[u64], k: u32) -> Result<Vec<Vec<(u32, u64, u32)>>> {
+    async fn candidates(
+        &self,
+        shard: u32,
+        kind: EntryKind,
+        queries: &[u64],
+        k: u32,
+    ) -> Result<Vec<Vec<(u32, u64, u32)>>> {
         let tables = self.layout.tables_for(k);
         let mut pipeline = redis::pipe();
         for query in queries {
             pipeline.cmd("MGET");
             for table in 0..tables {
-                let bucket = self.layout.bucket(table, *query, self.members.bucket_bits(table));
+                let bucket = self
+                    .layout
+                    .bucket(table, *query, self.members.bucket_bits(table));
                 pipeline.arg(self.keys.bucket(shard, kind, table, bucket));
             }
         }
-        let replies: Vec<Vec<Option<Vec<u8>>>> =
-            pipeline.query_async(&mut self.connection()).await.map_err(redis_error("failed to query the index"))?;
+        let replies: Vec<Vec<Option<Vec<u8>>>> = pipeline
+            .query_async(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to query the index"))?;
         let mut results = Vec::with_capacity(queries.len());
         for (query, buckets) in queries.iter().zip(replies) {
             let mut found = Vec::new();
             for (table, value) in buckets.iter().enumerate() {
                 let Some(value) = value else { continue };
-                let bucket = self.layout.bucket(table, *query, self.members.bucket_bits(table));
+                let bucket = self
+                    .layout
+                    .bucket(table, *query, self.members.bucket_bits(table));
                 let segment = self.layout.segment(table, *query);
                 for member in value.chunks_exact(self.members.width(table)) {
-                    let (fingerprint, owner) = self.members.decode(table, self.layout.start(table), bucket, member);
+                    let (fingerprint, owner) =
+                        self.members
+                            .decode(table, self.layout.start(table), bucket, member);
                     let distance = hamming(fingerprint, *query);
                     if distance <= k
                         && self.layout.segment(table, fingerprint) == segment
@@ -257,15 +331,21 @@ impl RedisFingerprintIndex {
     }
 
     /// Reads the records of `owner_ids` on one shard: id -> (name, entries).
-    async fn records(&self, shard: u32, owner_ids: &HashSet<u32>) -> Result<HashMap<u32, (String, OwnerEntries)>> {
+    async fn records(
+        &self,
+        shard: u32,
+        owner_ids: &HashSet<u32>,
+    ) -> Result<HashMap<u32, (String, OwnerEntries)>> {
         let ids: Vec<u32> = owner_ids.iter().copied().collect();
         let prefix = self.keys.record_prefix(shard);
         let mut pipeline = redis::pipe();
         for id in &ids {
             pipeline.cmd("GET").arg(format!("{prefix}{id}"));
         }
-        let records: Vec<Option<Vec<u8>>> =
-            pipeline.query_async(&mut self.connection()).await.map_err(redis_error("failed to read index owners"))?;
+        let records: Vec<Option<Vec<u8>>> = pipeline
+            .query_async(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to read index owners"))?;
         let mut decoded = HashMap::with_capacity(ids.len());
         for (id, record) in ids.into_iter().zip(records) {
             decoded.insert(id, decode_record(record.as_deref().unwrap_or_default())?);
@@ -301,13 +381,21 @@ impl FingerprintIndex for RedisFingerprintIndex {
         let mut by_owner: BTreeMap<&str, Vec<&IndexEntry>> = BTreeMap::new();
         for entry in entries {
             if entry.owner.len() > usize::from(u16::MAX) {
-                return Err(Error::invalid("index owner keys are limited to 65535 bytes"));
+                return Err(Error::invalid(
+                    "index owner keys are limited to 65535 bytes",
+                ));
             }
-            by_owner.entry(entry.owner.as_str()).or_default().push(entry);
+            by_owner
+                .entry(entry.owner.as_str())
+                .or_default()
+                .push(entry);
         }
         let mut by_shard: BTreeMap<u32, Vec<String>> = BTreeMap::new();
         for owner in by_owner.keys() {
-            by_shard.entry(self.shard_of(owner)).or_default().push((*owner).to_owned());
+            by_shard
+                .entry(self.shard_of(owner))
+                .or_default()
+                .push((*owner).to_owned());
         }
         let target = |name: &str, current: &OwnerEntries| {
             let mut wanted = current.clone();
@@ -327,24 +415,37 @@ impl FingerprintIndex for RedisFingerprintIndex {
     async fn remove_owners(&self, owners: &[String]) -> Result<()> {
         let mut by_shard: BTreeMap<u32, Vec<String>> = BTreeMap::new();
         for owner in owners {
-            by_shard.entry(self.shard_of(owner)).or_default().push(owner.clone());
+            by_shard
+                .entry(self.shard_of(owner))
+                .or_default()
+                .push(owner.clone());
         }
         for (shard, names) in by_shard {
             for chunk in names.chunks(OWNERS_PER_SCRIPT) {
-                self.write_shard(shard, chunk, false, |_, _| OwnerEntries::new()).await?;
+                self.write_shard(shard, chunk, false, |_, _| OwnerEntries::new())
+                    .await?;
             }
         }
         Ok(())
     }
 
-    async fn query_batch(&self, kind: EntryKind, fingerprints: &[u64], max_distance: u32) -> Result<Vec<Vec<IndexHit>>> {
+    async fn query_batch(
+        &self,
+        kind: EntryKind,
+        fingerprints: &[u64],
+        max_distance: u32,
+    ) -> Result<Vec<Vec<IndexHit>>> {
         self.layout.check_query_distance(max_distance)?;
         let mut results = Vec::with_capacity(fingerprints.len());
         for queries in fingerprints.chunks(QUERIES_PER_PIPELINE) {
             let mut hits: Vec<Vec<IndexHit>> = vec![Vec::new(); queries.len()];
             for shard in 0..self.options.shards {
                 let candidates = self.candidates(shard, kind, queries, max_distance).await?;
-                let owner_ids: HashSet<u32> = candidates.iter().flatten().map(|candidate| candidate.0).collect();
+                let owner_ids: HashSet<u32> = candidates
+                    .iter()
+                    .flatten()
+                    .map(|candidate| candidate.0)
+                    .collect();
                 if owner_ids.is_empty() {
                     continue;
                 }
@@ -352,12 +453,19 @@ impl FingerprintIndex for RedisFingerprintIndex {
                 for (slot, list) in hits.iter_mut().zip(candidates) {
                     for (owner_id, fingerprint, distance) in list {
                         // An owner changed between the two reads shows its new state.
-                        let Some((owner, entries)) = records.get(&owner_id) else { continue };
-                        let matching = entries
-                            .iter()
-                            .filter(|((kind_of, _), stored)| *kind_of == kind_byte(kind) && **stored == fingerprint);
+                        let Some((owner, entries)) = records.get(&owner_id) else {
+                            continue;
+                        };
+                        let matching = entries.iter().filter(|((kind_of, _), stored)| {
+                            *kind_of == kind_byte(kind) && **stored == fingerprint
+                        });
                         for ((_, ordinal), _) in matching {
-                            let entry = IndexEntry { owner: owner.clone(), kind, ordinal: *ordinal, fingerprint };
+                            let entry = IndexEntry {
+                                owner: owner.clone(),
+                                kind,
+                                ordinal: *ordinal,
+                                fingerprint,
+                            };
                             slot.push(IndexHit { entry, distance });
                         }
                     }
@@ -373,8 +481,10 @@ impl FingerprintIndex for RedisFingerprintIndex {
         for shard in 0..self.options.shards {
             pipeline.cmd("GET").arg(self.keys.count(shard));
         }
-        let counts: Vec<Option<i64>> =
-            pipeline.query_async(&mut self.connection()).await.map_err(redis_error("failed to read index stats"))?;
+        let counts: Vec<Option<i64>> = pipeline
+            .query_async(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to read index stats"))?;
         let info: String = redis::cmd("INFO")
             .arg("memory")
             .query_async(&mut self.connection())
@@ -386,6 +496,9 @@ impl FingerprintIndex for RedisFingerprintIndex {
             .and_then(|value| value.trim().parse().ok())
             .unwrap_or(0);
         let entries = counts.into_iter().flatten().sum::<i64>().max(0) as u64;
-        Ok(IndexStats { entries, memory_bytes })
+        Ok(IndexStats {
+            entries,
+            memory_bytes,
+        })
     }
 }

@@ -139,18 +139,42 @@ pub fn plan(
         }
         for (key, fingerprint) in &current {
             if wanted.get(key) != Some(fingerprint) {
-                plan_members(layout, members, keys, shard, *key, *fingerprint, owner.id, &mut plan, false);
+                plan_members(
+                    layout,
+                    members,
+                    keys,
+                    shard,
+                    *key,
+                    *fingerprint,
+                    owner.id,
+                    &mut plan,
+                    false,
+                );
                 plan.count_delta -= 1;
             }
         }
         for (key, fingerprint) in &wanted {
             if current.get(key) != Some(fingerprint) {
-                plan_members(layout, members, keys, shard, *key, *fingerprint, owner.id, &mut plan, true);
+                plan_members(
+                    layout,
+                    members,
+                    keys,
+                    shard,
+                    *key,
+                    *fingerprint,
+                    owner.id,
+                    &mut plan,
+                    true,
+                );
                 plan.count_delta += 1;
             }
         }
         let key = format!("{record_prefix}{}", owner.id);
-        plan.owners.push((key, owner.record.clone(), encode_record(&owner.name, &wanted)));
+        plan.owners.push((
+            key,
+            owner.record.clone(),
+            encode_record(&owner.name, &wanted),
+        ));
     }
     Ok(plan)
 }
@@ -171,7 +195,15 @@ fn plan_members(
     for table in 0..layout.tables() {
         let bucket = layout.bucket(table, fingerprint, members.bucket_bits(table));
         let key = keys.bucket(shard, kind, table, bucket);
-        let group = plan.buckets.entry(key).or_insert_with(|| (members.width(table), Vec::new(), Vec::new()));
-        members.encode(table, fingerprint, owner_id, if add { &mut group.2 } else { &mut group.1 });
+        let group = plan
+            .buckets
+            .entry(key)
+            .or_insert_with(|| (members.width(table), Vec::new(), Vec::new()));
+        members.encode(
+            table,
+            fingerprint,
+            owner_id,
+            if add { &mut group.2 } else { &mut group.1 },
+        );
     }
 }

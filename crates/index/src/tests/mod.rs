@@ -45,27 +45,54 @@ macro_rules! conformance_suite {
 pub(crate) use conformance_suite;
 
 fn entry(owner: &str, kind: EntryKind, ordinal: u32, fingerprint: u64) -> IndexEntry {
-    IndexEntry { owner: owner.to_owned(), kind, ordinal, fingerprint }
+    IndexEntry {
+        owner: owner.to_owned(),
+        kind,
+        ordinal,
+        fingerprint,
+    }
 }
 
-async fn sorted_query(index: &dyn FingerprintIndex, kind: EntryKind, query: u64, k: u32) -> Vec<IndexHit> {
+async fn sorted_query(
+    index: &dyn FingerprintIndex,
+    kind: EntryKind,
+    query: u64,
+    k: u32,
+) -> Vec<IndexHit> {
     let mut hits = index.query(kind, query, k).await.unwrap();
     sort_hits(&mut hits);
     hits
 }
 
 fn summary(hits: &[IndexHit]) -> Vec<(String, u32, u32)> {
-    hits.iter().map(|hit| (hit.entry.owner.clone(), hit.entry.ordinal, hit.distance)).collect()
+    hits.iter()
+        .map(|hit| (hit.entry.owner.clone(), hit.entry.ordinal, hit.distance))
+        .collect()
 }
 
 pub(crate) async fn empty_index_answers_nothing(factory: &impl Factory) {
     let index = factory.index(3).await;
     index.check_connectivity().await.unwrap();
     assert_eq!(index.max_distance(), 3);
-    assert!(index.query(EntryKind::Document, 42, 3).await.unwrap().is_empty());
-    let batch = index.query_batch(EntryKind::Passage, &[0, u64::MAX], 2).await.unwrap();
+    assert!(
+        index
+            .query(EntryKind::Document, 42, 3)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let batch = index
+        .query_batch(EntryKind::Passage, &[0, u64::MAX], 2)
+        .await
+        .unwrap();
     assert_eq!(batch, vec![Vec::new(), Vec::new()]);
-    assert!(index.query_batch(EntryKind::Dna, &[], 1).await.unwrap().is_empty());
+    assert!(
+        index
+            .query_batch(EntryKind::Dna, &[], 1)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(index.stats().await.unwrap().entries, 0);
     index.remove_owners(&["p:absent".to_owned()]).await.unwrap();
     index.insert(&[]).await.unwrap();
@@ -82,7 +109,12 @@ pub(crate) async fn oracle_matches_linear_scan(factory: &impl Factory) {
             for copy in 0..2 {
                 let owner = format!("p:planted{centre_index:03}");
                 let fingerprint = flip_bits(&mut rng, *centre, distance);
-                entries.push(entry(&owner, EntryKind::Passage, distance * 2 + copy, fingerprint));
+                entries.push(entry(
+                    &owner,
+                    EntryKind::Passage,
+                    distance * 2 + copy,
+                    fingerprint,
+                ));
             }
         }
     }
@@ -92,25 +124,47 @@ pub(crate) async fn oracle_matches_linear_scan(factory: &impl Factory) {
     let mut queries = centres.clone();
     queries.extend((0..40).map(|_| rng.next_u64()));
     for k in 0..=K {
-        let answers = index.query_batch(EntryKind::Passage, &queries, k).await.unwrap();
+        let answers = index
+            .query_batch(EntryKind::Passage, &queries, k)
+            .await
+            .unwrap();
         assert_eq!(answers.len(), queries.len());
         for (query, mut hits) in queries.iter().zip(answers) {
             sort_hits(&mut hits);
-            assert_eq!(hits, linear_scan(&entries, EntryKind::Passage, *query, k), "query {query:#x} at k={k}");
+            assert_eq!(
+                hits,
+                linear_scan(&entries, EntryKind::Passage, *query, k),
+                "query {query:#x} at k={k}"
+            );
         }
     }
     let planted = sorted_query(index.as_ref(), EntryKind::Passage, centres[0], K).await;
-    assert!(planted.iter().filter(|hit| hit.entry.owner == "p:planted000").count() >= 8);
+    assert!(
+        planted
+            .iter()
+            .filter(|hit| hit.entry.owner == "p:planted000")
+            .count()
+            >= 8
+    );
     assert_eq!(index.stats().await.unwrap().entries, entries.len() as u64);
 }
 
 pub(crate) async fn exact_index_with_k_zero(factory: &impl Factory) {
     let index = factory.index(0).await;
     assert_eq!(index.max_distance(), 0);
-    index.insert(&[entry("p:a", EntryKind::Document, 0, 0xabcd), entry("p:b", EntryKind::Document, 0, 0xabcc)]).await.unwrap();
+    index
+        .insert(&[
+            entry("p:a", EntryKind::Document, 0, 0xabcd),
+            entry("p:b", EntryKind::Document, 0, 0xabcc),
+        ])
+        .await
+        .unwrap();
     let hits = sorted_query(index.as_ref(), EntryKind::Document, 0xabcd, 0).await;
     assert_eq!(summary(&hits), [("p:a".to_owned(), 0, 0)]);
-    let error = index.query(EntryKind::Document, 0xabcd, 1).await.unwrap_err();
+    let error = index
+        .query(EntryKind::Document, 0xabcd, 1)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
 }
 
@@ -118,15 +172,29 @@ pub(crate) async fn duplicate_fingerprints_under_different_owners(factory: &impl
     let index = factory.index(3).await;
     let fingerprint = 0x0f0f_0f0f_1234_5678;
     let owners = ["p:one", "p:two", "c:w1/c1"];
-    let entries: Vec<IndexEntry> = owners.iter().map(|owner| entry(owner, EntryKind::Passage, 5, fingerprint)).collect();
+    let entries: Vec<IndexEntry> = owners
+        .iter()
+        .map(|owner| entry(owner, EntryKind::Passage, 5, fingerprint))
+        .collect();
     index.insert(&entries).await.unwrap();
-    index.insert(&[entry("p:one", EntryKind::Passage, 6, fingerprint)]).await.unwrap();
+    index
+        .insert(&[entry("p:one", EntryKind::Passage, 6, fingerprint)])
+        .await
+        .unwrap();
     let hits = sorted_query(index.as_ref(), EntryKind::Passage, fingerprint ^ 1, 3).await;
     let expected = [("c:w1/c1", 5), ("p:one", 5), ("p:one", 6), ("p:two", 5)];
-    let expected: Vec<(String, u32, u32)> = expected.iter().map(|(owner, ordinal)| (owner.to_string(), *ordinal, 1)).collect();
+    let expected: Vec<(String, u32, u32)> = expected
+        .iter()
+        .map(|(owner, ordinal)| (owner.to_string(), *ordinal, 1))
+        .collect();
     assert_eq!(summary(&hits), expected);
     index.remove_owners(&["p:two".to_owned()]).await.unwrap();
-    assert_eq!(sorted_query(index.as_ref(), EntryKind::Passage, fingerprint, 0).await.len(), 3);
+    assert_eq!(
+        sorted_query(index.as_ref(), EntryKind::Passage, fingerprint, 0)
+            .await
+            .len(),
+        3
+    );
 }
 
 pub(crate) async fn extreme_fingerprints(factory: &impl Factory) {
@@ -139,9 +207,21 @@ pub(crate) async fn extreme_fingerprints(factory: &impl Factory) {
     ];
     index.insert(&entries).await.unwrap();
     let zero = sorted_query(index.as_ref(), EntryKind::Dna, 0, 3).await;
-    assert_eq!(summary(&zero), [("p:near-zero".to_owned(), 0, 3), ("p:zero".to_owned(), 0, 0)]);
+    assert_eq!(
+        summary(&zero),
+        [
+            ("p:near-zero".to_owned(), 0, 3),
+            ("p:zero".to_owned(), 0, 0)
+        ]
+    );
     let ones = sorted_query(index.as_ref(), EntryKind::Dna, u64::MAX, 3).await;
-    assert_eq!(summary(&ones), [("p:near-ones".to_owned(), 0, 2), ("p:ones".to_owned(), 0, 0)]);
+    assert_eq!(
+        summary(&ones),
+        [
+            ("p:near-ones".to_owned(), 0, 2),
+            ("p:ones".to_owned(), 0, 0)
+        ]
+    );
     assert_eq!(index.query(EntryKind::Dna, 0, 2).await.unwrap().len(), 1);
 }
 
@@ -154,7 +234,10 @@ pub(crate) async fn remove_then_query(factory: &impl Factory) {
     index.remove_owners(&removed).await.unwrap();
     index.remove_owners(&removed).await.unwrap();
     let queries: Vec<u64> = entries.iter().map(|entry| entry.fingerprint).collect();
-    let answers = index.query_batch(EntryKind::Passage, &queries, 3).await.unwrap();
+    let answers = index
+        .query_batch(EntryKind::Passage, &queries, 3)
+        .await
+        .unwrap();
     for (entry, hits) in entries.iter().zip(answers) {
         let found = hits.iter().any(|hit| hit.entry == *entry);
         assert_eq!(found, !removed.contains(&entry.owner), "{entry:?}");
@@ -165,13 +248,37 @@ pub(crate) async fn remove_then_query(factory: &impl Factory) {
 
 pub(crate) async fn reinsert_after_remove(factory: &impl Factory) {
     let index = factory.index(3).await;
-    let first = [entry("p:x", EntryKind::Document, 0, 0x1111), entry("p:x", EntryKind::Document, 1, 0x2222)];
+    let first = [
+        entry("p:x", EntryKind::Document, 0, 0x1111),
+        entry("p:x", EntryKind::Document, 1, 0x2222),
+    ];
     index.insert(&first).await.unwrap();
     index.remove_owners(&["p:x".to_owned()]).await.unwrap();
-    assert!(index.query(EntryKind::Document, 0x1111, 0).await.unwrap().is_empty());
-    index.insert(&[entry("p:x", EntryKind::Document, 0, 0x9999)]).await.unwrap();
-    assert!(index.query(EntryKind::Document, 0x1111, 0).await.unwrap().is_empty());
-    assert!(index.query(EntryKind::Document, 0x2222, 0).await.unwrap().is_empty());
+    assert!(
+        index
+            .query(EntryKind::Document, 0x1111, 0)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    index
+        .insert(&[entry("p:x", EntryKind::Document, 0, 0x9999)])
+        .await
+        .unwrap();
+    assert!(
+        index
+            .query(EntryKind::Document, 0x1111, 0)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert!(
+        index
+            .query(EntryKind::Document, 0x2222, 0)
+            .await
+            .unwrap()
+            .is_empty()
+    );
     let hits = sorted_query(index.as_ref(), EntryKind::Document, 0x9999, 0).await;
     assert_eq!(summary(&hits), [("p:x".to_owned(), 0, 0)]);
     assert_eq!(index.stats().await.unwrap().entries, 1);
@@ -182,12 +289,37 @@ pub(crate) async fn insert_replaces_and_is_idempotent(factory: &impl Factory) {
     let original = entry("p:r", EntryKind::Passage, 2, 0xdead_beef);
     index.insert(std::slice::from_ref(&original)).await.unwrap();
     index.insert(std::slice::from_ref(&original)).await.unwrap();
-    assert_eq!(index.query(EntryKind::Passage, 0xdead_beef, 3).await.unwrap().len(), 1);
+    assert_eq!(
+        index
+            .query(EntryKind::Passage, 0xdead_beef, 3)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
     let replaced = entry("p:r", EntryKind::Passage, 2, !0xdead_beef_u64);
-    index.insert(&[original.clone(), replaced.clone()]).await.unwrap();
-    assert!(index.query(EntryKind::Passage, 0xdead_beef, 3).await.unwrap().is_empty());
-    let hits = index.query(EntryKind::Passage, !0xdead_beef_u64, 0).await.unwrap();
-    assert_eq!(hits, [IndexHit { entry: replaced, distance: 0 }]);
+    index
+        .insert(&[original.clone(), replaced.clone()])
+        .await
+        .unwrap();
+    assert!(
+        index
+            .query(EntryKind::Passage, 0xdead_beef, 3)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let hits = index
+        .query(EntryKind::Passage, !0xdead_beef_u64, 0)
+        .await
+        .unwrap();
+    assert_eq!(
+        hits,
+        [IndexHit {
+            entry: replaced,
+            distance: 0
+        }]
+    );
     assert_eq!(index.stats().await.unwrap().entries, 1);
 }
 
@@ -195,7 +327,10 @@ pub(crate) async fn distance_above_max_is_refused(factory: &impl Factory) {
     let index = factory.index(2).await;
     let error = index.query(EntryKind::Document, 1, 3).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
-    let error = index.query_batch(EntryKind::Document, &[1, 2], 9).await.unwrap_err();
+    let error = index
+        .query_batch(EntryKind::Document, &[1, 2], 9)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidInput);
 }
 
@@ -214,7 +349,13 @@ pub(crate) async fn kinds_are_separate(factory: &impl Factory) {
         assert_eq!(hits[0].entry.kind, kind);
     }
     index.remove_owners(&["p:k".to_owned()]).await.unwrap();
-    assert!(index.query(EntryKind::Dna, fingerprint, 3).await.unwrap().is_empty());
+    assert!(
+        index
+            .query(EntryKind::Dna, fingerprint, 3)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 pub(crate) async fn stats_count_live_entries(factory: &impl Factory) {

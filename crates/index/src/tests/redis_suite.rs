@@ -23,13 +23,28 @@ struct RedisFactory {
 impl RedisFactory {
     fn for_test(test: &str, shards: u32) -> Option<Self> {
         let url = redis_url_for_test(test)?;
-        Some(Self { url, options: RedisIndexOptions { shards, bucket_bits: 16 }, cleanups: Mutex::new(Vec::new()) })
+        Some(Self {
+            url,
+            options: RedisIndexOptions {
+                shards,
+                bucket_bits: 16,
+            },
+            cleanups: Mutex::new(Vec::new()),
+        })
     }
 
     fn config(&self, max_distance: u32) -> IndexConfig {
         let prefix = unique_prefix("index");
-        self.cleanups.lock().unwrap().push(PrefixCleanup { url: self.url.clone(), prefix: prefix.clone() });
-        IndexConfig { url: Some(self.url.clone()), cluster: false, prefix, max_distance }
+        self.cleanups.lock().unwrap().push(PrefixCleanup {
+            url: self.url.clone(),
+            prefix: prefix.clone(),
+        });
+        IndexConfig {
+            url: Some(self.url.clone()),
+            cluster: false,
+            prefix,
+            max_distance,
+        }
     }
 }
 
@@ -37,7 +52,11 @@ impl RedisFactory {
 impl Factory for RedisFactory {
     async fn index(&self, max_distance: u32) -> Arc<dyn FingerprintIndex> {
         let config = self.config(max_distance);
-        Arc::new(RedisFingerprintIndex::connect_with(&self.url, &config, self.options).await.unwrap())
+        Arc::new(
+            RedisFingerprintIndex::connect_with(&self.url, &config, self.options)
+                .await
+                .unwrap(),
+        )
     }
 }
 
@@ -53,27 +72,66 @@ mod three_shards {
 
 #[tokio::test]
 async fn mismatched_parameters_are_refused() {
-    let Some(factory) = RedisFactory::for_test("mismatched_parameters_are_refused", 1) else { return };
+    let Some(factory) = RedisFactory::for_test("mismatched_parameters_are_refused", 1) else {
+        return;
+    };
     let config = factory.config(3);
-    let index = RedisFingerprintIndex::connect_with(&factory.url, &config, factory.options).await.unwrap();
-    index.insert(&[IndexEntry { owner: "p:a".into(), kind: EntryKind::Document, ordinal: 0, fingerprint: 1 }]).await.unwrap();
-    let again = RedisFingerprintIndex::connect_with(&factory.url, &config, factory.options).await.unwrap();
-    assert_eq!(again.query(EntryKind::Document, 1, 3).await.unwrap().len(), 1);
-    let other_distance = IndexConfig { max_distance: 4, ..config.clone() };
-    let error = RedisFingerprintIndex::connect_with(&factory.url, &other_distance, factory.options).await.unwrap_err();
+    let index = RedisFingerprintIndex::connect_with(&factory.url, &config, factory.options)
+        .await
+        .unwrap();
+    index
+        .insert(&[IndexEntry {
+            owner: "p:a".into(),
+            kind: EntryKind::Document,
+            ordinal: 0,
+            fingerprint: 1,
+        }])
+        .await
+        .unwrap();
+    let again = RedisFingerprintIndex::connect_with(&factory.url, &config, factory.options)
+        .await
+        .unwrap();
+    assert_eq!(
+        again.query(EntryKind::Document, 1, 3).await.unwrap().len(),
+        1
+    );
+    let other_distance = IndexConfig {
+        max_distance: 4,
+        ..config.clone()
+    };
+    let error = RedisFingerprintIndex::connect_with(&factory.url, &other_distance, factory.options)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Config);
     assert!(error.message().contains("max_distance=3"), "{error}");
-    let other_shards = RedisIndexOptions { shards: 2, ..factory.options };
-    let error = RedisFingerprintIndex::connect_with(&factory.url, &config, other_shards).await.unwrap_err();
+    let other_shards = RedisIndexOptions {
+        shards: 2,
+        ..factory.options
+    };
+    let error = RedisFingerprintIndex::connect_with(&factory.url, &config, other_shards)
+        .await
+        .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Config);
 }
 
 #[tokio::test]
 async fn unreachable_redis_is_retryable() {
-    let config = IndexConfig { url: Some("redis://127.0.0.1:1".into()), ..IndexConfig::default() };
+    let config = IndexConfig {
+        url: Some("redis://127.0.0.1:1".into()),
+        ..IndexConfig::default()
+    };
     let error = RedisFingerprintIndex::connect(&config).await.unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Unavailable);
     assert!(error.is_retryable());
-    let bad_url = IndexConfig { url: Some("http://nope".into()), ..IndexConfig::default() };
-    assert_eq!(RedisFingerprintIndex::connect(&bad_url).await.unwrap_err().kind(), ErrorKind::Config);
+    let bad_url = IndexConfig {
+        url: Some("http://nope".into()),
+        ..IndexConfig::default()
+    };
+    assert_eq!(
+        RedisFingerprintIndex::connect(&bad_url)
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Config
+    );
 }
