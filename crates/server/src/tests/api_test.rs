@@ -7,462 +7,467 @@ use super::{ADMIN_KEY, Harness, assert_error};
 
 #[tokio::test]
 async fn authentication_errors_are_401_or_403_with_the_reason() {
-    let harness = Harness::new().await;
-    let (status, body) = harness.call("GET", "/api/v1/works", "", None).await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::UNAUTHORIZED,
-        "unauthorized",
-        "missing `Authorization",
-    );
-    let (status, body) = harness.call("GET", "/api/v1/works", "nonsense", None).await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::UNAUTHORIZED,
-        "unauthorized",
-        "malformed api key",
-    );
-    let mut forged = harness.key_a.clone();
-    let last = forged.pop().unwrap();
-    forged.push(if last == '0' { '1' } else { '0' });
-    let (status, body) = harness.call("GET", "/api/v1/works", &forged, None).await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::UNAUTHORIZED,
-        "unauthorized",
-        "invalid or revoked",
-    );
-    let (status, body) = harness
-        .call("GET", "/api/v1/admin/publishers", &harness.key_a, None)
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::FORBIDDEN,
-        "forbidden",
-        "admin key",
-    );
-    let (status, body) = harness.call("GET", "/api/v1/works", ADMIN_KEY, None).await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::FORBIDDEN,
-        "forbidden",
-        "acts for no publisher",
-    );
-    let (status, me) = harness
-        .call("GET", "/api/v1/me", &harness.key_a, None)
-        .await;
-    assert_eq!(status, StatusCode::OK);
-    assert_eq!(me["publisher_id"], "pub_a");
-    assert_eq!(me["role"], "publisher");
-    let key_id = me["key_id"].as_str().unwrap().to_string();
-    let (status, _) = harness
-        .call(
-            "DELETE",
-            &format!("/api/v1/admin/keys/{key_id}"),
-            ADMIN_KEY,
-            None,
-        )
-        .await;
-    assert_eq!(status, StatusCode::NO_CONTENT);
-    let (status, body) = harness
-        .call("GET", "/api/v1/works", &harness.key_a, None)
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::UNAUTHORIZED,
-        "unauthorized",
-        "invalid or revoked",
-    );
+    for harness in Harness::each().await {
+        let (status, body) = harness.call("GET", "/api/v1/works", "", None).await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing `Authorization",
+        );
+        let (status, body) = harness.call("GET", "/api/v1/works", "nonsense", None).await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "malformed api key",
+        );
+        let mut forged = harness.key_a.clone();
+        let last = forged.pop().unwrap();
+        forged.push(if last == '0' { '1' } else { '0' });
+        let (status, body) = harness.call("GET", "/api/v1/works", &forged, None).await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "invalid or revoked",
+        );
+        let (status, body) = harness
+            .call("GET", "/api/v1/admin/publishers", &harness.key_a, None)
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "admin key",
+        );
+        let (status, body) = harness.call("GET", "/api/v1/works", ADMIN_KEY, None).await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "acts for no publisher",
+        );
+        let (status, me) = harness
+            .call("GET", "/api/v1/me", &harness.key_a, None)
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(me["publisher_id"], "pub_a");
+        assert_eq!(me["role"], "publisher");
+        let key_id = me["key_id"].as_str().unwrap().to_string();
+        let (status, _) = harness
+            .call(
+                "DELETE",
+                &format!("/api/v1/admin/keys/{key_id}"),
+                ADMIN_KEY,
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::NO_CONTENT);
+        let (status, body) = harness
+            .call("GET", "/api/v1/works", &harness.key_a, None)
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "invalid or revoked",
+        );
+    }
 }
 
 #[tokio::test]
 async fn bad_input_is_a_clear_400() {
-    let harness = Harness::new().await;
-    let key = &harness.key_a;
-    let (status, body) = harness
-        .send(
-            "POST",
-            "/api/v1/works",
-            key,
-            "application/json",
-            Some(b"{not json".to_vec()),
-        )
-        .await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid_input", "");
-    let (status, body) = harness
-        .call(
-            "POST",
-            "/api/v1/works",
-            key,
-            Some(json!({"title": "t", "colour": "red"})),
-        )
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "unknown field `colour`",
-    );
-    let (status, body) = harness
-        .send(
-            "POST",
-            "/api/v1/works",
-            key,
-            "text/plain",
-            Some(b"{}".to_vec()),
-        )
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "Content-Type: application/json",
-    );
-    let (status, body) = harness
-        .call("GET", "/api/v1/works/bad%20id", key, None)
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "`work_id`",
-    );
-    let long = "w".repeat(300);
-    let (status, body) = harness
-        .call("GET", &format!("/api/v1/works/{long}"), key, None)
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "longer than",
-    );
-    let (status, body) = harness
-        .call(
-            "GET",
-            "/api/v1/matches?limit=99999999999999999999999",
-            key,
-            None,
-        )
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "limit",
-    );
-    let (status, body) = harness
-        .call("GET", "/api/v1/matches?limit=0", key, None)
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "at least 1",
-    );
-    let (status, body) = harness
-        .call("GET", "/api/v1/matches?limit=1000000", key, None)
-        .await;
-    assert_eq!(status, StatusCode::OK, "huge limits are capped: {body}");
-    let (status, body) = harness
-        .call("GET", "/api/v1/matches?after=garbage", key, None)
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "`after`",
-    );
-    let (status, body) = harness
-        .call("GET", "/api/v1/matches?page=2", key, None)
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "unknown field `page`",
-    );
-    let (status, body) = harness
-        .call("GET", "/api/v1/matches?status=bogus", key, None)
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "unknown status `bogus`",
-    );
-    let (status, body) = harness
-        .call("GET", "/api/v1/matches?min_score=3", key, None)
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "min_score",
-    );
-    let (status, body) = harness
-        .call("GET", "/api/v1/matches?since=yesterday", key, None)
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "`since`",
-    );
-    let (status, body) = harness.call("GET", "/api/v1/nothing-here", key, None).await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::NOT_FOUND,
-        "not_found",
-        "no route GET /api/v1/nothing-here",
-    );
-    let (status, body) = harness.call("PATCH", "/api/v1/works", key, None).await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "not allowed",
-    );
+    for harness in Harness::each().await {
+        let key = &harness.key_a;
+        let (status, body) = harness
+            .send(
+                "POST",
+                "/api/v1/works",
+                key,
+                "application/json",
+                Some(b"{not json".to_vec()),
+            )
+            .await;
+        assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid_input", "");
+        let (status, body) = harness
+            .call(
+                "POST",
+                "/api/v1/works",
+                key,
+                Some(json!({"title": "t", "colour": "red"})),
+            )
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "unknown field `colour`",
+        );
+        let (status, body) = harness
+            .send(
+                "POST",
+                "/api/v1/works",
+                key,
+                "text/plain",
+                Some(b"{}".to_vec()),
+            )
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "Content-Type: application/json",
+        );
+        let (status, body) = harness
+            .call("GET", "/api/v1/works/bad%20id", key, None)
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "`work_id`",
+        );
+        let long = "w".repeat(300);
+        let (status, body) = harness
+            .call("GET", &format!("/api/v1/works/{long}"), key, None)
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "longer than",
+        );
+        let (status, body) = harness
+            .call(
+                "GET",
+                "/api/v1/matches?limit=99999999999999999999999",
+                key,
+                None,
+            )
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "limit",
+        );
+        let (status, body) = harness
+            .call("GET", "/api/v1/matches?limit=0", key, None)
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "at least 1",
+        );
+        let (status, body) = harness
+            .call("GET", "/api/v1/matches?limit=1000000", key, None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "huge limits are capped: {body}");
+        let (status, body) = harness
+            .call("GET", "/api/v1/matches?after=garbage", key, None)
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "`after`",
+        );
+        let (status, body) = harness
+            .call("GET", "/api/v1/matches?page=2", key, None)
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "unknown field `page`",
+        );
+        let (status, body) = harness
+            .call("GET", "/api/v1/matches?status=bogus", key, None)
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "unknown status `bogus`",
+        );
+        let (status, body) = harness
+            .call("GET", "/api/v1/matches?min_score=3", key, None)
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "min_score",
+        );
+        let (status, body) = harness
+            .call("GET", "/api/v1/matches?since=yesterday", key, None)
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "`since`",
+        );
+        let (status, body) = harness.call("GET", "/api/v1/nothing-here", key, None).await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::NOT_FOUND,
+            "not_found",
+            "no route GET /api/v1/nothing-here",
+        );
+        let (status, body) = harness.call("PATCH", "/api/v1/works", key, None).await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "not allowed",
+        );
+    }
 }
 
 #[tokio::test]
 async fn sites_validate_and_crawls_are_enqueued() {
-    let harness = Harness::new().await;
-    let key = &harness.key_a;
-    for (body, fragment) in [
-        (json!({"name": "x", "seeds": ["ftp://a/"]}), "http(s)"),
-        (json!({"name": "x", "seeds": []}), "at least one"),
-        (
-            json!({"name": "x", "seeds": ["http://a/"], "schedule": "every day"}),
-            "cron",
-        ),
-        (
-            json!({"name": "x", "seeds": ["http://a/"], "concurrency": 0}),
-            "concurrency",
-        ),
-        (
-            json!({"name": "x", "seeds": ["http://a/"], "charset_override": "klingon"}),
-            "charset",
-        ),
-    ] {
-        let (status, response) = harness.call("POST", "/api/v1/sites", key, Some(body)).await;
-        assert_error(
-            status,
-            &response,
-            StatusCode::BAD_REQUEST,
-            "invalid_input",
-            fragment,
+    for harness in Harness::each().await {
+        let key = &harness.key_a;
+        for (body, fragment) in [
+            (json!({"name": "x", "seeds": ["ftp://a/"]}), "http(s)"),
+            (json!({"name": "x", "seeds": []}), "at least one"),
+            (
+                json!({"name": "x", "seeds": ["http://a/"], "schedule": "every day"}),
+                "cron",
+            ),
+            (
+                json!({"name": "x", "seeds": ["http://a/"], "concurrency": 0}),
+                "concurrency",
+            ),
+            (
+                json!({"name": "x", "seeds": ["http://a/"], "charset_override": "klingon"}),
+                "charset",
+            ),
+        ] {
+            let (status, response) = harness.call("POST", "/api/v1/sites", key, Some(body)).await;
+            assert_error(
+                status,
+                &response,
+                StatusCode::BAD_REQUEST,
+                "invalid_input",
+                fragment,
+            );
+        }
+        let site_id = harness.create_site_a().await;
+        let (status, run) = harness
+            .call(
+                "POST",
+                &format!("/api/v1/sites/{site_id}/crawls"),
+                key,
+                None,
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{run}");
+        assert_eq!(run["status"], "queued");
+        let run_id = run["id"].as_str().unwrap();
+        let tasks = harness.queue.enqueued();
+        assert!(
+            matches!(&tasks[0].kind, TaskKind::CrawlSite { run_id: queued, .. } if queued.as_str() == run_id)
         );
+        let (status, fetched) = harness
+            .call("GET", &format!("/api/v1/crawls/{run_id}"), key, None)
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(fetched["counters"]["fetched"], 0);
+        let (status, site) = harness
+            .call(
+                "PATCH",
+                &format!("/api/v1/sites/{site_id}"),
+                key,
+                Some(json!({"enabled": false, "schedule": null})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{site}");
+        assert_eq!(site["enabled"], false);
+        assert_eq!(site["schedule"], json!(null));
+        let (status, body) = harness
+            .call(
+                "POST",
+                &format!("/api/v1/sites/{site_id}/crawls"),
+                key,
+                None,
+            )
+            .await;
+        assert_error(status, &body, StatusCode::CONFLICT, "conflict", "disabled");
+        let (status, runs) = harness
+            .call("GET", &format!("/api/v1/sites/{site_id}/crawls"), key, None)
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(runs["items"].as_array().unwrap().len(), 1);
     }
-    let site_id = harness.create_site_a().await;
-    let (status, run) = harness
-        .call(
-            "POST",
-            &format!("/api/v1/sites/{site_id}/crawls"),
-            key,
-            None,
-        )
-        .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{run}");
-    assert_eq!(run["status"], "queued");
-    let run_id = run["id"].as_str().unwrap();
-    let tasks = harness.backends.queue.enqueued();
-    assert!(
-        matches!(&tasks[0].kind, TaskKind::CrawlSite { run_id: queued, .. } if queued.as_str() == run_id)
-    );
-    let (status, fetched) = harness
-        .call("GET", &format!("/api/v1/crawls/{run_id}"), key, None)
-        .await;
-    assert_eq!(status, StatusCode::OK);
-    assert_eq!(fetched["counters"]["fetched"], 0);
-    let (status, site) = harness
-        .call(
-            "PATCH",
-            &format!("/api/v1/sites/{site_id}"),
-            key,
-            Some(json!({"enabled": false, "schedule": null})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{site}");
-    assert_eq!(site["enabled"], false);
-    assert_eq!(site["schedule"], json!(null));
-    let (status, body) = harness
-        .call(
-            "POST",
-            &format!("/api/v1/sites/{site_id}/crawls"),
-            key,
-            None,
-        )
-        .await;
-    assert_error(status, &body, StatusCode::CONFLICT, "conflict", "disabled");
-    let (status, runs) = harness
-        .call("GET", &format!("/api/v1/sites/{site_id}/crawls"), key, None)
-        .await;
-    assert_eq!(status, StatusCode::OK);
-    assert_eq!(runs["items"].as_array().unwrap().len(), 1);
 }
 
 #[tokio::test]
 async fn matches_filter_paginate_show_evidence_and_keep_an_audit_trail() {
-    let harness = Harness::new().await;
-    let key = &harness.key_a;
-    let work_id = harness.register_work_a("w1").await;
-    let site_id = harness.create_site_a().await;
-    let mut ids = Vec::new();
-    for number in 0..5 {
-        ids.push(
-            harness
-                .insert_match(
-                    &work_id,
-                    &site_id,
-                    &format!("http://pirate.example/{number}.html"),
-                    0.5 + number as f32 / 10.0,
-                    number,
-                )
-                .await,
+    for harness in Harness::each().await {
+        let key = &harness.key_a;
+        let work_id = harness.register_work_a("w1").await;
+        let site_id = harness.create_site_a().await;
+        let mut ids = Vec::new();
+        for number in 0..5 {
+            ids.push(
+                harness
+                    .insert_match(
+                        &work_id,
+                        &site_id,
+                        &format!("http://pirate.example/{number}.html"),
+                        0.5 + number as f32 / 10.0,
+                        number,
+                    )
+                    .await,
+            );
+        }
+        let (status, page) = harness
+            .call("GET", "/api/v1/matches?limit=2", key, None)
+            .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(page["items"].as_array().unwrap().len(), 2);
+        assert_eq!(page["items"][0]["id"], ids[0].as_str(), "newest first");
+        let next = page["next"].as_str().unwrap();
+        let (_, second) = harness
+            .call(
+                "GET",
+                &format!("/api/v1/matches?limit=2&after={next}"),
+                key,
+                None,
+            )
+            .await;
+        assert_eq!(second["items"][0]["id"], ids[2].as_str());
+        let (_, filtered) = harness
+            .call(
+                "GET",
+                &format!("/api/v1/matches?min_score=0.75&work_id={work_id}&site_id={site_id}"),
+                key,
+                None,
+            )
+            .await;
+        assert_eq!(filtered["items"].as_array().unwrap().len(), 2);
+        let since = (chrono::Utc::now() - chrono::Duration::hours(36)).format("%Y-%m-%dT%H:%M:%SZ");
+        let (_, recent) = harness
+            .call("GET", &format!("/api/v1/matches?since={since}"), key, None)
+            .await;
+        assert_eq!(recent["items"].as_array().unwrap().len(), 2);
+
+        let (status, detail) = harness
+            .call("GET", &format!("/api/v1/matches/{}", ids[0]), key, None)
+            .await;
+        assert_eq!(status, StatusCode::OK, "{detail}");
+        assert_eq!(detail["work_title"], "风起青萍");
+        assert_eq!(
+            detail["chapter_segments"][0],
+            json!({"text": "天色已晚，林中起了大风。\n少年背着柴往回走。", "copied": true})
+        );
+        assert_eq!(detail["page_segments"][1]["copied"], true);
+        assert_eq!(detail["page_segments"][0]["text"], "广告：免费小说\n");
+
+        let review = json!({"action": "confirm", "note": "整章复制"});
+        let (status, reviewed) = harness
+            .call(
+                "POST",
+                &format!("/api/v1/matches/{}/review", ids[0]),
+                key,
+                Some(review),
+            )
+            .await;
+        assert_eq!(status, StatusCode::OK, "{reviewed}");
+        assert_eq!(reviewed["status"], "confirmed");
+        assert_eq!(reviewed["reviews"][0]["note"], "整章复制");
+        assert!(
+            reviewed["reviews"][0]["by"]
+                .as_str()
+                .unwrap()
+                .starts_with("key_")
+        );
+        let (_, dismissed) = harness
+            .call(
+                "POST",
+                &format!("/api/v1/matches/{}/review", ids[1]),
+                key,
+                Some(json!({"action": "mark_licensed"})),
+            )
+            .await;
+        assert_eq!(dismissed["status"], "licensed");
+        let (_, confirmed) = harness
+            .call(
+                "GET",
+                "/api/v1/matches?status=confirmed,licensed",
+                key,
+                None,
+            )
+            .await;
+        assert_eq!(confirmed["items"].as_array().unwrap().len(), 2);
+        let (status, body) = harness
+            .call(
+                "POST",
+                &format!("/api/v1/matches/{}/review", ids[0]),
+                key,
+                Some(json!({"action": "approve"})),
+            )
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::BAD_REQUEST,
+            "invalid_input",
+            "unknown variant `approve`",
         );
     }
-    let (status, page) = harness
-        .call("GET", "/api/v1/matches?limit=2", key, None)
-        .await;
-    assert_eq!(status, StatusCode::OK);
-    assert_eq!(page["items"].as_array().unwrap().len(), 2);
-    assert_eq!(page["items"][0]["id"], ids[0].as_str(), "newest first");
-    let next = page["next"].as_str().unwrap();
-    let (_, second) = harness
-        .call(
-            "GET",
-            &format!("/api/v1/matches?limit=2&after={next}"),
-            key,
-            None,
-        )
-        .await;
-    assert_eq!(second["items"][0]["id"], ids[2].as_str());
-    let (_, filtered) = harness
-        .call(
-            "GET",
-            &format!("/api/v1/matches?min_score=0.75&work_id={work_id}&site_id={site_id}"),
-            key,
-            None,
-        )
-        .await;
-    assert_eq!(filtered["items"].as_array().unwrap().len(), 2);
-    let since = (chrono::Utc::now() - chrono::Duration::hours(36)).format("%Y-%m-%dT%H:%M:%SZ");
-    let (_, recent) = harness
-        .call("GET", &format!("/api/v1/matches?since={since}"), key, None)
-        .await;
-    assert_eq!(recent["items"].as_array().unwrap().len(), 2);
-
-    let (status, detail) = harness
-        .call("GET", &format!("/api/v1/matches/{}", ids[0]), key, None)
-        .await;
-    assert_eq!(status, StatusCode::OK, "{detail}");
-    assert_eq!(detail["work_title"], "风起青萍");
-    assert_eq!(
-        detail["chapter_segments"][0],
-        json!({"text": "天色已晚，林中起了大风。\n少年背着柴往回走。", "copied": true})
-    );
-    assert_eq!(detail["page_segments"][1]["copied"], true);
-    assert_eq!(detail["page_segments"][0]["text"], "广告：免费小说\n");
-
-    let review = json!({"action": "confirm", "note": "整章复制"});
-    let (status, reviewed) = harness
-        .call(
-            "POST",
-            &format!("/api/v1/matches/{}/review", ids[0]),
-            key,
-            Some(review),
-        )
-        .await;
-    assert_eq!(status, StatusCode::OK, "{reviewed}");
-    assert_eq!(reviewed["status"], "confirmed");
-    assert_eq!(reviewed["reviews"][0]["note"], "整章复制");
-    assert!(
-        reviewed["reviews"][0]["by"]
-            .as_str()
-            .unwrap()
-            .starts_with("key_")
-    );
-    let (_, dismissed) = harness
-        .call(
-            "POST",
-            &format!("/api/v1/matches/{}/review", ids[1]),
-            key,
-            Some(json!({"action": "mark_licensed"})),
-        )
-        .await;
-    assert_eq!(dismissed["status"], "licensed");
-    let (_, confirmed) = harness
-        .call(
-            "GET",
-            "/api/v1/matches?status=confirmed,licensed",
-            key,
-            None,
-        )
-        .await;
-    assert_eq!(confirmed["items"].as_array().unwrap().len(), 2);
-    let (status, body) = harness
-        .call(
-            "POST",
-            &format!("/api/v1/matches/{}/review", ids[0]),
-            key,
-            Some(json!({"action": "approve"})),
-        )
-        .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "unknown variant `approve`",
-    );
 }
 
 #[tokio::test]
 async fn reports_are_queued() {
-    let harness = Harness::new().await;
-    let (status, report) = harness
-        .call(
-            "POST",
-            "/api/v1/reports",
-            &harness.key_a,
-            Some(json!({"format": "html"})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{report}");
-    let id = report["id"].as_str().unwrap();
-    let (status, body) = harness
-        .call(
-            "GET",
-            &format!("/api/v1/reports/{id}/artifact"),
-            &harness.key_a,
-            None,
-        )
-        .await;
-    assert_error(status, &body, StatusCode::CONFLICT, "conflict", "not ready");
-    assert!(matches!(
-        harness.backends.queue.enqueued()[0].kind,
-        TaskKind::GenerateReport { .. }
-    ));
+    for harness in Harness::each().await {
+        let (status, report) = harness
+            .call(
+                "POST",
+                "/api/v1/reports",
+                &harness.key_a,
+                Some(json!({"format": "html"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{report}");
+        let id = report["id"].as_str().unwrap();
+        let (status, body) = harness
+            .call(
+                "GET",
+                &format!("/api/v1/reports/{id}/artifact"),
+                &harness.key_a,
+                None,
+            )
+            .await;
+        assert_error(status, &body, StatusCode::CONFLICT, "conflict", "not ready");
+        assert!(matches!(
+            harness.queue.enqueued()[0].kind,
+            TaskKind::GenerateReport { .. }
+        ));
+    }
 }
 
 #[tokio::test]
@@ -472,7 +477,7 @@ async fn health_reports_each_backend_and_metrics_count_requests() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(health["checks"]["store"], "ok");
     assert_eq!(health["checks"]["queue"], "ok");
-    *harness.backends.store.fail_with.lock().unwrap() = Some(ErrorKind::Unavailable);
+    *harness.memory.as_ref().unwrap().fail_with.lock().unwrap() = Some(ErrorKind::Unavailable);
     let (status, health) = harness.call("GET", "/health", "", None).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(health["status"], "degraded");
@@ -492,7 +497,7 @@ async fn health_reports_each_backend_and_metrics_count_requests() {
         "unavailable",
         "retry later",
     );
-    *harness.backends.store.fail_with.lock().unwrap() = None;
+    *harness.memory.as_ref().unwrap().fail_with.lock().unwrap() = None;
     let (status, metrics) = harness.call("GET", "/metrics", "", None).await;
     assert_eq!(status, StatusCode::OK);
     let text = metrics.as_str().unwrap();

@@ -19,7 +19,6 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use super::Harness;
 use copyhound_core::model::MatchStatus;
-use copyhound_core::ports::MatchStore;
 
 fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
@@ -195,7 +194,7 @@ async fn review_a_match_in_headless_chromium() {
     let base = format!("http://{}", listener.local_addr().unwrap());
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let server = tokio::spawn(crate::serve_listener(
-        harness.backends.state.clone(),
+        harness.state.clone(),
         listener,
         async move {
             let _ = stop_rx.await;
@@ -267,8 +266,8 @@ async fn review_a_match_in_headless_chromium() {
         .parse()
         .unwrap();
     let stored = harness
-        .backends
-        .store
+        .state
+        .matches
         .get_match(&harness.publisher_a, &match_id)
         .await
         .unwrap();

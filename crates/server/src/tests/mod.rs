@@ -7,6 +7,8 @@ mod openapi_test;
 mod register_test;
 mod tenancy_test;
 
+use std::sync::Arc;
+
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
@@ -14,18 +16,23 @@ use chrono::{Duration, Utc};
 use copyhound_core::config::ServerConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
 use copyhound_core::model::{CopiedSpan, EvidenceExcerpt, FetchMeta, Match, MatchStatus, Page};
-use copyhound_core::ports::PageStore;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
-use crate::testsuite::MemoryBackends;
+use crate::AppState;
+use crate::testsuite::{MemoryBackends, MemoryQueue, MemoryStore};
 
 pub(crate) const ADMIN_KEY: &str = "test-admin-secret";
 
-/// A router on fakes with two publishers, A and B, each with a key.
+/// A router with two publishers, A and B, each with a key, on in-memory fakes
+/// or on the embedded redb store.
 pub(crate) struct Harness {
-    pub backends: MemoryBackends,
+    pub state: AppState,
+    pub queue: Arc<MemoryQueue>,
+    /// The fake store, when the harness runs on fakes (fault injection).
+    pub memory: Option<Arc<MemoryStore>>,
     pub router: Router,
+    _dir: Option<tempfile::TempDir>,
     pub key_a: String,
     pub key_b: String,
     pub publisher_a: PublisherId,
@@ -40,12 +47,50 @@ pub(crate) fn config() -> ServerConfig {
 }
 
 impl Harness {
+    /// Returns a harness on in-memory fakes.
     pub async fn new() -> Self {
         let backends = MemoryBackends::new(config());
-        let router = crate::router(backends.state.clone());
+        Self::with_state(backends.state, backends.queue, Some(backends.store), None).await
+    }
+
+    /// Returns a harness on the embedded (redb) store of `copyhound-store`.
+    pub async fn local() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let stores = copyhound_store::Stores::local(dir.path()).unwrap();
+        copyhound_store::migrate_up(&stores).await.unwrap();
+        let queue = Arc::new(MemoryQueue::default());
+        let state = AppState {
+            publishers: stores.publishers,
+            works: stores.works,
+            sites: stores.sites,
+            pages: stores.pages,
+            matches: stores.matches,
+            reports: stores.reports,
+            queue: queue.clone(),
+            index: None,
+            config: config(),
+        };
+        Self::with_state(state, queue, None, Some(dir)).await
+    }
+
+    /// Returns one harness per backend: fakes, then the embedded store.
+    pub async fn each() -> Vec<Self> {
+        vec![Self::new().await, Self::local().await]
+    }
+
+    async fn with_state(
+        state: AppState,
+        queue: Arc<MemoryQueue>,
+        memory: Option<Arc<MemoryStore>>,
+        dir: Option<tempfile::TempDir>,
+    ) -> Self {
+        let router = crate::router(state.clone());
         let mut harness = Self {
-            backends,
+            state,
+            queue,
+            memory,
             router,
+            _dir: dir,
             key_a: String::new(),
             key_b: String::new(),
             publisher_a: "pub_a".parse().unwrap(),
@@ -173,7 +218,7 @@ impl Harness {
             fetch: FetchMeta::default(),
             previous_versions: Vec::new(),
         };
-        self.backends.store.upsert_page(&page).await.unwrap();
+        self.state.pages.upsert_page(&page).await.unwrap();
         let chapter_id: ChapterId = "c_0001".parse().unwrap();
         let id = MatchId::for_pair(&page_id, work_id, &chapter_id, 1);
         let span = CopiedSpan {
@@ -182,31 +227,35 @@ impl Harness {
             page_start: 8,
             page_end: 30,
         };
-        self.backends.store.insert_match(Match {
-            id: id.clone(),
-            publisher_id: self.publisher_a.clone(),
-            page_id,
-            page_url: url.to_string(),
-            site_id: site_id.clone(),
-            work_id: work_id.clone(),
-            chapter_id,
-            fingerprint_version: 1,
-            score,
-            chapter_coverage: 1.0,
-            page_coverage: 0.6,
-            spans: vec![span],
-            evidence: vec![EvidenceExcerpt {
-                span,
-                chapter_excerpt: "天色已晚，林中起了大风。".into(),
-                page_excerpt: "天色已晚，林中起了大风。".into(),
-            }],
-            page_body_sha256: String::new(),
-            duplicate_page_ids: Vec::new(),
-            status: MatchStatus::New,
-            reviews: Vec::new(),
-            first_seen: now,
-            last_seen: now,
-        });
+        self.state
+            .matches
+            .upsert_match(&Match {
+                id: id.clone(),
+                publisher_id: self.publisher_a.clone(),
+                page_id,
+                page_url: url.to_string(),
+                site_id: site_id.clone(),
+                work_id: work_id.clone(),
+                chapter_id,
+                fingerprint_version: 1,
+                score,
+                chapter_coverage: 1.0,
+                page_coverage: 0.6,
+                spans: vec![span],
+                evidence: vec![EvidenceExcerpt {
+                    span,
+                    chapter_excerpt: "天色已晚，林中起了大风。".into(),
+                    page_excerpt: "天色已晚，林中起了大风。".into(),
+                }],
+                page_body_sha256: String::new(),
+                duplicate_page_ids: Vec::new(),
+                status: MatchStatus::New,
+                reviews: Vec::new(),
+                first_seen: now,
+                last_seen: now,
+            })
+            .await
+            .unwrap();
         id
     }
 }
