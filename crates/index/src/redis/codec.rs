@@ -189,7 +189,7 @@ pub fn decode_record(record: &[u8]) -> Result<(String, OwnerEntries)> {
     let name = record.get(2..2 + name_length).ok_or_else(corrupt)?;
     let name = std::str::from_utf8(name).map_err(|_| corrupt())?.to_owned();
     let body = &record[2 + name_length..];
-    if body.len() % 13 != 0 {
+    if !body.len().is_multiple_of(13) {
         return Err(corrupt());
     }
     for chunk in body.chunks_exact(13) {
