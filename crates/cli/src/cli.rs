@@ -84,9 +84,45 @@ pub enum Command {
     /// Inspect the task queue and its dead letters.
     #[command(subcommand)]
     Tasks(TasksCommand),
+    /// Measure detection quality on a labeled benchmark folder, through the real pipeline.
+    ///
+    /// Imports DIR/works, serves each site of DIR/pages on its own loopback port,
+    /// crawls them with the real crawler, runs the workers until the queue is
+    /// empty, writes one JSON line per (page, work, chapter) match and, when
+    /// DIR/truth.json exists, prints the benchmark scorer's metrics.
+    Eval(EvalArgs),
     /// Benchmarks, each measured against a baseline in the same run.
     #[command(subcommand)]
     Bench(BenchCommand),
+}
+
+/// Arguments of `copyhound eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// The benchmark folder (works/, pages/, optionally truth.json and tools/score.py).
+    #[arg(long = "set", value_name = "DIR")]
+    pub set: PathBuf,
+    /// Predictions file (JSON lines).
+    #[arg(long, default_value = "predictions.jsonl")]
+    pub out: PathBuf,
+    /// A fresh embedded instance, or the configured MongoDB + Redis (fresh database and key prefixes).
+    #[arg(long, value_enum, default_value_t = EvalBackends::Embedded)]
+    pub backends: EvalBackends,
+    /// Tasks run at once.
+    #[arg(long)]
+    pub concurrency: Option<u32>,
+    /// Also write the scorer's metrics as JSON here.
+    #[arg(long, value_name = "PATH")]
+    pub metrics_json: Option<PathBuf>,
+}
+
+/// Which backends `eval` runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum EvalBackends {
+    /// A fresh embedded instance in a scratch directory.
+    Embedded,
+    /// The configured engines.
+    Configured,
 }
 
 #[derive(Debug, Subcommand)]

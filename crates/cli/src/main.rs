@@ -5,8 +5,11 @@
 mod backends;
 mod cli;
 mod commands;
+mod crawl_handler;
+mod eval;
 mod import;
 mod logging;
+mod static_sites;
 mod text_input;
 
 use std::process::ExitCode;
@@ -64,6 +67,7 @@ async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Resu
         Command::Migrate(command) => commands::pipeline::migrate(&config, command).await,
         Command::Index(command) => commands::pipeline::index(&config, command).await,
         Command::Tasks(command) => commands::pipeline::tasks(&config, command).await,
+        Command::Eval(args) => eval::run(&config, args).await,
         Command::Bench(command) => commands::bench::run(&config, command).await,
     }
 }

@@ -1,0 +1,272 @@
+//! `copyhound eval`: detection quality on a labeled benchmark folder, measured
+//! through the production pipeline. Works are imported, every site is served on
+//! its own loopback port and crawled by the real crawler (robots.txt and all),
+//! the workers run until the queue is empty, and the matches are written in the
+//! scorer's format. Nothing here reads the labels; the scorer does, afterwards.
+
+mod offsets;
+mod visible_text;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use chrono::Utc;
+use copyhound_core::config::Config;
+use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
+use copyhound_core::model::{CrawlRun, CrawlRunStatus, Publisher, PublisherKind, Task, TaskKind};
+use copyhound_core::ports::PageRequest;
+use copyhound_crawler::site::SiteBuilder;
+use copyhound_matcher::Worker;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::backends::Backends;
+use crate::cli::{EvalArgs, EvalBackends};
+use crate::commands::pipeline::{import_works, pipeline, worker_config};
+use crate::crawl_handler::{CrawlHandler, PageCounter};
+use crate::import;
+use crate::static_sites::{ServedSite, StaticSites};
+
+/// One line of the predictions file.
+#[derive(Debug, Serialize)]
+struct Prediction {
+    page: String,
+    work: String,
+    chapter: String,
+    score: f32,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    spans: Vec<[u32; 2]>,
+}
+
+/// What a pipeline run over a benchmark produced.
+#[derive(Debug)]
+pub struct PipelineRun {
+    /// The backends used (kept open for reporting).
+    pub backends: Backends,
+    /// The served sites.
+    pub sites: StaticSites,
+    /// Pages fetched.
+    pub pages_crawled: u64,
+    /// Wall time of crawl + comparison.
+    pub elapsed: Duration,
+    /// Tasks that ended in the dead-letter list.
+    pub dead_tasks: u64,
+}
+
+pub async fn run(config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
+    let (eval_config, _scratch) = eval_config(config, &args)?;
+    let run = run_pipeline(&eval_config, &args.set, args.concurrency).await?;
+    let predictions = collect_predictions(&run).await?;
+    write_predictions(&args.out, &predictions)?;
+    println!(
+        "crawled {} pages on {} sites, {} predictions in {:.1} s ({} dead tasks); wrote {}",
+        run.pages_crawled,
+        run.sites.sites.len(),
+        predictions.len(),
+        run.elapsed.as_secs_f64(),
+        run.dead_tasks,
+        args.out.display()
+    );
+    score(&args.set, &args.out, args.metrics_json.as_deref())
+}
+
+/// Returns the configuration of the evaluated instance and its scratch directory.
+fn eval_config(config: &Config, args: &EvalArgs) -> anyhow::Result<(Config, Option<tempfile::TempDir>)> {
+    let mut eval = config.clone();
+    eval.crawler.allow_private_addresses = true;
+    eval.store.migrate_on_start = true;
+    let run_tag = uuid_tag();
+    match args.backends {
+        EvalBackends::Embedded => {
+            let scratch = tempfile::Builder::new().prefix("copyhound-eval-").tempdir()?;
+            eval.data_dir = scratch.path().to_path_buf();
+            eval.store.url = None;
+            eval.index.url = None;
+            eval.queue.url = None;
+            Ok((eval, Some(scratch)))
+        }
+        EvalBackends::Configured => {
+            eval.store.database = format!("copyhound_eval_{run_tag}");
+            eval.index.prefix = format!("copyhound-eval-{run_tag}:index:");
+            eval.queue.prefix = format!("copyhound-eval-{run_tag}:queue:");
+            let scratch = tempfile::Builder::new().prefix("copyhound-eval-").tempdir()?;
+            eval.data_dir = scratch.path().to_path_buf();
+            Ok((eval, Some(scratch)))
+        }
+    }
+}
+
+fn uuid_tag() -> String {
+    let id = copyhound_core::ids::TaskId::generate();
+    id.as_str().trim_start_matches(TASK_PREFIX).chars().rev().take(10).collect()
+}
+
+const TASK_PREFIX: &str = "t_";
+
+/// Imports the works, serves and registers the sites, crawls and compares until
+/// the queue is empty.
+pub async fn run_pipeline(config: &Config, set: &Path, concurrency: Option<u32>) -> anyhow::Result<PipelineRun> {
+    let started = Instant::now();
+    let backends = Backends::open(config).await?;
+    let works = import::read_works(&set.join("works"))?;
+    let (work_count, chapter_count) = import_works(&backends, works).await?;
+    eprintln!("registered {work_count} works ({chapter_count} chapters)");
+    let sites = StaticSites::serve(&set.join("pages")).await?;
+    register_sites(&backends, &sites.sites).await?;
+
+    let bar = ProgressBar::new_spinner()
+        .with_style(ProgressStyle::with_template("{spinner} {elapsed} {msg} | {prefix}").expect("valid template"));
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let counter = Arc::new(PageCounter::with_bar(bar.clone()));
+    let crawl = Arc::new(CrawlHandler::new(config, &backends, counter.clone())?);
+    let handler = Arc::new(pipeline(&backends, config)?.with_crawl_handler(crawl));
+    let worker = Worker::new(backends.queue.clone(), handler, worker_config(config, concurrency.or(Some(4))));
+    let mut tasks_done = 0usize;
+    loop {
+        let outcome = worker.tick().await?;
+        tasks_done += outcome.received;
+        let stats = backends.queue.stats().await?;
+        bar.set_prefix(format!("{tasks_done} tasks done, {} queued, {} retrying", stats.depth, stats.in_flight + stats.retrying));
+        if outcome.received == 0 {
+            if stats.depth == 0 && stats.in_flight == 0 && stats.retrying == 0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    bar.finish_and_clear();
+    let stats = backends.queue.stats().await?;
+    for dead in backends.queue.dead_letters(20).await? {
+        eprintln!("dead task {} ({}): {}", dead.task.id, dead.task.kind.name(), dead.last_error);
+    }
+    backends.persist().await?;
+    Ok(PipelineRun {
+        pages_crawled: counter.pages(),
+        elapsed: started.elapsed(),
+        dead_tasks: stats.dead,
+        backends,
+        sites,
+    })
+}
+
+/// The publisher that watches benchmark sites.
+fn eval_publisher() -> anyhow::Result<Publisher> {
+    Ok(Publisher {
+        id: "evaluation".parse::<PublisherId>()?,
+        name: "evaluation".into(),
+        kind: PublisherKind::Books,
+        created_at: Utc::now(),
+    })
+}
+
+async fn register_sites(backends: &Backends, sites: &[ServedSite]) -> anyhow::Result<()> {
+    let publisher = eval_publisher()?;
+    backends.stores.publishers.put_publisher(&publisher).await?;
+    let mut tasks = Vec::new();
+    for served in sites {
+        let site_id: SiteId = served.name.parse().with_context(|| format!("site folder {:?}", served.name))?;
+        let site = SiteBuilder::new(publisher.id.clone(), served.name.clone(), vec![format!("{}/index.html", served.base_url)])
+            .id(site_id.clone())
+            .limits(12, 20_000)
+            .politeness(500.0, 4)
+            .build()?;
+        backends.stores.sites.put_site(&site).await?;
+        let run = CrawlRun {
+            id: CrawlRunId::generate(),
+            site_id: site_id.clone(),
+            status: CrawlRunStatus::Queued,
+            created_at: Utc::now(),
+            started_at: None,
+            finished_at: None,
+            counters: Default::default(),
+            recent_errors: Vec::new(),
+        };
+        backends.stores.sites.put_crawl_run(&run).await?;
+        tasks.push(Task::new(TaskKind::CrawlSite { site_id, run_id: run.id }, Utc::now()));
+    }
+    backends.queue.enqueue(tasks).await?;
+    Ok(())
+}
+
+/// Reads every match of every crawled page, in the scorer's terms.
+async fn collect_predictions(run: &PipelineRun) -> anyhow::Result<Vec<Prediction>> {
+    let stores = &run.backends.stores;
+    let mut predictions = Vec::new();
+    for served in &run.sites.sites {
+        let site_id: SiteId = served.name.parse()?;
+        let mut request = PageRequest { after: None, limit: 200 };
+        loop {
+            let batch = stores.pages.list_pages(&site_id, &request).await?;
+            for page in &batch.items {
+                let matches = stores.matches.matches_of_page(&page.id).await?;
+                if matches.is_empty() {
+                    continue;
+                }
+                let Some(path) = page.url.strip_prefix(&served.base_url) else { continue };
+                let page_id = format!("{}/{}", served.name, path.trim_start_matches('/'));
+                let decoded = copyhound_crawler::charset::decode_body(&page.raw_body, page.fetch.content_type.as_deref(), None);
+                let visible = visible_text::visible_text(&decoded.text);
+                let map = offsets::OffsetMap::new(&page.text, &visible);
+                for found in matches {
+                    let spans = found
+                        .spans
+                        .iter()
+                        .filter_map(|span| map.map_span(span.page_start, span.page_end))
+                        .map(|(start, end)| [start, end])
+                        .collect();
+                    predictions.push(Prediction {
+                        page: page_id.clone(),
+                        work: found.work_id.to_string(),
+                        chapter: found.chapter_id.to_string(),
+                        score: found.score,
+                        spans,
+                    });
+                }
+            }
+            match batch.next {
+                Some(next) => request.after = Some(next),
+                None => break,
+            }
+        }
+    }
+    predictions.sort_by(|a, b| (&a.page, &a.work, &a.chapter).cmp(&(&b.page, &b.work, &b.chapter)));
+    Ok(predictions)
+}
+
+fn write_predictions(path: &Path, predictions: &[Prediction]) -> anyhow::Result<()> {
+    let mut out = std::io::BufWriter::new(
+        std::fs::File::create(path).with_context(|| format!("cannot write {}", path.display()))?,
+    );
+    for prediction in predictions {
+        serde_json::to_writer(&mut out, prediction)?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
+    Ok(())
+}
+
+/// Runs the benchmark's scorer when the folder has labels.
+fn score(set: &Path, predictions: &Path, metrics_json: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let truth = set.join("truth.json");
+    let scorer = set.join("tools/score.py");
+    if !truth.is_file() || !scorer.is_file() {
+        println!("no truth.json or tools/score.py in {}: not scoring", set.display());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut command = std::process::Command::new("python3");
+    command.arg(&scorer).arg("--truth").arg(&truth).arg("--pred").arg(predictions);
+    if let Some(path) = metrics_json {
+        command.arg("--json").arg(path);
+    }
+    let status = command.status().context("cannot run python3 for the scorer")?;
+    Ok(if status.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
+
+/// Returns the folder of the bundled or shared benchmark for the demo.
+pub fn default_set() -> Option<PathBuf> {
+    ["../shared/devset", "../../shared/devset"].iter().map(PathBuf::from).find(|path| path.join("works").is_dir())
+}
