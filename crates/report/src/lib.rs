@@ -16,6 +16,7 @@
 
 mod alert;
 mod analytics;
+mod coverage;
 mod csv_export;
 mod data;
 mod html;

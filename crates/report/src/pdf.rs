@@ -15,7 +15,7 @@ use crate::data::ReportData;
 use crate::html::{HtmlOptions, render_html};
 
 /// Longest time a print may take before the browser is killed.
-const PRINT_TIMEOUT: Duration = Duration::from_secs(120);
+const PRINT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Distinguishes the scratch directories of concurrent prints in one process.
 static SCRATCH_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -128,7 +128,7 @@ pub(crate) fn run_chromium(
 /// Prints the HTML file `html_path` to the PDF file `pdf_path` with the headless
 /// Chromium binary `chromium_path` (a path, or a name looked up on `PATH`).
 ///
-/// Blocking (up to two minutes): call it from `spawn_blocking` in async code.
+/// Blocking (up to five minutes; about a minute for a 400-page report): call it from `spawn_blocking` in async code.
 /// Page size and margins come from the report's print stylesheet (A4); no
 /// header or footer is added. Fails with `Config` when the browser cannot be
 /// started and `Internal` when it fails or writes no PDF. Chinese text needs a

@@ -3,7 +3,7 @@
 //! `testsuite` feature.
 
 use chrono::{Duration, TimeZone, Utc};
-use copyhound_core::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
+use copyhound_core::ids::{MatchId, PageId, PublisherId};
 use copyhound_core::model::{
     CopiedSpan, EvidenceExcerpt, ExtractionHints, Language, Match, MatchStatus, ReportScope,
     Review, Site, Timestamp, Work, WorkKind,
@@ -278,9 +278,6 @@ pub fn synthetic_input(matches: usize, seed: u64) -> ReportInput {
                 coverage: 0.05 + f32::from(u16::try_from(next(95)).expect("bounded")) / 100.0,
             });
             one.id = MatchId::derive_from(&format!("synthetic-{seed}-{number}"));
-            one.chapter_id = id::<ChapterId>(&format!("c_w_{work_number:02}_{chapter}"));
-            one.work_id = id::<WorkId>(&format!("w_{work_number:02}"));
-            one.site_id = id::<SiteId>(&format!("site_{site_number:02}"));
             one
         })
         .collect();

@@ -48,14 +48,13 @@ pub(crate) fn truncate(text: &str, max_chars: usize) -> String {
 /// Returns `value` with thousands separators: `12,345`.
 pub(crate) fn thousands(value: u64) -> String {
     let digits = value.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (position, digit) in digits.chars().enumerate() {
-        if position > 0 && (digits.len() - position) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
+    let groups: Vec<&str> = digits
+        .as_bytes()
+        .rchunks(3)
+        .rev()
+        .map(|group| std::str::from_utf8(group).expect("decimal digits are ascii"))
+        .collect();
+    groups.join(",")
 }
 
 /// Returns the display colour of a review status.

@@ -47,7 +47,7 @@ impl Default for HtmlOptions {
             max_heatmap_columns: 20,
             max_works: 20,
             max_detailed_evidence: 300,
-            max_listed_matches: 5000,
+            max_listed_matches: 2000,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The template's view of a report: strings formatted for reading (dates, counts,
 //! percentages) and charts drawn, so the template only lays things out.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use copyhound_core::ids::SiteId;
 use copyhound_core::model::{MatchStatus, Timestamp};
@@ -322,14 +322,17 @@ pub(super) fn build(data: &ReportData, options: &HtmlOptions, css: &'static str)
         .take(options.max_detailed_evidence)
         .map(|one| evidence_view(one))
         .collect();
+    let detailed_ids: BTreeSet<&str> = detailed
+        .iter()
+        .map(|shown| shown.match_id.as_str())
+        .collect();
     let listing = data
         .evidence
         .iter()
         .take(options.max_listed_matches)
         .map(|one| ListRow {
-            anchor: detailed
-                .iter()
-                .any(|shown| shown.match_id == one.match_id.as_str())
+            anchor: detailed_ids
+                .contains(one.match_id.as_str())
                 .then(|| format!("match-{}", one.match_id)),
             match_id: one.match_id.to_string(),
             status_label: status_label(one.status),
