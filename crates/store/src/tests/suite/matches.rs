@@ -1,0 +1,209 @@
+//! Conformance checks: matches and keyset pages.
+
+use copyhound_core::ErrorKind;
+use copyhound_core::model::MatchStatus;
+use copyhound_core::ports::{MatchFilter, PageRequest, PageUpsert};
+
+use super::{filter, first, prepare};
+use crate::Stores;
+use crate::tests::fixtures::{self, at};
+
+pub(crate) async fn match_upsert_keeps_the_review_state(stores: &Stores) {
+    prepare(stores).await;
+    let found = fixtures::found_match("pub_a", "http://127.0.0.1:8001/a.html", "w1", "c1", 10);
+    stores.matches.upsert_match(&found).await.unwrap();
+    let review = fixtures::review(MatchStatus::Confirmed);
+    let reviewed = stores
+        .matches
+        .review_match(&found.publisher_id, &found.id, &review)
+        .await
+        .unwrap();
+    assert_eq!(
+        (reviewed.status, reviewed.reviews.clone()),
+        (MatchStatus::Confirmed, vec![review.clone()])
+    );
+
+    let mut again = fixtures::found_match("pub_a", "http://127.0.0.1:8001/a.html", "w1", "c1", 50);
+    again.score = 0.5;
+    stores.matches.upsert_match(&again).await.unwrap();
+    let stored = stores
+        .matches
+        .get_match(&found.publisher_id, &found.id)
+        .await
+        .unwrap();
+    assert_eq!(stored.status, MatchStatus::Confirmed);
+    assert_eq!(stored.reviews, vec![review]);
+    assert_eq!(
+        (stored.first_seen, stored.last_seen, stored.score),
+        (at(10), at(50), 0.5)
+    );
+}
+
+pub(crate) async fn keyset_pagination_spans_several_pages(stores: &Stores) {
+    prepare(stores).await;
+    let publisher_id = "pub_a".parse().unwrap();
+    for number in 0..23 {
+        stores
+            .works
+            .put_work(&fixtures::work("pub_a", &format!("w{number:03}")))
+            .await
+            .unwrap();
+        let url = format!("http://127.0.0.1:8001/{number}.html");
+        stores
+            .matches
+            .upsert_match(&fixtures::found_match(
+                "pub_a",
+                &url,
+                "w1",
+                "c1",
+                number % 7,
+            ))
+            .await
+            .unwrap();
+        stores
+            .sites
+            .put_crawl_run(&fixtures::crawl_run(
+                "site_a",
+                &format!("run_{number}"),
+                number % 5,
+            ))
+            .await
+            .unwrap();
+    }
+    let pages: Vec<_> = (0..23)
+        .map(|number| fixtures::page(&format!("http://h/{number}"), "site_a", "t"))
+        .collect();
+    assert!(
+        stores
+            .pages
+            .upsert_pages(&pages)
+            .await
+            .unwrap()
+            .iter()
+            .all(|outcome| *outcome == PageUpsert::New)
+    );
+
+    let (works, pages_read) = collect_all!(10, |request| stores
+        .works
+        .list_works(&publisher_id, &request));
+    let ids: Vec<String> = works.iter().map(|work| work.id.to_string()).collect();
+    let expected: Vec<String> = (0..23).map(|number| format!("w{number:03}")).collect();
+    assert_eq!((ids, pages_read), (expected, 3));
+
+    let (matches, _) = collect_all!(10, |request| stores
+        .matches
+        .list_matches(&filter("pub_a"), &request));
+    assert_eq!(matches.len(), 23);
+    let keys: Vec<_> = matches
+        .iter()
+        .map(|found| (found.last_seen, found.id.clone()))
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(keys, sorted, "newest first, then id descending");
+
+    let (runs, _) = collect_all!(4, |request| stores
+        .sites
+        .list_crawl_runs(&"site_a".parse().unwrap(), &request));
+    assert_eq!(runs.len(), 23);
+    assert!(
+        runs.windows(2)
+            .all(|pair| pair[0].created_at >= pair[1].created_at)
+    );
+    let (listed, _) = collect_all!(5, |request| stores
+        .pages
+        .list_pages(&"site_a".parse().unwrap(), &request));
+    assert_eq!(listed.len(), 23);
+    let bad = PageRequest {
+        after: Some("%%%".into()),
+        limit: 5,
+    };
+    assert_eq!(
+        stores
+            .works
+            .list_works(&publisher_id, &bad)
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidInput
+    );
+}
+
+pub(crate) async fn match_filters_select(stores: &Stores) {
+    prepare(stores).await;
+    for number in 0..6 {
+        let mut found = fixtures::found_match(
+            "pub_a",
+            &format!("http://h/{number}"),
+            "w1",
+            "c1",
+            number * 10,
+        );
+        found.score = number as f32 / 10.0;
+        if number >= 3 {
+            found.work_id = "w2".parse().unwrap();
+        }
+        stores.matches.upsert_match(&found).await.unwrap();
+        if number % 2 == 0 {
+            stores
+                .matches
+                .review_match(
+                    &found.publisher_id,
+                    &found.id,
+                    &fixtures::review(MatchStatus::Dismissed),
+                )
+                .await
+                .unwrap();
+        }
+    }
+    let count = |filter: MatchFilter| async move {
+        stores
+            .matches
+            .list_matches(&filter, &first(100))
+            .await
+            .unwrap()
+            .items
+            .len()
+    };
+    assert_eq!(count(filter("pub_a")).await, 6);
+    assert_eq!(
+        count(MatchFilter {
+            work_id: Some("w2".parse().unwrap()),
+            ..filter("pub_a")
+        })
+        .await,
+        3
+    );
+    assert_eq!(
+        count(MatchFilter {
+            statuses: vec![MatchStatus::Dismissed],
+            ..filter("pub_a")
+        })
+        .await,
+        3
+    );
+    assert_eq!(
+        count(MatchFilter {
+            min_score: Some(0.3),
+            ..filter("pub_a")
+        })
+        .await,
+        3
+    );
+    assert_eq!(
+        count(MatchFilter {
+            seen_since: Some(at(20)),
+            ..filter("pub_a")
+        })
+        .await,
+        4
+    );
+    assert_eq!(
+        count(MatchFilter {
+            seen_before: Some(at(20)),
+            ..filter("pub_a")
+        })
+        .await,
+        2
+    );
+}

@@ -1,0 +1,485 @@
+//! Conformance checks: records, tenants, migrations.
+
+use copyhound_core::ErrorKind;
+use copyhound_core::ids::{ApiKeyId, PageId};
+use copyhound_core::model::{ApiKey, FingerprintOwner, FingerprintStatus, MatchStatus, Role};
+use copyhound_core::ports::PageUpsert;
+
+use super::{filter, first, prepare};
+use crate::Stores;
+use crate::tests::fixtures::{self, at};
+
+pub(crate) async fn publishers_sites_and_reports_round_trip(stores: &Stores) {
+    prepare(stores).await;
+    stores.publishers.check_connectivity().await.unwrap();
+    let publisher = fixtures::publisher("pub_a");
+    stores.publishers.put_publisher(&publisher).await.unwrap();
+    assert_eq!(
+        stores
+            .publishers
+            .get_publisher(&publisher.id)
+            .await
+            .unwrap(),
+        publisher
+    );
+    let key = ApiKey {
+        id: "key_1".parse::<ApiKeyId>().unwrap(),
+        publisher_id: publisher.id.clone(),
+        secret_sha256: "ef".repeat(32),
+        role: Role::Admin,
+        created_at: at(3),
+        revoked: false,
+    };
+    stores.publishers.put_api_key(&key).await.unwrap();
+    assert_eq!(stores.publishers.get_api_key(&key.id).await.unwrap(), key);
+    let site = fixtures::site("pub_a", "site_a");
+    stores.sites.put_site(&site).await.unwrap();
+    assert_eq!(stores.sites.get_site(&site.id).await.unwrap(), site);
+    let run = fixtures::crawl_run("site_a", "run_1", 5);
+    stores.sites.put_crawl_run(&run).await.unwrap();
+    assert_eq!(stores.sites.get_crawl_run(&run.id).await.unwrap(), run);
+    let report = fixtures::report("pub_a", "rep_1", 7);
+    stores.reports.put_report(&report).await.unwrap();
+    assert_eq!(
+        stores
+            .reports
+            .get_report(&report.scope.publisher_id, &report.id)
+            .await
+            .unwrap(),
+        report
+    );
+}
+
+pub(crate) async fn upserts_are_idempotent(stores: &Stores) {
+    prepare(stores).await;
+    let page = fixtures::page("http://127.0.0.1:8001/a.html", "site_a", "正文");
+    let found = fixtures::found_match("pub_a", &page.url, "w1", "c1", 10);
+    let record = fixtures::fingerprint(fixtures::chapter_owner("w1", "c1"), 1);
+    for round in 0..2 {
+        stores
+            .publishers
+            .put_publisher(&fixtures::publisher("pub_a"))
+            .await
+            .unwrap();
+        stores
+            .works
+            .put_work(&fixtures::work("pub_a", "w1"))
+            .await
+            .unwrap();
+        stores
+            .works
+            .put_chapters(&[fixtures::chapter("w1", 1), fixtures::chapter("w1", 2)])
+            .await
+            .unwrap();
+        stores
+            .sites
+            .put_site(&fixtures::site("pub_a", "site_a"))
+            .await
+            .unwrap();
+        stores
+            .sites
+            .put_crawl_run(&fixtures::crawl_run("site_a", "run_1", 0))
+            .await
+            .unwrap();
+        let outcome = stores.pages.upsert_page(&page).await.unwrap();
+        assert_eq!(
+            outcome,
+            if round == 0 {
+                PageUpsert::New
+            } else {
+                PageUpsert::Unchanged
+            }
+        );
+        stores.fingerprints.put_fingerprint(&record).await.unwrap();
+        stores
+            .fingerprints
+            .put_fingerprints(std::slice::from_ref(&record))
+            .await
+            .unwrap();
+        stores.matches.upsert_match(&found).await.unwrap();
+        stores
+            .reports
+            .put_report(&fixtures::report("pub_a", "rep_1", 0))
+            .await
+            .unwrap();
+    }
+    let publisher_id = "pub_a".parse().unwrap();
+    assert_eq!(
+        stores
+            .publishers
+            .list_publishers(&first(10))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    assert_eq!(
+        stores
+            .works
+            .list_works(&publisher_id, &first(10))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    assert_eq!(
+        stores
+            .works
+            .list_chapters(&"w1".parse().unwrap())
+            .await
+            .unwrap()
+            .len(),
+        2
+    );
+    assert_eq!(
+        stores
+            .sites
+            .list_sites(None, &first(10))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    assert_eq!(
+        stores
+            .sites
+            .list_crawl_runs(&"site_a".parse().unwrap(), &first(10))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    let pages = stores
+        .pages
+        .list_pages(&"site_a".parse().unwrap(), &first(10))
+        .await
+        .unwrap();
+    assert_eq!(pages.items, vec![page.clone()]);
+    assert_eq!(
+        stores
+            .fingerprints
+            .list_fingerprints(1, &first(10))
+            .await
+            .unwrap()
+            .items,
+        vec![record]
+    );
+    assert_eq!(
+        stores
+            .matches
+            .list_matches(&filter("pub_a"), &first(10))
+            .await
+            .unwrap()
+            .items,
+        vec![found.clone()]
+    );
+    assert_eq!(
+        stores.matches.matches_of_page(&page.id).await.unwrap(),
+        vec![found]
+    );
+    assert_eq!(
+        stores
+            .reports
+            .list_reports(&publisher_id, &first(10))
+            .await
+            .unwrap()
+            .items
+            .len(),
+        1
+    );
+    let outcomes = stores
+        .pages
+        .upsert_pages(&[page.clone(), page])
+        .await
+        .unwrap();
+    assert_eq!(outcomes, [PageUpsert::Unchanged, PageUpsert::Unchanged]);
+}
+
+pub(crate) async fn tenants_never_see_each_other(stores: &Stores) {
+    prepare(stores).await;
+    let (a, b) = ("pub_a".parse().unwrap(), "pub_b".parse().unwrap());
+    stores
+        .works
+        .put_work(&fixtures::work("pub_a", "w1"))
+        .await
+        .unwrap();
+    let found = fixtures::found_match("pub_a", "http://h/1", "w1", "c1", 0);
+    stores.matches.upsert_match(&found).await.unwrap();
+    stores
+        .reports
+        .put_report(&fixtures::report("pub_a", "rep_1", 0))
+        .await
+        .unwrap();
+    let work_id = "w1".parse().unwrap();
+    assert_eq!(
+        stores
+            .works
+            .get_work(&b, &work_id)
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        stores
+            .works
+            .delete_work(&b, &work_id)
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        stores
+            .works
+            .put_work(&fixtures::work("pub_b", "w1"))
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::Conflict
+    );
+    assert_eq!(
+        stores
+            .works
+            .get_work(&a, &work_id)
+            .await
+            .unwrap()
+            .publisher_id,
+        a
+    );
+    assert_eq!(
+        stores
+            .matches
+            .get_match(&b, &found.id)
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+    let review = fixtures::review(MatchStatus::Licensed);
+    assert_eq!(
+        stores
+            .matches
+            .review_match(&b, &found.id, &review)
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+    assert!(
+        stores
+            .matches
+            .list_matches(&filter("pub_b"), &first(10))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    assert!(
+        stores
+            .works
+            .list_works(&b, &first(10))
+            .await
+            .unwrap()
+            .items
+            .is_empty()
+    );
+    let report_id = "rep_1".parse().unwrap();
+    assert_eq!(
+        stores
+            .reports
+            .get_report(&b, &report_id)
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+}
+
+pub(crate) async fn unknown_ids_are_not_found(stores: &Stores) {
+    prepare(stores).await;
+    let not_found = |result: copyhound_core::Result<()>| {
+        assert_eq!(result.unwrap_err().kind(), ErrorKind::NotFound)
+    };
+    let publisher = "pub_x".parse().unwrap();
+    let work = "w_x".parse().unwrap();
+    let chapter = "c_x".parse().unwrap();
+    not_found(stores.publishers.get_publisher(&publisher).await.map(drop));
+    not_found(
+        stores
+            .publishers
+            .get_api_key(&"key_x".parse().unwrap())
+            .await
+            .map(drop),
+    );
+    not_found(stores.works.get_work_any(&work).await.map(drop));
+    not_found(stores.works.get_chapter(&work, &chapter).await.map(drop));
+    not_found(
+        stores
+            .works
+            .set_fingerprint_status(&work, &chapter, &FingerprintStatus::Pending)
+            .await,
+    );
+    not_found(
+        stores
+            .sites
+            .get_site(&"site_x".parse().unwrap())
+            .await
+            .map(drop),
+    );
+    not_found(
+        stores
+            .sites
+            .get_crawl_run(&"run_x".parse().unwrap())
+            .await
+            .map(drop),
+    );
+    not_found(
+        stores
+            .pages
+            .get_page(&PageId::for_url("http://nowhere/"))
+            .await
+            .map(drop),
+    );
+    let owner = FingerprintOwner::Page {
+        page_id: PageId::for_url("http://nowhere/"),
+    };
+    not_found(
+        stores
+            .fingerprints
+            .get_fingerprint(&owner, 1)
+            .await
+            .map(drop),
+    );
+    not_found(
+        stores
+            .matches
+            .get_match(&publisher, &"m_x".parse().unwrap())
+            .await
+            .map(drop),
+    );
+    not_found(
+        stores
+            .reports
+            .get_report(&publisher, &"rep_x".parse().unwrap())
+            .await
+            .map(drop),
+    );
+    not_found(
+        stores
+            .reports
+            .get_artifact(&"rep_x".parse().unwrap())
+            .await
+            .map(drop),
+    );
+    assert!(
+        stores
+            .matches
+            .matches_of_page(&PageId::for_url("http://nowhere/"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+}
+
+pub(crate) async fn works_delete_with_their_chapters(stores: &Stores) {
+    prepare(stores).await;
+    let publisher_id = "pub_a".parse().unwrap();
+    let work_id = "w1".parse().unwrap();
+    stores
+        .works
+        .put_work(&fixtures::work("pub_a", "w1"))
+        .await
+        .unwrap();
+    stores
+        .works
+        .put_chapters(&[fixtures::chapter("w1", 2), fixtures::chapter("w1", 1)])
+        .await
+        .unwrap();
+    stores
+        .works
+        .put_chapters(&[fixtures::chapter("w10", 1)])
+        .await
+        .unwrap();
+    let chapters = stores.works.list_chapters(&work_id).await.unwrap();
+    assert_eq!(
+        chapters
+            .iter()
+            .map(|chapter| chapter.index)
+            .collect::<Vec<_>>(),
+        [1, 2]
+    );
+    let status = FingerprintStatus::Indexed { version: 1 };
+    stores
+        .works
+        .set_fingerprint_status(&work_id, &chapters[0].id, &status)
+        .await
+        .unwrap();
+    assert_eq!(
+        stores
+            .works
+            .get_chapter(&work_id, &chapters[0].id)
+            .await
+            .unwrap()
+            .fingerprint_status,
+        status
+    );
+    stores
+        .works
+        .delete_work(&publisher_id, &work_id)
+        .await
+        .unwrap();
+    assert!(
+        stores
+            .works
+            .list_chapters(&work_id)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    assert_eq!(
+        stores
+            .works
+            .list_chapters(&"w10".parse().unwrap())
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(
+        stores
+            .works
+            .get_work_any(&work_id)
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+}
+
+pub(crate) async fn migrations_run_twice_and_concurrently(stores: &Stores) {
+    let known = crate::migrate::migrations().unwrap().len();
+    let before = crate::migrate_status(stores).await.unwrap();
+    assert_eq!(before.len(), known);
+    assert!(before.iter().all(|status| status.applied_at.is_none()));
+    let runs = (0..3).map(|_| {
+        let stores = stores.clone();
+        tokio::spawn(async move { crate::migrate_up(&stores).await.unwrap() })
+    });
+    let mut applied = 0;
+    for run in runs.collect::<Vec<_>>() {
+        applied += run.await.unwrap();
+    }
+    assert_eq!(applied, known, "exactly one runner applies each migration");
+    assert_eq!(crate::migrate_up(stores).await.unwrap(), 0);
+    let after = crate::migrate_status(stores).await.unwrap();
+    assert!(
+        after
+            .iter()
+            .all(|status| status.applied_at.is_some() && !status.modified_since_applied)
+    );
+}
