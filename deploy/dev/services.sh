@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs (if missing) and starts, on loopback, the services the tests need:
 # Redis (Debian redis-server) and a MongoDB-compatible server (SecantusDB, a test
-# server from PyPI; production uses real MongoDB via docker compose).
+# server from PyPI; production uses real MongoDB via docker compose); it also
+# installs headless Chromium and a CJK font for the UI and report tests.
 #
 #   deploy/dev/services.sh start     # prints `export ...` lines; use: eval "$(deploy/dev/services.sh start)"
 #   deploy/dev/services.sh stop
@@ -31,6 +32,14 @@ install_redis() {
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq redis-server >&2
 }
 
+install_browser() {
+  # Headless Chromium and a CJK font: UI and report tests render pages with them.
+  if command -v chromium >/dev/null && fc-list 2>/dev/null | grep -qi "wenquanyi"; then return 0; fi
+  log "installing chromium and fonts-wqy-microhei (apt)"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei >&2
+}
+
 install_mongo() {
   if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import secantus" 2>/dev/null; then return 0; fi
   log "installing secantusdb $SECANTUS_VERSION (pip, venv $VENV)"
@@ -50,6 +59,7 @@ start() {
   mkdir -p "$STATE_DIR"
   install_redis
   install_mongo
+  install_browser
   if ! redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1; then
     redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save "" --appendonly no \
       --daemonize yes --pidfile "$STATE_DIR/redis.pid" --logfile "$STATE_DIR/redis.log" >&2
