@@ -1,4 +1,21 @@
 //! The crawler: scheduled, polite, bounded fetching of suspected piracy sites,
-//! charset decoding, main-text extraction and a persistent frontier. Hostile input
+//! charset decoding, main-text extraction and a per-run frontier. Hostile input
 //! (endless bodies, redirect loops, lying charsets) is bounded and recorded per
 //! page, never a crash or a hang.
+#![warn(missing_docs)]
+
+pub mod charset;
+pub mod crawl;
+pub mod extract;
+mod extract_fallback;
+pub mod fetch;
+pub mod pacer;
+pub mod scheduler;
+pub mod site;
+#[cfg(feature = "testsuite")]
+pub mod testsuite;
+pub mod urls;
+
+pub use crawl::{CrawlProgress, Crawler, NoProgress, PageOutcome, PageReport};
+pub use fetch::HttpFetcher;
+pub use scheduler::Scheduler;

@@ -151,6 +151,12 @@ pub struct CrawlerConfig {
     pub max_redirects: u32,
     /// Requests in flight over all hosts.
     pub global_concurrency: u32,
+    /// Retries of a request that timed out or got a 5xx / 429 answer.
+    pub max_retries: u32,
+    /// Backoff before the first retry; doubled on each further one.
+    pub retry_backoff_ms: u64,
+    /// Links kept per page (link farms are cut here).
+    pub max_links_per_page: u32,
 }
 
 impl Default for CrawlerConfig {
@@ -163,6 +169,9 @@ impl Default for CrawlerConfig {
             total_timeout_ms: 30_000,
             max_redirects: 5,
             global_concurrency: 16,
+            max_retries: 2,
+            retry_backoff_ms: 500,
+            max_links_per_page: 2_000,
         }
     }
 }

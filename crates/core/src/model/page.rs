@@ -21,6 +21,26 @@ pub struct FetchMeta {
     pub duration_ms: u64,
     /// The run that fetched it.
     pub crawl_run_id: Option<CrawlRunId>,
+    /// Set when the page is one part of a chapter split over several pages ("第1/3页").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pagination: Option<Pagination>,
+}
+
+/// Where a page sits in a chapter split over several pages. Each part is a page
+/// of its own (own URL, id and text: the unit that matches are reported on);
+/// the first part also carries the joined text of the whole logical page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Pagination {
+    /// Normalized URL of the first part, which names the logical page.
+    pub first_url: String,
+    /// 1-based position of this part.
+    pub part: u32,
+    /// Normalized URLs of every part in reading order, the first included.
+    pub part_urls: Vec<String>,
+    /// On the first part only: the texts of all parts joined by a newline.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub joined_text: Option<String>,
 }
 
 /// An earlier content of a page, kept when the content changes.

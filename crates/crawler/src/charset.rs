@@ -1,0 +1,244 @@
+//! Charset decoding of fetched bodies. Pirate sites lie about their charset as
+//! often as they state it (a page declared `gb2312` is usually GBK), so the
+//! declared charset is checked against the bytes and detection takes over when
+//! it does not fit.
+//!
+//! Order: operator override, byte order mark, HTTP `Content-Type` charset,
+//! `<meta charset>` / `http-equiv` in the first 4 KiB, then chardetng. GB2312
+//! and GBK are decoded as GB18030 (a superset); Big5 is WHATWG Big5 (with
+//! HKSCS). Numeric character references are left to the HTML parser.
+
+use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
+use encoding_rs::{Encoding, GB18030, UTF_8};
+
+/// How far into the body `<meta>` charset declarations are looked for.
+const META_SCAN_BYTES: usize = 4096;
+
+/// A decoded body and the charset it was decoded with.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decoded {
+    /// The text.
+    pub text: String,
+    /// Lowercase WHATWG name of the encoding used (`gb18030`, `big5`, `utf-8`).
+    pub charset: String,
+}
+
+/// Decodes `bytes` to text, choosing the charset as described in the module docs.
+///
+/// A declared charset (header or meta) that does not decode the bytes cleanly is
+/// second-guessed by detection; invalid sequences that remain become U+FFFD.
+pub fn decode_body(
+    bytes: &[u8],
+    header_content_type: Option<&str>,
+    override_charset: Option<&str>,
+) -> Decoded {
+    if let Some(encoding) = override_charset.and_then(encoding_for_label) {
+        return decode_with(encoding, bytes);
+    }
+    if let Some((encoding, bom_len)) = Encoding::for_bom(bytes) {
+        return decode_with(encoding, &bytes[bom_len..]);
+    }
+    let declared = header_content_type
+        .and_then(charset_param)
+        .and_then(encoding_for_label)
+        .or_else(|| meta_charset(bytes));
+    match declared {
+        Some(encoding) => decode_declared(encoding, bytes),
+        None => decode_with(detect(bytes), bytes),
+    }
+}
+
+/// Returns the encoding for a charset label, with GB2312/GBK mapped to GB18030.
+pub fn encoding_for_label(label: &str) -> Option<&'static Encoding> {
+    let encoding = Encoding::for_label(label.trim().as_bytes())?;
+    if encoding == encoding_rs::GBK {
+        return Some(GB18030);
+    }
+    // A page cannot really be UTF-16 after an ASCII-compatible meta; WHATWG says UTF-8.
+    if encoding == encoding_rs::UTF_16LE || encoding == encoding_rs::UTF_16BE {
+        return Some(UTF_8);
+    }
+    Some(encoding)
+}
+
+/// Returns the `charset` parameter of a `Content-Type` value.
+pub fn charset_param(content_type: &str) -> Option<&str> {
+    content_type.split(';').skip(1).find_map(|param| {
+        let (name, value) = param.split_once('=')?;
+        name.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| value.trim().trim_matches(['"', '\'']))
+    })
+}
+
+/// Returns the charset declared by a `<meta>` tag in the first 4 KiB, if any.
+pub fn meta_charset(bytes: &[u8]) -> Option<&'static Encoding> {
+    let head = &bytes[..bytes.len().min(META_SCAN_BYTES)];
+    let lower: Vec<u8> = head.iter().map(u8::to_ascii_lowercase).collect();
+    let mut from = 0;
+    while let Some(offset) = find(&lower[from..], b"<meta") {
+        let start = from + offset;
+        let end = find(&lower[start..], b">").map_or(lower.len(), |close| start + close);
+        if let Some(encoding) = charset_in_tag(&lower[start..end]).and_then(encoding_for_label) {
+            return Some(encoding);
+        }
+        from = end.max(start + 5);
+    }
+    None
+}
+
+fn charset_in_tag(tag: &[u8]) -> Option<&str> {
+    let at = find(tag, b"charset")?;
+    let rest = &tag[at + 7..];
+    let rest = rest
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .map(|skip| &rest[skip..])?;
+    let rest = rest.strip_prefix(b"=")?;
+    let start = rest
+        .iter()
+        .position(|b| !matches!(b, b' ' | b'"' | b'\'' | b'\t'))?;
+    let value = &rest[start..];
+    let len = value
+        .iter()
+        .position(|b| !(b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b':')))
+        .unwrap_or(value.len());
+    std::str::from_utf8(&value[..len])
+        .ok()
+        .filter(|label| !label.is_empty())
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+fn decode_declared(declared: &'static Encoding, bytes: &[u8]) -> Decoded {
+    if let Some(text) = declared.decode_without_bom_handling_and_without_replacement(bytes) {
+        // Single-byte encodings decode anything; trust them only if detection agrees
+        // that the page is not a multi-byte CJK page.
+        if !declared.is_single_byte() || bytes.is_ascii() {
+            return Decoded {
+                text: text.into_owned(),
+                charset: charset_name(declared),
+            };
+        }
+        let guessed = detect(bytes);
+        if guessed.is_single_byte() || guessed == declared {
+            return Decoded {
+                text: text.into_owned(),
+                charset: charset_name(declared),
+            };
+        }
+        return decode_preferring(guessed, declared, bytes);
+    }
+    decode_preferring(detect(bytes), declared, bytes)
+}
+
+/// Decodes with `guessed` if it fits the bytes cleanly, else with `fallback`.
+fn decode_preferring(
+    guessed: &'static Encoding,
+    fallback: &'static Encoding,
+    bytes: &[u8],
+) -> Decoded {
+    match guessed.decode_without_bom_handling_and_without_replacement(bytes) {
+        Some(text) if guessed != fallback => Decoded {
+            text: text.into_owned(),
+            charset: charset_name(guessed),
+        },
+        _ => decode_with(fallback, bytes),
+    }
+}
+
+fn detect(bytes: &[u8]) -> &'static Encoding {
+    let mut detector = EncodingDetector::new(Iso2022JpDetection::Deny);
+    detector.feed(bytes, true);
+    let guessed = detector.guess(None, Utf8Detection::Allow);
+    if guessed == encoding_rs::GBK {
+        GB18030
+    } else {
+        guessed
+    }
+}
+
+fn decode_with(encoding: &'static Encoding, bytes: &[u8]) -> Decoded {
+    let (text, _had_errors) = encoding.decode_without_bom_handling(bytes);
+    Decoded {
+        text: text.into_owned(),
+        charset: charset_name(encoding),
+    }
+}
+
+fn charset_name(encoding: &'static Encoding) -> String {
+    encoding.name().to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gbk(text: &str) -> Vec<u8> {
+        GB18030.encode(text).0.into_owned()
+    }
+
+    #[test]
+    fn meta_declarations_are_found() {
+        let page = b"<html><head><meta http-equiv=\"Content-Type\" content=\"text/html; charset=gb2312\" />";
+        assert_eq!(meta_charset(page), Some(GB18030));
+        assert_eq!(
+            meta_charset(b"<meta charset='big5'>"),
+            Some(encoding_rs::BIG5)
+        );
+        assert_eq!(meta_charset(b"<meta name=x><p>charset=gbk</p>"), None);
+        assert_eq!(charset_param("text/html; Charset=\"UTF-8\""), Some("UTF-8"));
+    }
+
+    #[test]
+    fn gbk_declared_as_gb2312_decodes() {
+        let mut page = b"<meta charset=\"gb2312\"><p>".to_vec();
+        page.extend(gbk("女娲忽然醒来了。镕"));
+        let decoded = decode_body(&page, Some("text/html"), None);
+        assert_eq!(decoded.charset, "gb18030");
+        assert!(decoded.text.contains("女娲忽然醒来了。镕"));
+    }
+
+    #[test]
+    fn a_lying_declaration_is_second_guessed() {
+        let mut page = b"<meta charset=\"utf-8\"><p>".to_vec();
+        page.extend(gbk(
+            &"叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。".repeat(5)
+        ));
+        let decoded = decode_body(&page, None, None);
+        assert_eq!(decoded.charset, "gb18030");
+        assert!(decoded.text.contains("灯烛辉煌"));
+        let mut latin = b"<meta charset=\"iso-8859-1\"><p>".to_vec();
+        latin.extend(gbk(
+            &"叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。".repeat(5)
+        ));
+        assert!(decode_body(&latin, None, None).text.contains("灯烛辉煌"));
+    }
+
+    #[test]
+    fn header_bom_override_and_detection() {
+        let big5 = encoding_rs::BIG5
+            .encode("話說差人拘了陸笏臣到了縣前，便去稟報")
+            .0
+            .into_owned();
+        let decoded = decode_body(&big5, Some("text/html; charset=big5"), None);
+        assert_eq!(
+            (decoded.charset.as_str(), decoded.text.as_str()),
+            ("big5", "話說差人拘了陸笏臣到了縣前，便去稟報")
+        );
+        let mut bom = vec![0xEF, 0xBB, 0xBF];
+        bom.extend("<meta charset=gbk>中文".as_bytes());
+        assert_eq!(decode_body(&bom, None, None).text, "<meta charset=gbk>中文");
+        assert_eq!(decode_body(&gbk("中文"), None, Some("gbk")).text, "中文");
+        let undeclared = gbk(&"棣华扶了母亲过来，伏侍坐下。忽见墙上贴的五彩画张旁边".repeat(4));
+        assert!(
+            decode_body(&undeclared, None, None)
+                .text
+                .starts_with("棣华扶了母亲")
+        );
+    }
+}

@@ -1,0 +1,340 @@
+//! Crawl execution. One `CrawlSite` task runs a site's whole crawl in one
+//! worker with an in-process frontier, so per-host politeness is local and
+//! needs no coordination; the caller keeps the task invisible to other workers
+//! through [`CrawlProgress::heartbeat`]. A re-delivered task of a finished run
+//! returns the stored run; one of an interrupted run starts over from the
+//! seeds, conditional GETs making the repeat cheap.
+
+mod outcome;
+mod page;
+mod reconcile;
+
+use std::collections::{HashSet, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use copyhound_core::config::CrawlerConfig;
+use copyhound_core::ids::{CrawlRunId, SiteId};
+use copyhound_core::model::{CrawlCounters, CrawlRun, CrawlRunStatus, Site, Task, TaskKind};
+use copyhound_core::ports::{Fetcher, PageStore, SiteStore, TaskQueue};
+use copyhound_core::{Error, ErrorKind, Result};
+use tokio::task::JoinSet;
+use tracing::{info, warn};
+
+pub use outcome::{MAX_RECENT_ERRORS, PageOutcome, reason_of};
+use page::PageContext;
+pub use page::{MAX_PARTS, PageReport};
+
+use crate::pacer::HostPacer;
+use crate::site::UrlRules;
+use crate::urls::normalize_url;
+
+/// How often the run is saved and the heartbeat called while crawling.
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
+
+/// Receives the progress of a crawl run (progress bars, task visibility).
+#[async_trait]
+pub trait CrawlProgress: Send + Sync {
+    /// Called once the run is running.
+    fn started(&self, _site: &Site) {}
+
+    /// Called after each fetched document with the counters so far and the
+    /// number of URLs waiting in the frontier.
+    fn page_done(
+        &self,
+        _url: &str,
+        _outcome: &PageOutcome,
+        _counters: &CrawlCounters,
+        _frontier_len: usize,
+    ) {
+    }
+
+    /// Called every [`HEARTBEAT_INTERVAL`] while the run goes on: extend the
+    /// task's visibility here. An error stops the run (marked `Failed`).
+    async fn heartbeat(&self) -> Result<()> {
+        Ok(())
+    }
+}
+
+/// A [`CrawlProgress`] that ignores everything.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoProgress;
+
+impl CrawlProgress for NoProgress {}
+
+/// Runs crawls and single-page fetches against the ports.
+#[derive(Clone, Debug)]
+pub struct Crawler {
+    config: CrawlerConfig,
+    fetcher: Arc<dyn Fetcher>,
+    sites: Arc<dyn SiteStore>,
+    pages: Arc<dyn PageStore>,
+    queue: Arc<dyn TaskQueue>,
+}
+
+impl Crawler {
+    /// Returns a crawler over the given ports.
+    pub fn new(
+        config: CrawlerConfig,
+        fetcher: Arc<dyn Fetcher>,
+        sites: Arc<dyn SiteStore>,
+        pages: Arc<dyn PageStore>,
+        queue: Arc<dyn TaskQueue>,
+    ) -> Self {
+        Self {
+            config,
+            fetcher,
+            sites,
+            pages,
+            queue,
+        }
+    }
+
+    /// Handles a `CrawlSite` or `FetchPage` task; other kinds are `InvalidInput`.
+    pub async fn handle_task(&self, task: &Task, progress: &dyn CrawlProgress) -> Result<()> {
+        match &task.kind {
+            TaskKind::CrawlSite { site_id, run_id } => {
+                self.run_crawl(site_id, run_id, progress).await.map(drop)
+            }
+            TaskKind::FetchPage {
+                site_id,
+                run_id,
+                url,
+                depth,
+            } => self
+                .handle_fetch_page(site_id, run_id, url, *depth)
+                .await
+                .map(drop),
+            other => Err(Error::invalid(format!(
+                "the crawler does not handle {} tasks",
+                other.name()
+            ))),
+        }
+    }
+
+    /// Crawls a site for a run and returns the finished run (see the module docs).
+    pub async fn run_crawl(
+        &self,
+        site_id: &SiteId,
+        run_id: &CrawlRunId,
+        progress: &dyn CrawlProgress,
+    ) -> Result<CrawlRun> {
+        let site = self.sites.get_site(site_id).await?;
+        let mut run = match self.sites.get_crawl_run(run_id).await {
+            Ok(run) => run,
+            Err(error) if error.kind() == ErrorKind::NotFound => new_run(run_id, site_id),
+            Err(error) => return Err(error),
+        };
+        if matches!(
+            run.status,
+            CrawlRunStatus::Succeeded | CrawlRunStatus::Failed | CrawlRunStatus::Cancelled
+        ) {
+            return Ok(run);
+        }
+        if !site.enabled {
+            return self
+                .finish(
+                    run,
+                    CrawlRunStatus::Cancelled,
+                    Some("site is disabled".into()),
+                )
+                .await;
+        }
+        let rules = match UrlRules::for_site(&site) {
+            Ok(rules) => rules,
+            Err(error) => {
+                return self
+                    .finish(run, CrawlRunStatus::Failed, Some(error.to_string()))
+                    .await;
+            }
+        };
+        run.status = CrawlRunStatus::Running;
+        run.started_at = Some(Utc::now());
+        run.counters = CrawlCounters::default();
+        run.recent_errors.clear();
+        self.sites.put_crawl_run(&run).await?;
+        info!(site_id=%site.id, run_id=%run.id, "crawl started");
+        progress.started(&site);
+        let context = Arc::new(self.context(site, rules, run_id.clone()));
+        let crawled = self.crawl_frontier(&context, &mut run, progress).await;
+        let crawled = match crawled {
+            Ok(()) => {
+                let chains = context
+                    .chains
+                    .lock()
+                    .expect("chains lock is never poisoned: no panics while held")
+                    .clone();
+                reconcile::reconcile(self.pages.as_ref(), &chains)
+                    .await
+                    .map(drop)
+            }
+            Err(error) => Err(error),
+        };
+        match crawled {
+            Ok(()) => {
+                info!(run_id=%run.id, fetched=run.counters.fetched, "crawl finished");
+                self.finish(run, CrawlRunStatus::Succeeded, None).await
+            }
+            Err(error) => {
+                warn!(run_id=%run.id, error=%error, "crawl aborted");
+                self.finish(run, CrawlRunStatus::Failed, Some(error.to_string()))
+                    .await
+            }
+        }
+    }
+
+    /// Fetches one page (and its pagination parts) of a run, stores it and
+    /// enqueues `FetchPage` tasks for its links one level deeper. Does not touch
+    /// the run's counters: concurrent single-page tasks would race on them.
+    pub async fn handle_fetch_page(
+        &self,
+        site_id: &SiteId,
+        run_id: &CrawlRunId,
+        url: &str,
+        depth: u32,
+    ) -> Result<PageReport> {
+        let site = self.sites.get_site(site_id).await?;
+        if !site.enabled {
+            return Ok(PageReport::default());
+        }
+        let rules = UrlRules::for_site(&site)?;
+        let url = normalize_url(url)?;
+        let max_depth = site.max_depth;
+        let context = Arc::new(self.context(site.clone(), rules, run_id.clone()));
+        context.claim(&url);
+        let report = context.process(url).await;
+        if depth < max_depth {
+            let now = Utc::now();
+            let tasks: Vec<Task> = report
+                .links
+                .iter()
+                .map(|link| {
+                    let kind = TaskKind::FetchPage {
+                        site_id: site.id.clone(),
+                        run_id: run_id.clone(),
+                        url: link.clone(),
+                        depth: depth + 1,
+                    };
+                    Task::new(kind, now)
+                })
+                .collect();
+            if !tasks.is_empty() {
+                self.queue.enqueue(tasks).await?;
+            }
+        }
+        Ok(report)
+    }
+
+    fn context(&self, site: Site, rules: UrlRules, run_id: CrawlRunId) -> PageContext {
+        PageContext {
+            site,
+            rules,
+            run_id,
+            fetcher: self.fetcher.clone(),
+            pages: self.pages.clone(),
+            queue: self.queue.clone(),
+            pacer: HostPacer::new(),
+            max_links: usize::try_from(self.config.max_links_per_page).unwrap_or(usize::MAX),
+            seen: Mutex::new(HashSet::new()),
+            chains: Mutex::new(Vec::new()),
+        }
+    }
+
+    async fn crawl_frontier(
+        &self,
+        context: &Arc<PageContext>,
+        run: &mut CrawlRun,
+        progress: &dyn CrawlProgress,
+    ) -> Result<()> {
+        let site = &context.site;
+        let budget = usize::try_from(site.max_pages_per_run).unwrap_or(usize::MAX);
+        let concurrency = usize::try_from(site.concurrency.max(1)).unwrap_or(1);
+        let mut frontier: VecDeque<(String, u32)> = VecDeque::new();
+        for seed in &site.seeds {
+            match normalize_url(seed) {
+                Ok(seed) if context.claim(&seed) => frontier.push_back((seed, 0)),
+                Ok(_) => {}
+                Err(error) => outcome::record(run, seed, &PageOutcome::from_error(&error)),
+            }
+        }
+        let mut in_flight: JoinSet<(u32, PageReport)> = JoinSet::new();
+        let mut dispatched = 0usize;
+        let mut heartbeat = tokio::time::interval(HEARTBEAT_INTERVAL);
+        heartbeat.tick().await;
+        loop {
+            while in_flight.len() < concurrency && dispatched < budget {
+                let Some((url, depth)) = frontier.pop_front() else {
+                    break;
+                };
+                dispatched += 1;
+                let task_context = context.clone();
+                in_flight.spawn(async move { (depth, task_context.process(url).await) });
+            }
+            if in_flight.is_empty() {
+                return Ok(());
+            }
+            tokio::select! {
+                joined = in_flight.join_next() => {
+                    let Some(joined) = joined else { return Ok(()) };
+                    let (depth, report) = joined.map_err(|err| Error::internal(format!("page task failed: {err}")))?;
+                    for (url, page_outcome) in &report.outcomes {
+                        outcome::record(run, url, page_outcome);
+                        progress.page_done(url, page_outcome, &run.counters, frontier.len());
+                    }
+                    if depth < site.max_depth {
+                        for link in report.links {
+                            if frontier.len() + dispatched >= budget {
+                                break;
+                            }
+                            if context.claim(&link) {
+                                frontier.push_back((link, depth + 1));
+                            }
+                        }
+                    }
+                }
+                _ = heartbeat.tick() => {
+                    if let Err(error) = progress.heartbeat().await {
+                        in_flight.abort_all();
+                        return Err(error);
+                    }
+                    if let Err(error) = self.sites.put_crawl_run(run).await {
+                        warn!(run_id=%run.id, error=%error, "cannot save crawl progress");
+                    }
+                }
+            }
+        }
+    }
+
+    async fn finish(
+        &self,
+        mut run: CrawlRun,
+        status: CrawlRunStatus,
+        error: Option<String>,
+    ) -> Result<CrawlRun> {
+        run.status = status;
+        run.finished_at = Some(Utc::now());
+        if let Some(error) = error {
+            if run.recent_errors.len() >= MAX_RECENT_ERRORS {
+                run.recent_errors.remove(0);
+            }
+            run.recent_errors.push(error);
+        }
+        self.sites.put_crawl_run(&run).await?;
+        Ok(run)
+    }
+}
+
+fn new_run(run_id: &CrawlRunId, site_id: &SiteId) -> CrawlRun {
+    CrawlRun {
+        id: run_id.clone(),
+        site_id: site_id.clone(),
+        status: CrawlRunStatus::Queued,
+        created_at: Utc::now(),
+        started_at: None,
+        finished_at: None,
+        counters: CrawlCounters::default(),
+        recent_errors: Vec::new(),
+    }
+}

@@ -1,0 +1,354 @@
+//! One logical page: fetch (conditionally), decode, extract, follow the
+//! "next page" chain of a chapter split over several pages, store every part
+//! and enqueue fingerprinting of new or changed content.
+//!
+//! Pagination: each part is stored as its own [`Page`] (own URL, id and text),
+//! because matches are reported per page; every part carries a
+//! [`Pagination`] (first URL, position, all part URLs) and the first part
+//! also the joined text of the whole chapter.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+
+use chrono::Utc;
+use copyhound_core::ids::{CrawlRunId, PageId, sha256_hex};
+use copyhound_core::model::{FetchMeta, Page, Pagination, Site, Task, TaskKind};
+use copyhound_core::ports::{FetchRequest, FetchedPage, Fetcher, PageStore, PageUpsert, TaskQueue};
+use copyhound_core::{Error, ErrorKind, Result};
+use tracing::{debug, warn};
+use url::Url;
+
+use super::outcome::PageOutcome;
+use crate::charset::decode_body;
+use crate::extract::{Extracted, extract_with_limit};
+use crate::pacer::HostPacer;
+use crate::site::UrlRules;
+use crate::urls::{origin_key, resolve_link};
+
+/// Parts followed per paginated chapter.
+pub const MAX_PARTS: usize = 10;
+
+/// Everything one page task needs, shared by the page tasks of a run.
+#[derive(Debug)]
+pub(crate) struct PageContext {
+    pub(crate) site: Site,
+    pub(crate) rules: UrlRules,
+    pub(crate) run_id: CrawlRunId,
+    pub(crate) fetcher: Arc<dyn Fetcher>,
+    pub(crate) pages: Arc<dyn PageStore>,
+    pub(crate) queue: Arc<dyn TaskQueue>,
+    pub(crate) pacer: HostPacer,
+    pub(crate) max_links: usize,
+    /// URLs claimed in this run (frontier and pagination parts).
+    pub(crate) seen: Mutex<HashSet<String>>,
+    /// Every pagination chain followed in this run, as part URLs.
+    pub(crate) chains: Mutex<Vec<Vec<String>>>,
+}
+
+/// What processing one logical page produced.
+#[derive(Debug, Default)]
+pub struct PageReport {
+    /// Every fetched document (the page and its parts) with its outcome.
+    pub outcomes: Vec<(String, PageOutcome)>,
+    /// Allowed, normalized links found on the page and its parts.
+    pub links: Vec<String>,
+}
+
+struct Doc {
+    url: String,
+    fetched: FetchedPage,
+    previous: Option<Page>,
+    charset: String,
+    extracted: Extracted,
+    links: Vec<String>,
+    next_part: Option<String>,
+}
+
+impl PageContext {
+    /// Claims `url` for this run; false if it was claimed before.
+    pub(crate) fn claim(&self, url: &str) -> bool {
+        self.seen
+            .lock()
+            .expect("seen-set lock is never poisoned: no panics while held")
+            .insert(url.to_string())
+    }
+
+    /// Processes the page at `url` and its pagination chain.
+    pub(crate) async fn process(self: Arc<Self>, url: String) -> PageReport {
+        let mut report = PageReport::default();
+        let mut chain: Vec<Doc> = Vec::new();
+        let mut next = Some(url);
+        while let Some(part_url) = next.take() {
+            match self.fetch_doc(&part_url).await {
+                Ok(doc) => {
+                    next = doc.next_part.clone().filter(|candidate| {
+                        chain.len() + 1 < MAX_PARTS
+                            && candidate != &doc.url
+                            && !chain.iter().any(|part| &part.url == candidate)
+                    });
+                    if let Some(candidate) = &next {
+                        self.claim(candidate);
+                    }
+                    chain.push(doc);
+                }
+                Err(error) => {
+                    debug!(url=%part_url, error=%error, "page not fetched");
+                    report
+                        .outcomes
+                        .push((part_url, PageOutcome::from_error(&error)));
+                }
+            }
+        }
+        let mut seen_links = HashSet::new();
+        for doc in &chain {
+            for link in &doc.links {
+                if seen_links.insert(link.as_str()) {
+                    report.links.push(link.clone());
+                }
+            }
+        }
+        let parts = chain.len();
+        let part_urls: Vec<String> = chain.iter().map(|doc| doc.url.clone()).collect();
+        if parts > 1 {
+            self.chains
+                .lock()
+                .expect("chains lock is never poisoned: no panics while held")
+                .push(part_urls.clone());
+        }
+        let joined_text = (parts > 1).then(|| {
+            chain
+                .iter()
+                .map(|doc| doc.extracted.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
+        for (index, doc) in chain.into_iter().enumerate() {
+            let pagination = (parts > 1).then(|| Pagination {
+                first_url: part_urls[0].clone(),
+                part: u32::try_from(index + 1).unwrap_or(u32::MAX),
+                part_urls: part_urls.clone(),
+                joined_text: if index == 0 {
+                    joined_text.clone()
+                } else {
+                    None
+                },
+            });
+            let url = doc.url.clone();
+            let outcome = match self.store(doc, pagination).await {
+                Ok(outcome) => outcome,
+                Err(error) => {
+                    warn!(url=%url, error=%error, "storing page failed");
+                    PageOutcome::Failed {
+                        reason: format!("store_{}", error.code()),
+                        message: error.message().to_string(),
+                    }
+                }
+            };
+            report.outcomes.push((url, outcome));
+        }
+        report
+    }
+
+    async fn fetch_doc(&self, url: &str) -> Result<Doc> {
+        let previous = match self.pages.get_page(&PageId::for_url(url)).await {
+            Ok(page) => Some(page),
+            Err(error) if error.kind() == ErrorKind::NotFound => None,
+            Err(error) => {
+                warn!(url=%url, error=%error, "cannot read the stored page, fetching unconditionally");
+                None
+            }
+        };
+        let request = FetchRequest {
+            url: url.to_string(),
+            etag: previous.as_ref().and_then(|page| page.fetch.etag.clone()),
+            last_modified: previous
+                .as_ref()
+                .and_then(|page| page.fetch.last_modified.clone()),
+        };
+        if let Ok(parsed) = Url::parse(url) {
+            let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
+            self.pacer.wait(&origin_key(&parsed), interval).await;
+        }
+        let mut fetched = self.fetcher.fetch(&request).await?;
+        if fetched.status == 304 {
+            let Some(stored) = previous.as_ref() else {
+                return Err(Error::new(
+                    ErrorKind::Transient,
+                    "304 for a page that is not stored",
+                ));
+            };
+            fetched.body = stored.raw_body.clone();
+        }
+        let page_url =
+            crate::urls::normalize_url(&fetched.final_url).unwrap_or_else(|_| url.to_string());
+        if page_url != url {
+            self.claim(&page_url);
+        }
+        let body = fetched.body.clone();
+        let content_type = fetched.content_type.clone();
+        let charset_override = self.site.charset_override.clone();
+        let hints = self.site.extraction.clone();
+        let max_links = self.max_links;
+        let (charset, extracted) = tokio::task::spawn_blocking(move || {
+            analyze(
+                &body,
+                content_type.as_deref(),
+                charset_override.as_deref(),
+                &hints,
+                max_links,
+            )
+        })
+        .await
+        .map_err(|err| Error::internal(format!("extraction task failed: {err}")))??;
+        let base = base_url(&page_url, extracted.base_href.as_deref());
+        let links = self.allowed_links(&base, &extracted.links);
+        let next_part = extracted
+            .next_page_url
+            .as_deref()
+            .and_then(|href| resolve_link(&base, href))
+            .filter(|next| self.rules.allows(next));
+        Ok(Doc {
+            url: page_url,
+            fetched,
+            previous,
+            charset,
+            extracted,
+            links,
+            next_part,
+        })
+    }
+
+    fn allowed_links(&self, base: &Url, hrefs: &[String]) -> Vec<String> {
+        hrefs
+            .iter()
+            .filter_map(|href| resolve_link(base, href))
+            .filter(|link| self.rules.allows(link))
+            .collect()
+    }
+
+    async fn store(&self, doc: Doc, pagination: Option<Pagination>) -> Result<PageOutcome> {
+        let not_modified = doc.fetched.status == 304;
+        let now = Utc::now();
+        let (status, content_type) = match (&doc.previous, not_modified) {
+            (Some(previous), true) => (previous.fetch.status, previous.fetch.content_type.clone()),
+            _ => (doc.fetched.status, doc.fetched.content_type.clone()),
+        };
+        let keep = |fresh: &Option<String>, stored: Option<&String>| {
+            fresh.clone().or_else(|| stored.cloned())
+        };
+        let fetch = FetchMeta {
+            status,
+            final_url: doc.fetched.final_url.clone(),
+            content_type,
+            etag: keep(
+                &doc.fetched.etag,
+                doc.previous
+                    .as_ref()
+                    .and_then(|page| page.fetch.etag.as_ref()),
+            ),
+            last_modified: keep(
+                &doc.fetched.last_modified,
+                doc.previous
+                    .as_ref()
+                    .and_then(|page| page.fetch.last_modified.as_ref()),
+            ),
+            duration_ms: doc.fetched.duration_ms,
+            crawl_run_id: Some(self.run_id.clone()),
+            pagination,
+        };
+        let text = doc.extracted.text;
+        let title = if doc.extracted.title.is_empty() {
+            doc.extracted.heading
+        } else {
+            doc.extracted.title
+        };
+        let page = Page {
+            id: PageId::for_url(&doc.url),
+            url: doc.url.clone(),
+            site_id: self.site.id.clone(),
+            title,
+            body_sha256: sha256_hex(&doc.fetched.body),
+            body_truncated: false,
+            charset: doc.charset,
+            content_sha256: sha256_hex(text.as_bytes()),
+            text,
+            first_seen: doc.previous.as_ref().map_or(now, |page| page.first_seen),
+            last_seen: now,
+            fetch,
+            previous_versions: Vec::new(),
+            raw_body: doc.fetched.body,
+        };
+        let upsert = self.pages.upsert_page(&page).await?;
+        let is_content = page.text.chars().filter(|c| !c.is_whitespace()).count()
+            >= crate::extract::MIN_CONTENT_CHARS;
+        let fingerprinted = matches!(upsert, PageUpsert::New | PageUpsert::Changed) && is_content;
+        if fingerprinted {
+            let kind = TaskKind::FingerprintPage {
+                page_id: page.id.clone(),
+                content_sha256: page.content_sha256.clone(),
+            };
+            self.queue.enqueue(vec![Task::new(kind, now)]).await?;
+        }
+        if not_modified {
+            return Ok(PageOutcome::NotModified);
+        }
+        Ok(PageOutcome::Stored {
+            upsert,
+            bytes: page.raw_body.len() as u64,
+            fingerprinted,
+        })
+    }
+}
+
+/// Decodes and extracts a body; refuses bodies that are not text.
+pub(crate) fn analyze(
+    body: &[u8],
+    content_type: Option<&str>,
+    charset_override: Option<&str>,
+    hints: &copyhound_core::model::ExtractionHints,
+    max_links: usize,
+) -> Result<(String, Extracted)> {
+    if looks_binary(body) {
+        return Err(Error::invalid("binary body"));
+    }
+    let decoded = decode_body(body, content_type, charset_override);
+    let plain = content_type.is_some_and(|value| {
+        value
+            .trim_start()
+            .to_ascii_lowercase()
+            .starts_with("text/plain")
+    });
+    let extracted = if plain {
+        let text = decoded
+            .text
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        Extracted {
+            text,
+            ..Extracted::default()
+        }
+    } else {
+        extract_with_limit(&decoded.text, hints, max_links)
+    };
+    Ok((decoded.charset, extracted))
+}
+
+/// Returns whether a body looks binary: NUL bytes or many control bytes early on.
+fn looks_binary(body: &[u8]) -> bool {
+    let head = &body[..body.len().min(1024)];
+    let controls = head
+        .iter()
+        .filter(|byte| matches!(byte, 0..=8 | 14..=26 | 28..=31))
+        .count();
+    head.contains(&0) || controls * 10 > head.len().max(1)
+}
+
+fn base_url(page_url: &str, base_href: Option<&str>) -> Url {
+    let page = Url::parse(page_url).expect("page urls are normalized absolute urls");
+    base_href
+        .and_then(|href| page.join(href).ok())
+        .unwrap_or(page)
+}

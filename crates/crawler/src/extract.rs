@@ -1,0 +1,531 @@
+//! Main-text extraction from novel and news pages, without site templates.
+//!
+//! The content block is found by text density: every block element is scored by
+//! the non-link text it holds directly (its text nodes and paragraph-like
+//! children), damped by its link density. The best block wins; blocks scoring
+//! close to it (articles split in sections) and blocks built like it (same tag
+//! and class: forum floors, however short) are kept too, in document order. Scripts, styles, navigation, headers, footers and
+//! elements marked as ads are dropped; block tags become line breaks, as in the
+//! reference extractor, so paragraphs stay one per line. Watermarks and ad lines
+//! inside the content are left to the fingerprint normalizer.
+//!
+//! Traversals are iterative: hostile pages nested a million deep cannot
+//! overflow the stack.
+
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+use copyhound_core::model::ExtractionHints;
+use ego_tree::NodeId;
+use ego_tree::iter::Edge;
+use regex::Regex;
+use scraper::{ElementRef, Html, Node, Selector};
+
+/// Links kept per page by [`extract`]; the rest are dropped (link farms).
+pub const DEFAULT_MAX_LINKS: usize = 2000;
+/// Anchors examined per page for links and pagination.
+const MAX_ANCHORS_EXAMINED: usize = 50_000;
+/// Non-whitespace characters of main text that make a page a content page.
+pub const MIN_CONTENT_CHARS: usize = 200;
+/// Blocks scoring at least this share of the best block are kept as content.
+const SECONDARY_BLOCK_SHARE: f64 = 0.3;
+/// ... and at least this many characters.
+const SECONDARY_BLOCK_MIN_CHARS: f64 = 100.0;
+/// Blocks built like the best one (same tag and class) are kept from this size.
+const SIBLING_BLOCK_MIN_CHARS: f64 = 8.0;
+
+/// What extraction found on a page.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Extracted {
+    /// The `<title>`, whitespace collapsed.
+    pub title: String,
+    /// The chapter heading: the last heading-like element before the content.
+    pub heading: String,
+    /// The main text, one paragraph per line.
+    pub text: String,
+    /// The raw `href` of the next part of a paginated chapter, if any.
+    pub next_page_url: Option<String>,
+    /// Raw `href`s of the page's links in document order (capped, deduplicated).
+    pub links: Vec<String>,
+    /// The `<base href>`, against which links resolve, if the page sets one.
+    pub base_href: Option<String>,
+}
+
+impl Extracted {
+    /// Returns whether the main text is long enough for a content page (not an index).
+    pub fn is_content(&self) -> bool {
+        self.text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .take(MIN_CONTENT_CHARS)
+            .count()
+            >= MIN_CONTENT_CHARS
+    }
+}
+
+/// Returns the title, heading, main text, next-page link and links of `html`.
+pub fn extract(html: &str, hints: &ExtractionHints) -> Extracted {
+    extract_with_limit(html, hints, DEFAULT_MAX_LINKS)
+}
+
+/// Like [`extract`], keeping at most `max_links` links.
+pub fn extract_with_limit(html: &str, hints: &ExtractionHints, max_links: usize) -> Extracted {
+    if crate::extract_fallback::nesting_estimate(html) > crate::extract_fallback::MAX_NESTING {
+        // html5ever is quadratic in nesting depth: such pages are hostile, not novels.
+        return Extracted {
+            text: crate::extract_fallback::strip_tags(html),
+            ..Extracted::default()
+        };
+    }
+    let document = Html::parse_document(html);
+    let scan = scan(&document, max_links);
+    let hinted = hints
+        .content_selector
+        .as_deref()
+        .and_then(|css| select_ids(&document, css));
+    let content_ids = hinted.unwrap_or_else(|| pick_content_blocks(&document, &scan.candidates));
+    let rendered = render(&document, &content_ids);
+    let hinted_next = hints
+        .next_page_selector
+        .as_deref()
+        .and_then(|css| first_href(&document, css));
+    let next_page_url = hinted_next
+        .or_else(|| scan.next_page.clone())
+        .or_else(|| numbered_next_page(&scan));
+    Extracted {
+        title: scan.title,
+        heading: rendered.heading.or(scan.first_h1).unwrap_or_default(),
+        text: rendered.text,
+        next_page_url,
+        links: scan.links,
+        base_href: scan.base_href,
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Dropped with its subtree (script, style, nav, ads).
+    Skip,
+    /// A block container: a candidate content block.
+    Block,
+    /// Paragraphs and inline formatting: their text counts for the parent block.
+    Inline,
+    /// A link: its text is link text.
+    Link,
+    /// Anything else.
+    Other,
+}
+
+fn classify(name: &str, element: &scraper::node::Element) -> Kind {
+    match name {
+        "head" | "script" | "style" | "noscript" | "template" | "select" | "textarea"
+        | "iframe" | "svg" | "nav" | "header" | "footer" | "aside" | "form" | "button"
+        | "object" | "embed" | "canvas" => Kind::Skip,
+        _ if is_ad(element) => Kind::Skip,
+        "div" | "section" | "article" | "main" | "td" | "body" | "dd" | "li" | "blockquote"
+        | "center" | "pre" => Kind::Block,
+        "p" | "span" | "font" | "b" | "strong" | "em" | "i" | "u" | "br" | "small" | "big"
+        | "sup" | "sub" | "code" | "q" | "cite" | "s" | "strike" | "ins" | "mark" | "h2" | "h3"
+        | "h4" | "h5" | "h6" => Kind::Inline,
+        "a" => Kind::Link,
+        _ => Kind::Other,
+    }
+}
+
+/// Returns whether class or id marks the element as an ad (`ad`, `ad_top`, `ads-x`).
+fn is_ad(element: &scraper::node::Element) -> bool {
+    let marked = |value: &str| {
+        value
+            .split(|c: char| c.is_whitespace() || c == '_' || c == '-')
+            .any(|token| {
+                matches!(
+                    token.to_ascii_lowercase().as_str(),
+                    "ad" | "ads" | "advert" | "adsbygoogle" | "gg" | "banner"
+                )
+            })
+    };
+    element.attr("class").is_some_and(marked) || element.id().is_some_and(marked)
+}
+
+fn is_line_break_tag(name: &str) -> bool {
+    matches!(
+        name,
+        "p" | "div"
+            | "br"
+            | "h1"
+            | "h2"
+            | "h3"
+            | "h4"
+            | "h5"
+            | "h6"
+            | "li"
+            | "ul"
+            | "ol"
+            | "dl"
+            | "dt"
+            | "dd"
+            | "tr"
+            | "td"
+            | "th"
+            | "table"
+            | "section"
+            | "article"
+            | "header"
+            | "footer"
+            | "nav"
+            | "aside"
+            | "main"
+            | "blockquote"
+            | "pre"
+            | "form"
+            | "hr"
+            | "center"
+    )
+}
+
+struct Frame {
+    id: NodeId,
+    kind: Kind,
+    text_chars: usize,
+    link_chars: usize,
+    direct_chars: usize,
+}
+
+struct Scan {
+    /// Part N of M, from a "第N/M页" marker.
+    part_marker: Option<(u32, u32)>,
+    /// Anchors whose text is a page number (`3`, `[3]`), with their href.
+    numbered_links: Vec<(u32, String)>,
+    title: String,
+    first_h1: Option<String>,
+    candidates: Vec<(NodeId, f64)>,
+    links: Vec<String>,
+    next_page: Option<String>,
+    base_href: Option<String>,
+}
+
+/// One pass over the document: block scores, title, links and pagination.
+fn scan(document: &Html, max_links: usize) -> Scan {
+    let mut scan = Scan {
+        part_marker: None,
+        numbered_links: Vec::new(),
+        title: String::new(),
+        first_h1: None,
+        candidates: Vec::new(),
+        links: Vec::new(),
+        next_page: None,
+        base_href: None,
+    };
+    let mut seen_links = HashSet::new();
+    let mut anchors_examined = 0usize;
+    let mut stack: Vec<Frame> = Vec::new();
+    let mut skip_depth = 0usize;
+    let mut link_depth = 0usize;
+    for edge in document.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) => {
+                if let Node::Element(element) = node.value() {
+                    let name = element.name();
+                    let kind = classify(name, element);
+                    match name {
+                        "title" if scan.title.is_empty() => {
+                            scan.title = element_text(node.id(), document)
+                        }
+                        "base" if scan.base_href.is_none() => {
+                            scan.base_href = element.attr("href").map(str::to_string)
+                        }
+                        "h1" if scan.first_h1.is_none() && skip_depth == 0 => {
+                            scan.first_h1 = Some(element_text(node.id(), document));
+                        }
+                        "a" | "area" if anchors_examined < MAX_ANCHORS_EXAMINED => {
+                            anchors_examined += 1;
+                            if let Some(href) = element.attr("href") {
+                                if scan.links.len() < max_links && seen_links.insert(href) {
+                                    scan.links.push(href.to_string());
+                                }
+                                let text = element_text(node.id(), document);
+                                if scan.next_page.is_none() && is_next_page_anchor(&text, element) {
+                                    scan.next_page = Some(href.to_string());
+                                }
+                                if let Some(number) = page_number(&text)
+                                    && scan.numbered_links.len() < 500
+                                {
+                                    scan.numbered_links.push((number, href.to_string()));
+                                }
+                            }
+                        }
+                        _ => {}
+                    }
+                    if kind == Kind::Skip {
+                        skip_depth += 1;
+                    }
+                    if kind == Kind::Link {
+                        link_depth += 1;
+                    }
+                    stack.push(Frame {
+                        id: node.id(),
+                        kind,
+                        text_chars: 0,
+                        link_chars: 0,
+                        direct_chars: 0,
+                    });
+                } else if let Node::Text(text) = node.value() {
+                    let Some(top) = stack.last_mut() else {
+                        continue;
+                    };
+                    if skip_depth > 0 {
+                        continue;
+                    }
+                    if scan.part_marker.is_none() && text.len() < 200 && text.contains('页') {
+                        scan.part_marker = part_marker(text);
+                    }
+                    let chars = text.chars().filter(|c| !c.is_whitespace()).count();
+                    if link_depth > 0 {
+                        top.link_chars += chars;
+                    } else {
+                        top.text_chars += chars;
+                        top.direct_chars += chars;
+                    }
+                }
+            }
+            Edge::Close(node) => {
+                if !matches!(node.value(), Node::Element(_)) {
+                    continue;
+                }
+                let Some(frame) = stack.pop() else { continue };
+                match frame.kind {
+                    Kind::Skip => skip_depth = skip_depth.saturating_sub(1),
+                    Kind::Link => link_depth = link_depth.saturating_sub(1),
+                    _ => {}
+                }
+                if frame.kind == Kind::Skip || skip_depth > 0 {
+                    continue;
+                }
+                if frame.kind == Kind::Block && frame.direct_chars > 0 {
+                    let total = (frame.text_chars + frame.link_chars) as f64;
+                    let link_density = frame.link_chars as f64 / total.max(1.0);
+                    scan.candidates
+                        .push((frame.id, frame.direct_chars as f64 * (1.0 - link_density)));
+                }
+                if let Some(parent) = stack.last_mut() {
+                    parent.text_chars += frame.text_chars;
+                    parent.link_chars += frame.link_chars;
+                    if matches!(frame.kind, Kind::Inline | Kind::Link) {
+                        parent.direct_chars += frame.text_chars;
+                    }
+                }
+            }
+        }
+    }
+    scan
+}
+
+/// Returns (N, M) of a "第N/M页" pagination marker.
+fn part_marker(text: &str) -> Option<(u32, u32)> {
+    static MARKER: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"第\s*(\d{1,3})\s*/\s*(\d{1,3})\s*[页頁]").expect("the marker regex is valid")
+    });
+    let captures = MARKER.captures(text)?;
+    let part = captures[1].parse().ok()?;
+    let of = captures[2].parse().ok()?;
+    (part >= 1 && part <= of).then_some((part, of))
+}
+
+/// Returns the number an anchor text names (`3`, `[3]`, `【3】`).
+fn page_number(text: &str) -> Option<u32> {
+    let inner = text
+        .trim()
+        .trim_start_matches(['[', '【', '('])
+        .trim_end_matches([']', '】', ')']);
+    if inner.is_empty() || inner.len() > 3 || !inner.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    inner.parse().ok()
+}
+
+/// Returns the href of part N+1 when the page says it is part N of M.
+fn numbered_next_page(scan: &Scan) -> Option<String> {
+    let (part, of) = scan.part_marker?;
+    if part >= of {
+        return None;
+    }
+    scan.numbered_links
+        .iter()
+        .find(|(number, _)| *number == part + 1)
+        .map(|(_, href)| href.clone())
+}
+
+fn is_next_page_anchor(text: &str, element: &scraper::node::Element) -> bool {
+    let text = text.to_lowercase();
+    if text.contains('章') || text.contains("chapter") || text.chars().count() > 20 {
+        return false;
+    }
+    let rel_next = element
+        .attr("rel")
+        .is_some_and(|rel| rel.split_whitespace().any(|token| token == "next"));
+    rel_next
+        || text.contains("下一页")
+        || text.contains("下一頁")
+        || text == "下页"
+        || text.contains("next page")
+        || text == "next »"
+}
+
+/// Returns the text of an element, ASCII whitespace runs collapsed, trimmed.
+fn element_text(id: NodeId, document: &Html) -> String {
+    let Some(element) = document.tree.get(id).and_then(ElementRef::wrap) else {
+        return String::new();
+    };
+    let mut out = String::new();
+    for piece in element.text() {
+        push_collapsed(&mut out, piece);
+    }
+    out.trim_matches(' ').to_string()
+}
+
+fn push_collapsed(out: &mut String, text: &str) {
+    let mut in_space = out.ends_with(' ');
+    for c in text.chars() {
+        if matches!(c, ' ' | '\t' | '\n' | '\r' | '\u{c}') {
+            if !in_space {
+                out.push(' ');
+                in_space = true;
+            }
+        } else {
+            out.push(c);
+            in_space = false;
+        }
+    }
+}
+
+/// Picks the best block, blocks scoring close to it, and blocks built like it
+/// (same tag and class: the floors of a forum thread, however short).
+fn pick_content_blocks(document: &Html, candidates: &[(NodeId, f64)]) -> HashSet<NodeId> {
+    let Some((best_id, best)) = candidates
+        .iter()
+        .copied()
+        .max_by(|a, b| a.1.total_cmp(&b.1))
+    else {
+        return HashSet::new();
+    };
+    if best <= 0.0 {
+        return HashSet::new();
+    }
+    let signature = |id: NodeId| {
+        let element = document.tree.get(id).and_then(ElementRef::wrap)?;
+        let class = element.value().attr("class")?;
+        Some((element.value().name().to_string(), class.to_string()))
+    };
+    let best_signature = signature(best_id);
+    let floor = (best * SECONDARY_BLOCK_SHARE).max(SECONDARY_BLOCK_MIN_CHARS.min(best));
+    candidates
+        .iter()
+        .filter(|(id, score)| {
+            *score >= floor
+                || (*score >= SIBLING_BLOCK_MIN_CHARS
+                    && best_signature.is_some()
+                    && signature(*id) == best_signature)
+        })
+        .map(|(id, _)| *id)
+        .collect()
+}
+
+fn select_ids(document: &Html, css: &str) -> Option<HashSet<NodeId>> {
+    let selector = Selector::parse(css).ok()?;
+    let ids: HashSet<NodeId> = document
+        .select(&selector)
+        .map(|element| element.id())
+        .collect();
+    (!ids.is_empty()).then_some(ids)
+}
+
+fn first_href(document: &Html, css: &str) -> Option<String> {
+    let selector = Selector::parse(css).ok()?;
+    document
+        .select(&selector)
+        .find_map(|element| element.attr("href"))
+        .map(str::to_string)
+}
+
+struct Rendered {
+    text: String,
+    heading: Option<String>,
+}
+
+/// Renders the text of the content blocks, and finds the heading above them.
+fn render(document: &Html, content_ids: &HashSet<NodeId>) -> Rendered {
+    let mut raw = String::new();
+    let mut heading = None;
+    let mut active: Option<NodeId> = None;
+    let mut seen_content = false;
+    let mut skip_depth = 0usize;
+    for edge in document.tree.root().traverse() {
+        match edge {
+            Edge::Open(node) => match node.value() {
+                Node::Element(element) => {
+                    let name = element.name();
+                    let skipped = classify(name, element) == Kind::Skip;
+                    if skipped {
+                        skip_depth += 1;
+                    }
+                    if active.is_none() && skip_depth == 0 && content_ids.contains(&node.id()) {
+                        active = Some(node.id());
+                        seen_content = true;
+                    }
+                    if !seen_content && skip_depth == 0 && is_heading_like(name, element) {
+                        let text = element_text(node.id(), document);
+                        if !text.is_empty() && text.chars().count() <= 120 {
+                            heading = Some(text);
+                        }
+                    }
+                    if active.is_some() && skip_depth == 0 && is_line_break_tag(name) {
+                        raw.push('\n');
+                    }
+                }
+                Node::Text(text) if active.is_some() && skip_depth == 0 => {
+                    push_collapsed(&mut raw, text)
+                }
+                _ => {}
+            },
+            Edge::Close(node) => {
+                let Node::Element(element) = node.value() else {
+                    continue;
+                };
+                let name = element.name();
+                if classify(name, element) == Kind::Skip {
+                    skip_depth = skip_depth.saturating_sub(1);
+                    continue;
+                }
+                if active.is_some() && skip_depth == 0 && is_line_break_tag(name) {
+                    raw.push('\n');
+                }
+                if active == Some(node.id()) {
+                    active = None;
+                    raw.push('\n');
+                }
+            }
+        }
+    }
+    let lines: Vec<&str> = raw
+        .split('\n')
+        .map(|line| line.trim_matches(' '))
+        .filter(|line| !line.is_empty())
+        .collect();
+    Rendered {
+        text: lines.join("\n"),
+        heading,
+    }
+}
+
+fn is_heading_like(name: &str, element: &scraper::node::Element) -> bool {
+    if matches!(name, "h1" | "h2" | "h3") {
+        return true;
+    }
+    let titled = |value: &str| value.to_ascii_lowercase().contains("title");
+    matches!(name, "div" | "span" | "p")
+        && (element.attr("class").is_some_and(titled) || element.id().is_some_and(titled))
+}
+
+#[cfg(test)]
+#[path = "extract_test.rs"]
+mod tests;

@@ -1,0 +1,153 @@
+//! Address policy: a crawled site must not make us reach into our own network
+//! (SSRF). Names are resolved first, the addresses checked, and the connection
+//! made to a checked address: reqwest resolves through [`GuardedResolver`],
+//! which drops every forbidden address, so a DNS answer that changes between
+//! the check and the connect cannot slip through.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+
+use copyhound_core::{Error, ErrorKind, Result};
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use url::{Host, Url};
+
+/// Returns whether an address is publicly routable (not loopback, private,
+/// link-local, shared, unspecified, multicast or documentation).
+pub fn is_public_ip(ip: IpAddr) -> bool {
+    match ip {
+        IpAddr::V4(v4) => is_public_v4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => is_public_v4(v4),
+            None => is_public_v6(v6),
+        },
+    }
+}
+
+fn is_public_v4(ip: Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    let shared = a == 100 && (64..128).contains(&b);
+    let benchmarking = a == 198 && (b == 18 || b == 19);
+    !(ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        || ip.is_broadcast()
+        || ip.is_multicast()
+        || ip.is_documentation()
+        || shared
+        || benchmarking
+        || a == 0
+        || a >= 240)
+}
+
+fn is_public_v6(ip: Ipv6Addr) -> bool {
+    let first = ip.segments()[0];
+    let unique_local = (first & 0xfe00) == 0xfc00;
+    let link_local = (first & 0xffc0) == 0xfe80;
+    let documentation = first == 0x2001 && ip.segments()[1] == 0x0db8;
+    !(ip.is_loopback()
+        || ip.is_unspecified()
+        || ip.is_multicast()
+        || unique_local
+        || link_local
+        || documentation)
+}
+
+/// Checks the host of `url` before connecting: an IP literal is checked as is,
+/// a name is resolved and refused when no public address remains.
+pub async fn check_url_host(url: &Url, allow_private: bool) -> Result<()> {
+    if allow_private {
+        return Ok(());
+    }
+    let port = url.port_or_known_default().unwrap_or(80);
+    let addresses: Vec<IpAddr> = match url.host() {
+        Some(Host::Ipv4(ip)) => vec![IpAddr::V4(ip)],
+        Some(Host::Ipv6(ip)) => vec![IpAddr::V6(ip)],
+        Some(Host::Domain(name)) => tokio::net::lookup_host((name, port))
+            .await
+            .map_err(|err| {
+                Error::with_source(
+                    ErrorKind::Transient,
+                    format!("cannot resolve `{name}`"),
+                    err,
+                )
+            })?
+            .map(|addr| addr.ip())
+            .collect(),
+        None => return Err(Error::invalid(format!("url `{url}` has no host"))),
+    };
+    if addresses.iter().any(|ip| is_public_ip(*ip)) {
+        return Ok(());
+    }
+    Err(Error::new(
+        ErrorKind::Blocked,
+        format!("address policy: `{url}` resolves to a private address"),
+    ))
+}
+
+/// A DNS resolver that drops forbidden addresses (all kept when private
+/// addresses are allowed).
+#[derive(Clone, Copy, Debug)]
+pub struct GuardedResolver {
+    /// Keep loopback, private and link-local addresses.
+    pub allow_private: bool,
+}
+
+impl Resolve for GuardedResolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let allow_private = self.allow_private;
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?;
+            let kept: Vec<SocketAddr> = resolved
+                .filter(|addr| allow_private || is_public_ip(addr.ip()))
+                .collect();
+            if kept.is_empty() {
+                let refused: Box<dyn std::error::Error + Send + Sync> =
+                    format!("address policy: `{host}` has no public address").into();
+                return Err(refused);
+            }
+            let addrs: Addrs = Box::new(kept.into_iter());
+            Ok(addrs)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn private_ranges_are_refused() {
+        for private in [
+            "127.0.0.1",
+            "10.1.2.3",
+            "172.16.0.1",
+            "192.168.1.1",
+            "169.254.169.254",
+            "100.64.0.1",
+            "0.0.0.0",
+            "::1",
+            "fe80::1",
+            "fd00::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(!is_public_ip(private.parse().unwrap()), "{private}");
+        }
+        for public in ["8.8.8.8", "1.1.1.1", "2606:4700::1111"] {
+            assert!(is_public_ip(public.parse().unwrap()), "{public}");
+        }
+    }
+
+    #[tokio::test]
+    async fn literal_and_resolved_hosts_are_checked() {
+        let loopback = Url::parse("http://127.0.0.1:8001/").unwrap();
+        let err = check_url_host(&loopback, false).await.unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Blocked);
+        check_url_host(&loopback, true).await.unwrap();
+        let localhost = Url::parse("http://localhost:8001/").unwrap();
+        assert_eq!(
+            check_url_host(&localhost, false).await.unwrap_err().kind(),
+            ErrorKind::Blocked
+        );
+    }
+}

@@ -1,0 +1,72 @@
+//! Per-host politeness: at most one request per interval per host key, the
+//! slots handed out in order. The reservation is taken under a short lock and
+//! the wait happens outside it, so hosts never wait on each other.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+/// Hands out request slots per host, `interval` apart.
+#[derive(Debug, Default)]
+pub struct HostPacer {
+    next_slot: Mutex<HashMap<String, Instant>>,
+}
+
+impl HostPacer {
+    /// Returns an empty pacer.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Waits for the next slot of `host_key`; a zero interval never waits.
+    pub async fn wait(&self, host_key: &str, interval: Duration) {
+        if interval.is_zero() {
+            return;
+        }
+        let slot = {
+            let mut slots = self
+                .next_slot
+                .lock()
+                .expect("pacer lock is never poisoned: no panics while held");
+            let now = Instant::now();
+            let slot = slots.get(host_key).copied().unwrap_or(now).max(now);
+            slots.insert(host_key.to_string(), slot + interval);
+            slot
+        };
+        tokio::time::sleep_until(slot).await;
+    }
+}
+
+/// Returns the interval between requests for a rate in requests per second
+/// (0 or less: no limit).
+pub fn interval_for_rate(requests_per_second: f64) -> Duration {
+    if requests_per_second > 0.0 && requests_per_second.is_finite() {
+        Duration::from_secs_f64(1.0 / requests_per_second)
+    } else {
+        Duration::ZERO
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn slots_are_spaced_per_host() {
+        let pacer = HostPacer::new();
+        let start = Instant::now();
+        for _ in 0..3 {
+            pacer.wait("a", Duration::from_millis(30)).await;
+        }
+        pacer.wait("b", Duration::from_millis(30)).await;
+        let elapsed = start.elapsed();
+        assert!(
+            elapsed >= Duration::from_millis(60) && elapsed < Duration::from_millis(90),
+            "{elapsed:?}"
+        );
+        assert_eq!(interval_for_rate(4.0), Duration::from_millis(250));
+        assert_eq!(interval_for_rate(0.0), Duration::ZERO);
+    }
+}

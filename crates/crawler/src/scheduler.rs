@@ -1,0 +1,180 @@
+//! The crawl scheduler: turns site cron schedules into `CrawlSite` tasks.
+//!
+//! Restart-safe and duplicate-free without a lock:
+//! - due-ness is derived from stored state only: a site is due when the latest
+//!   cron slot at or before `now` is later than the `created_at` of its newest
+//!   crawl run (or, with no run yet, than the site's `created_at`);
+//! - the run id is derived from (site id, slot time) with
+//!   [`CrawlRunId::derive_from`], and the task id from the run id, so two
+//!   schedulers (or one restarted mid-tick) that find the same slot due produce
+//!   the same run and the same task. The run is written only if absent and its
+//!   `created_at` is the slot time, so both write the same document; the queue
+//!   sees the same task id twice and the crawler skips a finished run.
+//!
+//! Missed slots (scheduler down for a day) are not back-filled: only the latest
+//! one runs.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use copyhound_core::ids::{CrawlRunId, SiteId};
+use copyhound_core::model::{
+    CrawlCounters, CrawlRun, CrawlRunStatus, Site, Task, TaskKind, Timestamp,
+};
+use copyhound_core::ports::{PageRequest, SiteStore, TaskQueue};
+use copyhound_core::{ErrorKind, Result};
+use tracing::{info, warn};
+
+use crate::site::{last_slot, next_slot, parse_schedule};
+
+/// Longest sleep between ticks, so new and edited sites are picked up.
+pub const MAX_TICK_INTERVAL: Duration = Duration::from_secs(60);
+/// Sites listed per store request.
+const LIST_PAGE_SIZE: u32 = 200;
+
+/// Enqueues due crawls; see the module docs.
+#[derive(Clone, Debug)]
+pub struct Scheduler {
+    sites: Arc<dyn SiteStore>,
+    queue: Arc<dyn TaskQueue>,
+}
+
+/// Returns the run id of a site's scheduled slot; equal inputs give equal ids.
+pub fn scheduled_run_id(site_id: &SiteId, slot: Timestamp) -> CrawlRunId {
+    CrawlRunId::derive_from(&format!("scheduled/{site_id}/{}", slot.timestamp()))
+}
+
+impl Scheduler {
+    /// Returns a scheduler over the site store and the queue.
+    pub fn new(sites: Arc<dyn SiteStore>, queue: Arc<dyn TaskQueue>) -> Self {
+        Self { sites, queue }
+    }
+
+    /// Enqueues a crawl of every enabled site due at `now`; returns the runs
+    /// enqueued. A site that fails (bad cron, store error) is logged and skipped.
+    pub async fn tick(&self, now: Timestamp) -> Result<Vec<CrawlRunId>> {
+        let mut enqueued = Vec::new();
+        for site in self.all_sites().await? {
+            match self.tick_site(&site, now).await {
+                Ok(Some(run_id)) => enqueued.push(run_id),
+                Ok(None) => {}
+                Err(error) if error.kind() == ErrorKind::Unavailable => return Err(error),
+                Err(error) => warn!(site_id=%site.id, error=%error, "cannot schedule site"),
+            }
+        }
+        Ok(enqueued)
+    }
+
+    /// Ticks until `shutdown` completes, sleeping until the next due slot (at
+    /// most [`MAX_TICK_INTERVAL`]); tick failures are logged, never fatal.
+    pub async fn run(&self, shutdown: impl Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        loop {
+            let now = Utc::now();
+            match self.tick(now).await {
+                Ok(runs) if !runs.is_empty() => info!(count = runs.len(), "scheduled crawls"),
+                Ok(_) => {}
+                Err(error) => warn!(error=%error, "scheduler tick failed"),
+            }
+            let wait = match self.next_due(now).await {
+                Ok(Some(next)) => (next - Utc::now())
+                    .to_std()
+                    .unwrap_or(Duration::ZERO)
+                    .min(MAX_TICK_INTERVAL),
+                _ => MAX_TICK_INTERVAL,
+            };
+            tokio::select! {
+                () = &mut shutdown => return,
+                () = tokio::time::sleep(wait) => {}
+            }
+        }
+    }
+
+    /// Returns the earliest next slot over all enabled, scheduled sites.
+    pub async fn next_due(&self, now: Timestamp) -> Result<Option<Timestamp>> {
+        let sites = self.all_sites().await?;
+        let next = sites
+            .iter()
+            .filter(|site| site.enabled)
+            .filter_map(|site| parse_schedule(site.schedule.as_deref()?).ok())
+            .filter_map(|cron| next_slot(&cron, now))
+            .min();
+        Ok(next)
+    }
+
+    async fn tick_site(&self, site: &Site, now: Timestamp) -> Result<Option<CrawlRunId>> {
+        let Some(schedule) = site.schedule.as_deref().filter(|_| site.enabled) else {
+            return Ok(None);
+        };
+        let cron = parse_schedule(schedule)?;
+        let Some(slot) = last_slot(&cron, now) else {
+            return Ok(None);
+        };
+        let run_id = scheduled_run_id(&site.id, slot);
+        let latest = self
+            .sites
+            .list_crawl_runs(
+                &site.id,
+                &PageRequest {
+                    after: None,
+                    limit: 1,
+                },
+            )
+            .await?;
+        let reference = latest
+            .items
+            .first()
+            .map_or(site.created_at, |run| run.created_at);
+        if slot <= reference {
+            return Ok(None);
+        }
+        match self.sites.get_crawl_run(&run_id).await {
+            Ok(_) => return Ok(None),
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+        // Task first, run second: a crash in between leaves no run, so the next
+        // tick finds the slot still due and enqueues the same task id again,
+        // rather than a queued run that no task will ever execute.
+        let kind = TaskKind::CrawlSite {
+            site_id: site.id.clone(),
+            run_id: run_id.clone(),
+        };
+        self.queue.enqueue(vec![Task::new(kind, slot)]).await?;
+        self.sites
+            .put_crawl_run(&queued_run(&run_id, &site.id, slot))
+            .await?;
+        Ok(Some(run_id))
+    }
+
+    async fn all_sites(&self) -> Result<Vec<Site>> {
+        let mut sites = Vec::new();
+        let mut request = PageRequest {
+            after: None,
+            limit: LIST_PAGE_SIZE,
+        };
+        loop {
+            let page = self.sites.list_sites(None, &request).await?;
+            sites.extend(page.items);
+            match page.next {
+                Some(cursor) => request.after = Some(cursor),
+                None => return Ok(sites),
+            }
+        }
+    }
+}
+
+fn queued_run(run_id: &CrawlRunId, site_id: &SiteId, slot: Timestamp) -> CrawlRun {
+    CrawlRun {
+        id: run_id.clone(),
+        site_id: site_id.clone(),
+        status: CrawlRunStatus::Queued,
+        created_at: slot,
+        started_at: None,
+        finished_at: None,
+        counters: CrawlCounters::default(),
+        recent_errors: Vec::new(),
+    }
+}
