@@ -57,6 +57,7 @@ impl Harness {
 }
 
 /// Returns the test server URL; without one, skips (or fails on CI).
+#[cfg(feature = "mongodb")]
 pub(crate) fn mongo_url() -> Option<String> {
     match std::env::var("COPYHOUND_TEST_MONGODB_URL") {
         Ok(url) if !url.is_empty() => Some(url),
