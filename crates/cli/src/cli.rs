@@ -7,7 +7,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 ///
 /// With no services configured every command runs on the embedded default (files
 /// under ./copyhound-data). Point `store.url` at MongoDB and `index.url` /
-/// `queue.url` at Redis (in copyhound.toml, COPYHOUND_* variables or --set) to
+/// `queue.url` at Redis (in copyhound.toml, COPYHOUND_* variables or --option) to
 /// run on the production engines.
 #[derive(Debug, Parser)]
 #[command(
@@ -32,8 +32,8 @@ pub struct GlobalArgs {
     /// Directory of the embedded backends (overrides `data_dir`).
     #[arg(long, global = true, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
-    /// Override any configuration key, e.g. `--set index.max_distance=3` (repeatable).
-    #[arg(long = "set", global = true, value_name = "KEY=VALUE")]
+    /// Override any configuration key, e.g. `--option index.max_distance=3` (repeatable).
+    #[arg(long = "option", short = 'o', global = true, value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
     /// Log format on stderr (overrides `log.format`); RUST_LOG sets the filter.
     #[arg(long, global = true, value_enum)]
@@ -57,8 +57,11 @@ pub enum Command {
     /// Validate and print the configuration.
     #[command(subcommand)]
     Config(ConfigCommand),
-    /// Run the bundled demonstration on the embedded default.
+    /// The main job end to end on the embedded default: register works, crawl
+    /// sites, fingerprint, compare, write an HTML report.
     Demo(DemoArgs),
+    /// Write an infringement report (HTML, PDF, CSV or JSON).
+    Report(ReportArgs),
     /// Print the fingerprints of text or HTML files, one JSON line per file.
     ///
     /// Files may be UTF-8, GBK, GB18030 or Big5 text, or HTML pages (the main text
@@ -234,7 +237,7 @@ pub struct CompareArgs {
 pub enum ConfigCommand {
     /// Validate the configuration and print the effective values, secrets masked.
     ///
-    /// Reads the file, then COPYHOUND_* variables, then --set flags (later wins).
+    /// Reads the file, then COPYHOUND_* variables, then --option flags (later wins).
     /// Unknown keys and bad values are errors that name the key and its source.
     Check,
 }
@@ -242,7 +245,43 @@ pub enum ConfigCommand {
 /// Arguments of `copyhound demo`.
 #[derive(Debug, Args)]
 pub struct DemoArgs {
-    /// Write the result as JSON to this file as well.
-    #[arg(long, value_name = "PATH")]
-    pub json_out: Option<PathBuf>,
+    /// Benchmark folder to run on [default: ../shared/devset if present, else the bundled sample].
+    #[arg(long = "set", value_name = "DIR")]
+    pub set: Option<PathBuf>,
+}
+
+/// Arguments of `copyhound report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Report on one work.
+    #[arg(long)]
+    pub work: Option<String>,
+    /// Report on a publisher's works.
+    #[arg(long)]
+    pub publisher: Option<String>,
+    /// Only this site.
+    #[arg(long)]
+    pub site: Option<String>,
+    /// Only matches seen since this day (YYYY-MM-DD).
+    #[arg(long)]
+    pub since: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = ReportFormatArg::Html)]
+    pub format: ReportFormatArg,
+    /// Output file.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Report formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReportFormatArg {
+    /// One self-contained HTML file with charts and side-by-side evidence.
+    Html,
+    /// PDF (rendered from the HTML by headless Chromium).
+    Pdf,
+    /// CSV, one row per match.
+    Csv,
+    /// JSON.
+    Json,
 }

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use async_trait::async_trait;
 use copyhound_core::config::Config;
 use copyhound_core::model::{CrawlCounters, Task};
-use copyhound_crawler::crawl::{CrawlProgress, Crawler, PageOutcome};
 use copyhound_crawler::HttpFetcher;
+use copyhound_crawler::crawl::{CrawlProgress, Crawler, PageOutcome};
 use copyhound_matcher::TaskHandler;
 use indicatif::ProgressBar;
 
@@ -23,7 +23,10 @@ pub struct PageCounter {
 impl PageCounter {
     /// Returns a counter that also updates `bar`'s message.
     pub fn with_bar(bar: ProgressBar) -> Self {
-        Self { pages: AtomicU64::new(0), bar: Some(bar) }
+        Self {
+            pages: AtomicU64::new(0),
+            bar: Some(bar),
+        }
     }
 
     /// Returns the pages fetched so far.
@@ -34,7 +37,13 @@ impl PageCounter {
 
 #[async_trait]
 impl CrawlProgress for PageCounter {
-    fn page_done(&self, _url: &str, _outcome: &PageOutcome, _counters: &CrawlCounters, _frontier: usize) {
+    fn page_done(
+        &self,
+        _url: &str,
+        _outcome: &PageOutcome,
+        _counters: &CrawlCounters,
+        _frontier: usize,
+    ) {
         let pages = self.pages.fetch_add(1, Ordering::Relaxed) + 1;
         if let Some(bar) = &self.bar {
             bar.set_message(format!("{pages} pages crawled"));
@@ -51,7 +60,11 @@ pub struct CrawlHandler {
 
 impl CrawlHandler {
     /// Returns the handler over the backends' stores and queue.
-    pub fn new(config: &Config, backends: &Backends, progress: Arc<PageCounter>) -> anyhow::Result<Self> {
+    pub fn new(
+        config: &Config,
+        backends: &Backends,
+        progress: Arc<PageCounter>,
+    ) -> anyhow::Result<Self> {
         let fetcher = Arc::new(HttpFetcher::new(config.crawler.clone())?);
         let crawler = Crawler::new(
             config.crawler.clone(),

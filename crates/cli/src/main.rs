@@ -67,6 +67,7 @@ async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Resu
         Command::Migrate(command) => commands::pipeline::migrate(&config, command).await,
         Command::Index(command) => commands::pipeline::index(&config, command).await,
         Command::Tasks(command) => commands::pipeline::tasks(&config, command).await,
+        Command::Report(args) => commands::report::run(&config, args).await,
         Command::Eval(args) => eval::run(&config, args).await,
         Command::Bench(command) => commands::bench::run(&config, command).await,
     }

@@ -15,8 +15,6 @@ use tower_http::services::ServeDir;
 pub struct ServedSite {
     /// Folder name (`site1`).
     pub name: String,
-    /// Its folder.
-    pub dir: PathBuf,
     /// `http://127.0.0.1:<port>`, no trailing slash.
     pub base_url: String,
 }
@@ -46,7 +44,9 @@ impl StaticSites {
         let mut sites = Vec::new();
         let mut servers = Vec::new();
         for dir in dirs {
-            let listener = TcpListener::bind("127.0.0.1:0").await.context("cannot bind a loopback port")?;
+            let listener = TcpListener::bind("127.0.0.1:0")
+                .await
+                .context("cannot bind a loopback port")?;
             let address = listener.local_addr()?;
             let router = axum::Router::new().fallback_service(ServeDir::new(&dir));
             let mut stop = stop_rx.clone();
@@ -54,14 +54,27 @@ impl StaticSites {
                 let shutdown = async move {
                     let _ = stop.wait_for(|stopped| *stopped).await;
                 };
-                if let Err(error) = axum::serve(listener, router).with_graceful_shutdown(shutdown).await {
+                if let Err(error) = axum::serve(listener, router)
+                    .with_graceful_shutdown(shutdown)
+                    .await
+                {
                     tracing::warn!(error = %error, "static site server failed");
                 }
             }));
-            let name = dir.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
-            sites.push(ServedSite { name, dir, base_url: format!("http://{address}") });
+            let name = dir
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            sites.push(ServedSite {
+                name,
+                base_url: format!("http://{address}"),
+            });
         }
-        Ok(Self { sites, stop_tx, servers })
+        Ok(Self {
+            sites,
+            stop_tx,
+            servers,
+        })
     }
 }
 

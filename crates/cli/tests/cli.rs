@@ -49,7 +49,7 @@ fn config_check_masks_secrets_and_honours_precedence() {
         .args(["config", "check"])
         .env("COPYHOUND_STORE_URL", "mongodb://u:hunter2@db:27017")
         .env("COPYHOUND_INDEX_MAX_DISTANCE", "4")
-        .args(["--set", "index.max_distance=5"])
+        .args(["--option", "index.max_distance=5"])
         .assert()
         .success()
         .stdout(

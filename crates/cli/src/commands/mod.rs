@@ -5,6 +5,7 @@ pub mod config;
 pub mod demo;
 pub mod fingerprint;
 pub mod pipeline;
+pub mod report;
 
 use anyhow::Context;
 use copyhound_core::config::{Config, ConfigLoader};
@@ -22,7 +23,7 @@ pub fn load_config(global: &GlobalArgs) -> anyhow::Result<Loaded> {
     }
     for pair in &global.overrides {
         let (key, value) = pair.split_once('=').with_context(|| {
-            format!("--set {pair:?}: expected KEY=VALUE, e.g. --set index.max_distance=3")
+            format!("--option {pair:?}: expected KEY=VALUE, e.g. --option index.max_distance=3")
         })?;
         loader = loader.set(key.trim(), value.trim());
     }

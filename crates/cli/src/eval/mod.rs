@@ -75,14 +75,19 @@ pub async fn run(config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Returns the configuration of the evaluated instance and its scratch directory.
-fn eval_config(config: &Config, args: &EvalArgs) -> anyhow::Result<(Config, Option<tempfile::TempDir>)> {
+fn eval_config(
+    config: &Config,
+    args: &EvalArgs,
+) -> anyhow::Result<(Config, Option<tempfile::TempDir>)> {
     let mut eval = config.clone();
     eval.crawler.allow_private_addresses = true;
     eval.store.migrate_on_start = true;
     let run_tag = uuid_tag();
     match args.backends {
         EvalBackends::Embedded => {
-            let scratch = tempfile::Builder::new().prefix("copyhound-eval-").tempdir()?;
+            let scratch = tempfile::Builder::new()
+                .prefix("copyhound-eval-")
+                .tempdir()?;
             eval.data_dir = scratch.path().to_path_buf();
             eval.store.url = None;
             eval.index.url = None;
@@ -93,7 +98,9 @@ fn eval_config(config: &Config, args: &EvalArgs) -> anyhow::Result<(Config, Opti
             eval.store.database = format!("copyhound_eval_{run_tag}");
             eval.index.prefix = format!("copyhound-eval-{run_tag}:index:");
             eval.queue.prefix = format!("copyhound-eval-{run_tag}:queue:");
-            let scratch = tempfile::Builder::new().prefix("copyhound-eval-").tempdir()?;
+            let scratch = tempfile::Builder::new()
+                .prefix("copyhound-eval-")
+                .tempdir()?;
             eval.data_dir = scratch.path().to_path_buf();
             Ok((eval, Some(scratch)))
         }
@@ -102,14 +109,23 @@ fn eval_config(config: &Config, args: &EvalArgs) -> anyhow::Result<(Config, Opti
 
 fn uuid_tag() -> String {
     let id = copyhound_core::ids::TaskId::generate();
-    id.as_str().trim_start_matches(TASK_PREFIX).chars().rev().take(10).collect()
+    id.as_str()
+        .trim_start_matches(TASK_PREFIX)
+        .chars()
+        .rev()
+        .take(10)
+        .collect()
 }
 
 const TASK_PREFIX: &str = "t_";
 
 /// Imports the works, serves and registers the sites, crawls and compares until
 /// the queue is empty.
-pub async fn run_pipeline(config: &Config, set: &Path, concurrency: Option<u32>) -> anyhow::Result<PipelineRun> {
+pub async fn run_pipeline(
+    config: &Config,
+    set: &Path,
+    concurrency: Option<u32>,
+) -> anyhow::Result<PipelineRun> {
     let started = Instant::now();
     let backends = Backends::open(config).await?;
     let works = import::read_works(&set.join("works"))?;
@@ -118,19 +134,29 @@ pub async fn run_pipeline(config: &Config, set: &Path, concurrency: Option<u32>)
     let sites = StaticSites::serve(&set.join("pages")).await?;
     register_sites(&backends, &sites.sites).await?;
 
-    let bar = ProgressBar::new_spinner()
-        .with_style(ProgressStyle::with_template("{spinner} {elapsed} {msg} | {prefix}").expect("valid template"));
+    let bar = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{spinner} {elapsed} {msg} | {prefix}")
+            .expect("valid template"),
+    );
     bar.enable_steady_tick(Duration::from_millis(200));
     let counter = Arc::new(PageCounter::with_bar(bar.clone()));
     let crawl = Arc::new(CrawlHandler::new(config, &backends, counter.clone())?);
     let handler = Arc::new(pipeline(&backends, config)?.with_crawl_handler(crawl));
-    let worker = Worker::new(backends.queue.clone(), handler, worker_config(config, concurrency.or(Some(4))));
+    let worker = Worker::new(
+        backends.queue.clone(),
+        handler,
+        worker_config(config, concurrency.or(Some(4))),
+    );
     let mut tasks_done = 0usize;
     loop {
         let outcome = worker.tick().await?;
         tasks_done += outcome.received;
         let stats = backends.queue.stats().await?;
-        bar.set_prefix(format!("{tasks_done} tasks done, {} queued, {} retrying", stats.depth, stats.in_flight + stats.retrying));
+        bar.set_prefix(format!(
+            "{tasks_done} tasks done, {} queued, {} retrying",
+            stats.depth,
+            stats.in_flight + stats.retrying
+        ));
         if outcome.received == 0 {
             if stats.depth == 0 && stats.in_flight == 0 && stats.retrying == 0 {
                 break;
@@ -141,7 +167,12 @@ pub async fn run_pipeline(config: &Config, set: &Path, concurrency: Option<u32>)
     bar.finish_and_clear();
     let stats = backends.queue.stats().await?;
     for dead in backends.queue.dead_letters(20).await? {
-        eprintln!("dead task {} ({}): {}", dead.task.id, dead.task.kind.name(), dead.last_error);
+        eprintln!(
+            "dead task {} ({}): {}",
+            dead.task.id,
+            dead.task.kind.name(),
+            dead.last_error
+        );
     }
     backends.persist().await?;
     Ok(PipelineRun {
@@ -168,12 +199,19 @@ async fn register_sites(backends: &Backends, sites: &[ServedSite]) -> anyhow::Re
     backends.stores.publishers.put_publisher(&publisher).await?;
     let mut tasks = Vec::new();
     for served in sites {
-        let site_id: SiteId = served.name.parse().with_context(|| format!("site folder {:?}", served.name))?;
-        let site = SiteBuilder::new(publisher.id.clone(), served.name.clone(), vec![format!("{}/index.html", served.base_url)])
-            .id(site_id.clone())
-            .limits(12, 20_000)
-            .politeness(500.0, 4)
-            .build()?;
+        let site_id: SiteId = served
+            .name
+            .parse()
+            .with_context(|| format!("site folder {:?}", served.name))?;
+        let site = SiteBuilder::new(
+            publisher.id.clone(),
+            served.name.clone(),
+            vec![format!("{}/index.html", served.base_url)],
+        )
+        .id(site_id.clone())
+        .limits(12, 20_000)
+        .politeness(500.0, 4)
+        .build()?;
         backends.stores.sites.put_site(&site).await?;
         let run = CrawlRun {
             id: CrawlRunId::generate(),
@@ -186,7 +224,13 @@ async fn register_sites(backends: &Backends, sites: &[ServedSite]) -> anyhow::Re
             recent_errors: Vec::new(),
         };
         backends.stores.sites.put_crawl_run(&run).await?;
-        tasks.push(Task::new(TaskKind::CrawlSite { site_id, run_id: run.id }, Utc::now()));
+        tasks.push(Task::new(
+            TaskKind::CrawlSite {
+                site_id,
+                run_id: run.id,
+            },
+            Utc::now(),
+        ));
     }
     backends.queue.enqueue(tasks).await?;
     Ok(())
@@ -198,7 +242,10 @@ async fn collect_predictions(run: &PipelineRun) -> anyhow::Result<Vec<Prediction
     let mut predictions = Vec::new();
     for served in &run.sites.sites {
         let site_id: SiteId = served.name.parse()?;
-        let mut request = PageRequest { after: None, limit: 200 };
+        let mut request = PageRequest {
+            after: None,
+            limit: 200,
+        };
         loop {
             let batch = stores.pages.list_pages(&site_id, &request).await?;
             for page in &batch.items {
@@ -206,9 +253,15 @@ async fn collect_predictions(run: &PipelineRun) -> anyhow::Result<Vec<Prediction
                 if matches.is_empty() {
                     continue;
                 }
-                let Some(path) = page.url.strip_prefix(&served.base_url) else { continue };
+                let Some(path) = page.url.strip_prefix(&served.base_url) else {
+                    continue;
+                };
                 let page_id = format!("{}/{}", served.name, path.trim_start_matches('/'));
-                let decoded = copyhound_crawler::charset::decode_body(&page.raw_body, page.fetch.content_type.as_deref(), None);
+                let decoded = copyhound_crawler::charset::decode_body(
+                    &page.raw_body,
+                    page.fetch.content_type.as_deref(),
+                    None,
+                );
                 let visible = visible_text::visible_text(&decoded.text);
                 let map = offsets::OffsetMap::new(&page.text, &visible);
                 for found in matches {
@@ -254,19 +307,36 @@ fn score(set: &Path, predictions: &Path, metrics_json: Option<&Path>) -> anyhow:
     let truth = set.join("truth.json");
     let scorer = set.join("tools/score.py");
     if !truth.is_file() || !scorer.is_file() {
-        println!("no truth.json or tools/score.py in {}: not scoring", set.display());
+        println!(
+            "no truth.json or tools/score.py in {}: not scoring",
+            set.display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let mut command = std::process::Command::new("python3");
-    command.arg(&scorer).arg("--truth").arg(&truth).arg("--pred").arg(predictions);
+    command
+        .arg(&scorer)
+        .arg("--truth")
+        .arg(&truth)
+        .arg("--pred")
+        .arg(predictions);
     if let Some(path) = metrics_json {
         command.arg("--json").arg(path);
     }
-    let status = command.status().context("cannot run python3 for the scorer")?;
-    Ok(if status.success() { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    let status = command
+        .status()
+        .context("cannot run python3 for the scorer")?;
+    Ok(if status.success() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    })
 }
 
 /// Returns the folder of the bundled or shared benchmark for the demo.
 pub fn default_set() -> Option<PathBuf> {
-    ["../shared/devset", "../../shared/devset"].iter().map(PathBuf::from).find(|path| path.join("works").is_dir())
+    ["../shared/devset", "../../shared/devset"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|path| path.join("works").is_dir())
 }

@@ -25,7 +25,8 @@ impl OffsetMap {
             let line_chars: Vec<char> = line.chars().collect();
             match find_chars(&visible_chars, &line_chars, cursor) {
                 Some(start) => {
-                    targets.extend((0..line_chars.len()).map(|offset| Some((start + offset) as u32)));
+                    targets
+                        .extend((0..line_chars.len()).map(|offset| Some((start + offset) as u32)));
                     cursor = start + line_chars.len();
                 }
                 None => targets.extend(std::iter::repeat_n(None, line_chars.len())),
@@ -53,7 +54,8 @@ fn find_chars(haystack: &[char], needle: &[char], from: usize) -> Option<usize> 
     if needle.len() > haystack.len() {
         return None;
     }
-    (from..=haystack.len() - needle.len()).find(|&start| haystack[start..start + needle.len()] == *needle)
+    (from..=haystack.len() - needle.len())
+        .find(|&start| haystack[start..start + needle.len()] == *needle)
 }
 
 #[cfg(test)]

@@ -6,10 +6,41 @@
 //! space, block tags break lines, lines trimmed of spaces, empty lines dropped.
 
 const BLOCK: &[&str] = &[
-    "p", "div", "br", "h1", "h2", "h3", "h4", "h5", "h6", "li", "ul", "ol", "dl", "dt", "dd", "tr", "td", "th", "table",
-    "section", "article", "header", "footer", "nav", "aside", "main", "blockquote", "pre", "form", "hr", "center",
+    "p",
+    "div",
+    "br",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "li",
+    "ul",
+    "ol",
+    "dl",
+    "dt",
+    "dd",
+    "tr",
+    "td",
+    "th",
+    "table",
+    "section",
+    "article",
+    "header",
+    "footer",
+    "nav",
+    "aside",
+    "main",
+    "blockquote",
+    "pre",
+    "form",
+    "hr",
+    "center",
 ];
-const SKIP: &[&str] = &["head", "script", "style", "noscript", "template", "select", "textarea"];
+const SKIP: &[&str] = &[
+    "head", "script", "style", "noscript", "template", "select", "textarea",
+];
 const RAW_TEXT: &[&str] = &["script", "style"];
 
 /// Returns the visible text of decoded HTML.
@@ -53,7 +84,11 @@ pub fn visible_text(html: &str) -> String {
             out.push('\n');
         }
     }
-    out.split('\n').map(|line| line.trim_matches(' ')).filter(|line| !line.is_empty()).collect::<Vec<_>>().join("\n")
+    out.split('\n')
+        .map(|line| line.trim_matches(' '))
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Parses a tag at the start of `text`: (lowercase name, is end tag, self-closing, rest).
@@ -74,8 +109,17 @@ fn parse_tag(text: &str) -> Option<(String, bool, bool, &str)> {
         .take_while(|c| !c.is_ascii_whitespace() && *c != '/' && *c != '>')
         .collect::<String>()
         .to_ascii_lowercase();
-    let name = if name.starts_with('!') || name.starts_with('?') { String::new() } else { name };
-    Some((name, closing, inner.trim_end().ends_with('/'), &body[end + 1..]))
+    let name = if name.starts_with('!') || name.starts_with('?') {
+        String::new()
+    } else {
+        name
+    };
+    Some((
+        name,
+        closing,
+        inner.trim_end().ends_with('/'),
+        &body[end + 1..],
+    ))
 }
 
 /// Finds the `>` closing a tag, skipping quoted attribute values.

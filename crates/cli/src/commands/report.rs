@@ -1,0 +1,138 @@
+//! `copyhound report`: infringement reports from the stores, in HTML (with
+//! charts and side-by-side evidence), PDF, CSV or JSON.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Context, bail};
+use chrono::{NaiveDate, Utc};
+use copyhound_core::config::Config;
+use copyhound_core::ids::{PublisherId, SiteId, WorkId};
+use copyhound_core::model::{ReportFormat, ReportScope};
+use copyhound_core::ports::PageRequest;
+use copyhound_report::{ReportInput, build_report_data, load_report_input, render};
+
+use crate::backends::Backends;
+use crate::cli::{ReportArgs, ReportFormatArg};
+
+pub async fn run(config: &Config, args: ReportArgs) -> anyhow::Result<ExitCode> {
+    let backends = Backends::open(config).await?;
+    let stores = &backends.stores;
+    let publisher_id: PublisherId = match (&args.publisher, &args.work) {
+        (Some(publisher), _) => publisher.parse()?,
+        (None, Some(work)) => {
+            stores
+                .works
+                .get_work_any(&work.parse::<WorkId>()?)
+                .await?
+                .publisher_id
+        }
+        (None, None) => bail!("name the report's scope with --publisher or --work"),
+    };
+    let since = match &args.since {
+        Some(day) => Some(
+            NaiveDate::parse_from_str(day, "%Y-%m-%d")
+                .with_context(|| format!("--since {day:?}: expected YYYY-MM-DD"))?
+                .and_hms_opt(0, 0, 0)
+                .expect("midnight exists")
+                .and_utc(),
+        ),
+        None => None,
+    };
+    let scope = ReportScope {
+        publisher_id: publisher_id.clone(),
+        work_id: args.work.as_deref().map(str::parse).transpose()?,
+        site_id: args.site.as_deref().map(str::parse::<SiteId>).transpose()?,
+        since,
+    };
+    let mut input = load_report_input(
+        stores.matches.as_ref(),
+        stores.works.as_ref(),
+        stores.sites.as_ref(),
+        &scope,
+    )
+    .await?;
+    if let Ok(publisher) = stores.publishers.get_publisher(&publisher_id).await {
+        input.publisher = publisher.name;
+    }
+    let format = match args.format {
+        ReportFormatArg::Html => ReportFormat::Html,
+        ReportFormatArg::Pdf => ReportFormat::Pdf,
+        ReportFormatArg::Csv => ReportFormat::Csv,
+        ReportFormatArg::Json => ReportFormat::Json,
+    };
+    let (matches, bytes) = write_report(&input, format, &args.out)?;
+    println!(
+        "wrote {} ({bytes} bytes, {matches} matches)",
+        args.out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Renders `input` as `format` into `out`; returns (matches, bytes written).
+pub fn write_report(
+    input: &ReportInput,
+    format: ReportFormat,
+    out: &Path,
+) -> anyhow::Result<(usize, usize)> {
+    let data = build_report_data(input);
+    let rendered = render(&data, format)?;
+    if let Some(parent) = out.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    std::fs::write(out, &rendered).with_context(|| format!("cannot write {}", out.display()))?;
+    Ok((input.matches.len(), rendered.len()))
+}
+
+/// Returns one report input over every publisher's matches (the demo's overview).
+pub async fn input_for_all_publishers(
+    backends: &Backends,
+    title: &str,
+) -> anyhow::Result<ReportInput> {
+    let stores = &backends.stores;
+    let mut merged: Option<ReportInput> = None;
+    let mut request = PageRequest {
+        after: None,
+        limit: 200,
+    };
+    loop {
+        let batch = stores.publishers.list_publishers(&request).await?;
+        for publisher in &batch.items {
+            let scope = ReportScope {
+                publisher_id: publisher.id.clone(),
+                work_id: None,
+                site_id: None,
+                since: None,
+            };
+            let input = load_report_input(
+                stores.matches.as_ref(),
+                stores.works.as_ref(),
+                stores.sites.as_ref(),
+                &scope,
+            )
+            .await?;
+            merged = Some(match merged {
+                None => input,
+                Some(mut all) => {
+                    all.works.extend(input.works);
+                    all.chapters.extend(input.chapters);
+                    for site in input.sites {
+                        if !all.sites.iter().any(|known| known.id == site.id) {
+                            all.sites.push(site);
+                        }
+                    }
+                    all.matches.extend(input.matches);
+                    all
+                }
+            });
+        }
+        match batch.next {
+            Some(next) => request.after = Some(next),
+            None => break,
+        }
+    }
+    let mut input = merged.context("no publishers registered")?;
+    input.publisher = title.to_string();
+    input.generated_at = Utc::now();
+    Ok(input)
+}
