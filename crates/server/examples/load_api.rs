@@ -16,7 +16,10 @@ use copyhound_server::auth::issue_key;
 use copyhound_server::testsuite::MemoryQueue;
 
 fn argument(position: usize, default: usize) -> usize {
-    std::env::args().nth(position).and_then(|value| value.parse().ok()).unwrap_or(default)
+    std::env::args()
+        .nth(position)
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
 }
 
 fn percentile(sorted: &[Duration], share: f64) -> f64 {
@@ -26,7 +29,12 @@ fn percentile(sorted: &[Duration], share: f64) -> f64 {
 
 async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
     let publisher_id: PublisherId = "pub_load".parse()?;
-    let publisher = Publisher { id: publisher_id.clone(), name: "load".into(), kind: PublisherKind::Books, created_at: Utc::now() };
+    let publisher = Publisher {
+        id: publisher_id.clone(),
+        name: "load".into(),
+        kind: PublisherKind::Books,
+        created_at: Utc::now(),
+    };
     state.publishers.put_publisher(&publisher).await?;
     let issued = issue_key(publisher_id.clone(), Role::Publisher);
     state.publishers.put_api_key(&issued.record).await?;
@@ -37,7 +45,12 @@ async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
         let url = format!("http://pirate.example/{number}.html");
         let page_id = PageId::for_url(&url);
         let seen = Utc::now() - chrono::Duration::minutes(number as i64);
-        let span = CopiedSpan { chapter_start: 0, chapter_end: 500, page_start: 10, page_end: 510 };
+        let span = CopiedSpan {
+            chapter_start: 0,
+            chapter_end: 500,
+            page_start: 10,
+            page_end: 510,
+        };
         let found = Match {
             id: MatchId::for_pair(&page_id, &work_id, &chapter_id, 1),
             publisher_id: publisher_id.clone(),
@@ -54,7 +67,11 @@ async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
             evidence: Vec::new(),
             page_body_sha256: String::new(),
             duplicate_page_ids: Vec::new(),
-            status: if number % 3 == 0 { MatchStatus::Confirmed } else { MatchStatus::New },
+            status: if number % 3 == 0 {
+                MatchStatus::Confirmed
+            } else {
+                MatchStatus::New
+            },
             reviews: Vec::new(),
             first_seen: seen,
             last_seen: seen,
@@ -86,15 +103,28 @@ async fn main() -> anyhow::Result<()> {
     };
     let seeding = Instant::now();
     let key = seed(&state, matches).await?;
-    eprintln!("seeded {matches} matches in {:.1} s", seeding.elapsed().as_secs_f64());
+    eprintln!(
+        "seeded {matches} matches in {:.1} s",
+        seeding.elapsed().as_secs_f64()
+    );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let base = format!("http://{}", listener.local_addr()?);
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(copyhound_server::serve_listener(state, listener, async move {
-        let _ = stop_rx.await;
-    }));
-    let client = reqwest::Client::builder().pool_max_idle_per_host(clients).build()?;
-    let paths = ["/api/v1/matches?limit=50", "/api/v1/matches?limit=50&status=confirmed", "/api/v1/matches?limit=50&min_score=0.8"];
+    let server = tokio::spawn(copyhound_server::serve_listener(
+        state,
+        listener,
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(clients)
+        .build()?;
+    let paths = [
+        "/api/v1/matches?limit=50",
+        "/api/v1/matches?limit=50&status=confirmed",
+        "/api/v1/matches?limit=50&min_score=0.8",
+    ];
     let started = Instant::now();
     let mut handles = Vec::with_capacity(clients);
     for client_number in 0..clients {
@@ -104,7 +134,10 @@ async fn main() -> anyhow::Result<()> {
             let mut errors = 0usize;
             let mut cursor: Option<String> = None;
             for request_number in 0..requests {
-                let mut url = format!("{base}{}", paths[(client_number + request_number) % paths.len()]);
+                let mut url = format!(
+                    "{base}{}",
+                    paths[(client_number + request_number) % paths.len()]
+                );
                 if let Some(after) = cursor.take() {
                     url.push_str(&format!("&after={after}"));
                 }
@@ -112,7 +145,9 @@ async fn main() -> anyhow::Result<()> {
                 let outcome = client.get(&url).bearer_auth(&key).send().await;
                 match outcome {
                     Ok(response) if response.status().is_success() => {
-                        let body: serde_json::Value = serde_json::from_slice(&response.bytes().await.unwrap_or_default()).unwrap_or_default();
+                        let body: serde_json::Value =
+                            serde_json::from_slice(&response.bytes().await.unwrap_or_default())
+                                .unwrap_or_default();
                         // Every other request follows the cursor: keyset pagination under load.
                         if request_number % 2 == 0 {
                             cursor = body["next"].as_str().map(str::to_string);
@@ -135,7 +170,9 @@ async fn main() -> anyhow::Result<()> {
     let elapsed = started.elapsed().as_secs_f64();
     latencies.sort();
     let total = latencies.len() + errors;
-    println!("| clients | requests | matches stored | errors | throughput (req/s) | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |");
+    println!(
+        "| clients | requests | matches stored | errors | throughput (req/s) | p50 (ms) | p95 (ms) | p99 (ms) | max (ms) |"
+    );
     println!("|---|---|---|---|---|---|---|---|---|");
     println!(
         "| {clients} | {total} | {matches} | {errors} | {:.0} | {:.1} | {:.1} | {:.1} | {:.1} |",

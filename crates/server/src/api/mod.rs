@@ -85,13 +85,15 @@ pub async fn owned_run(
     run_id: &CrawlRunId,
 ) -> Result<(CrawlRun, Site)> {
     let run = state.sites.get_crawl_run(run_id).await?;
-    let site = owned_site(state, publisher_id, &run.site_id).await.map_err(|error| {
-        if error.kind() == ErrorKind::NotFound {
-            Error::not_found(format!("crawl run {run_id}"))
-        } else {
-            error
-        }
-    })?;
+    let site = owned_site(state, publisher_id, &run.site_id)
+        .await
+        .map_err(|error| {
+            if error.kind() == ErrorKind::NotFound {
+                Error::not_found(format!("crawl run {run_id}"))
+            } else {
+                error
+            }
+        })?;
     Ok((run, site))
 }
 
