@@ -5,6 +5,7 @@ mod chromium_test;
 mod fuzz_test;
 mod openapi_test;
 mod register_test;
+mod system_test;
 mod tenancy_test;
 
 use std::sync::Arc;
