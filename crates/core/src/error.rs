@@ -78,7 +78,10 @@ impl ErrorKind {
 
     /// Returns whether retrying the same operation later may succeed.
     pub fn is_retryable(self) -> bool {
-        matches!(self, ErrorKind::Unavailable | ErrorKind::Timeout | ErrorKind::Transient)
+        matches!(
+            self,
+            ErrorKind::Unavailable | ErrorKind::Timeout | ErrorKind::Transient
+        )
     }
 }
 
@@ -101,7 +104,11 @@ pub struct Error {
 impl Error {
     /// Returns an error of `kind` with `message`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into(), source: None }
+        Self {
+            kind,
+            message: message.into(),
+            source: None,
+        }
     }
 
     /// Returns an error of `kind` with `message`, caused by `source`.
@@ -110,7 +117,11 @@ impl Error {
         message: impl Into<String>,
         source: impl std::error::Error + Send + Sync + 'static,
     ) -> Self {
-        Self { kind, message: message.into(), source: Some(Box::new(source)) }
+        Self {
+            kind,
+            message: message.into(),
+            source: Some(Box::new(source)),
+        }
     }
 
     /// Returns a `NotFound` error naming what was missing.
@@ -190,8 +201,17 @@ mod tests {
 
     #[test]
     fn only_backend_and_network_failures_are_retryable() {
-        let retryable: Vec<ErrorKind> =
-            ErrorKind::ALL.into_iter().filter(|kind| kind.is_retryable()).collect();
-        assert_eq!(retryable, [ErrorKind::Unavailable, ErrorKind::Timeout, ErrorKind::Transient]);
+        let retryable: Vec<ErrorKind> = ErrorKind::ALL
+            .into_iter()
+            .filter(|kind| kind.is_retryable())
+            .collect();
+        assert_eq!(
+            retryable,
+            [
+                ErrorKind::Unavailable,
+                ErrorKind::Timeout,
+                ErrorKind::Transient
+            ]
+        );
     }
 }

@@ -28,7 +28,10 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 
 fn validate_id(type_name: &str, value: &str) -> Result<(), Error> {
     if value.is_empty() {
-        return Err(Error::new(ErrorKind::InvalidInput, format!("{type_name} is empty")));
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("{type_name} is empty"),
+        ));
     }
     if value.len() > MAX_ID_LEN {
         return Err(Error::new(
@@ -40,7 +43,9 @@ fn validate_id(type_name: &str, value: &str) -> Result<(), Error> {
     if let Some(bad) = value.chars().find(|c| !allowed(*c)) {
         return Err(Error::new(
             ErrorKind::InvalidInput,
-            format!("{type_name} `{value}` contains `{bad}`; ids use ASCII letters, digits, `_`, `-`, `.`"),
+            format!(
+                "{type_name} `{value}` contains `{bad}`; ids use ASCII letters, digits, `_`, `-`, `.`"
+            ),
         ));
     }
     Ok(())
@@ -163,8 +168,15 @@ impl PageId {
 
 impl MatchId {
     /// Returns the id of the match of `page` against a chapter under a fingerprint version.
-    pub fn for_pair(page: &PageId, work: &WorkId, chapter: &ChapterId, fingerprint_version: u32) -> Self {
-        Self::derive_from(&format!("{page}\u{1f}{work}\u{1f}{chapter}\u{1f}{fingerprint_version}"))
+    pub fn for_pair(
+        page: &PageId,
+        work: &WorkId,
+        chapter: &ChapterId,
+        fingerprint_version: u32,
+    ) -> Self {
+        Self::derive_from(&format!(
+            "{page}\u{1f}{work}\u{1f}{chapter}\u{1f}{fingerprint_version}"
+        ))
     }
 }
 

@@ -25,6 +25,7 @@
 //! Out of scope: HTML extraction, charset detection, storage, indexing.
 #![warn(missing_docs)]
 
+pub mod anchor;
 mod boilerplate;
 pub mod dna;
 pub mod hash;
@@ -38,6 +39,7 @@ pub mod verify;
 
 use serde::{Deserialize, Serialize};
 
+pub use anchor::AnchorConfig;
 pub use dna::{DnaConfig, DnaWindow};
 pub use normalize::{NormalizeConfig, NormalizedText};
 pub use passage::{PassageConfig, PassageFeatures};
@@ -76,6 +78,8 @@ pub struct FingerprintConfig {
     pub passage: PassageConfig,
     /// Span verifier.
     pub verify: VerifyConfig,
+    /// Anchors (exact-lookup candidates that survive rewriting).
+    pub anchor: AnchorConfig,
 }
 
 /// Fingerprint of one passage.
@@ -106,6 +110,8 @@ pub struct DocumentFingerprint {
     pub dna: Vec<u64>,
     /// Passage fingerprints in text order.
     pub passages: Vec<PassageFingerprint>,
+    /// Anchors: sampled syllable-run hashes, distinct, ascending.
+    pub anchors: Vec<u64>,
     /// Number of normalized chars.
     pub normalized_chars: u32,
 }
@@ -126,6 +132,7 @@ impl Fingerprinter {
         config.dna.validate()?;
         config.passage.validate()?;
         config.verify.validate()?;
+        config.anchor.validate()?;
         if config.simhash.shingle_k == 0 || config.simhash.shingle_k > 16 {
             return Err(FingerprintError::Config(
                 "simhash: shingle_k in 1..=16".into(),
@@ -187,8 +194,19 @@ impl Fingerprinter {
             shingle_simhash: self.shingle_simhash(text),
             dna: windows.iter().map(|w| w.code).collect(),
             passages: self.passages_with(text, &windows),
+            anchors: self.anchors(text),
             normalized_chars: u32::try_from(text.len()).unwrap_or(u32::MAX),
         }
+    }
+
+    /// Anchors of a normalized text (see [`anchor`]).
+    pub fn anchors(&self, text: &NormalizedText) -> Vec<u64> {
+        let syllables: Vec<u32> = text
+            .chars
+            .iter()
+            .map(|&c| self.phonetic.token(c, false))
+            .collect();
+        anchor::anchors(&syllables, &self.config.anchor)
     }
 
     /// Passage fingerprints of a normalized text.

@@ -52,6 +52,10 @@ pub(crate) async fn backfill_work(ports: &MatcherPorts, work_id: &WorkId) -> Res
                 .query_batch(EntryKind::Passage, &passages, max_distance)
                 .await?,
             ports.index.query_batch(EntryKind::Dna, &codes, 0).await?,
+            ports
+                .index
+                .query_batch(EntryKind::Anchor, &record.anchors, 0)
+                .await?,
         ];
         for hit in hits.iter().flatten().flatten() {
             if let Some(FingerprintOwner::Page { page_id }) =

@@ -2,10 +2,10 @@
 //!
 //! Candidates come from three kinds of index hits on the page's fingerprints —
 //! whole-document SimHash (verbatim or lightly edited copies), passage SimHash
-//! (a chapter inside a page full of other text) and pinyin DNA codes (homophones
-//! and traditional script leave DNA untouched). DNA codes are short and shared by
-//! unrelated texts, so each code's vote is divided by the number of chapters it
-//! hits. Only the best `max_candidates` chapters are verified; the verifier, not
+//! (a chapter inside a page full of other text), pinyin DNA codes (homophones
+//! and traditional script leave DNA untouched) and anchors (short syllable runs
+//! that survive rewriting). Codes and anchors can be shared by unrelated texts,
+//! so each one's vote is divided by the number of chapters it hits. Only the best `max_candidates` chapters are verified; the verifier, not
 //! the vote, decides.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -26,8 +26,8 @@ use crate::evidence;
 
 const DOCUMENT_VOTE: f32 = 8.0;
 const PASSAGE_VOTE: f32 = 2.0;
-/// DNA codes hitting more chapters than this carry no information.
-const DNA_MAX_CHAPTERS: usize = 64;
+/// DNA codes and anchors hitting more chapters than this carry no information.
+const SHARED_CODE_MAX_CHAPTERS: usize = 64;
 
 /// The verdict on one (page, chapter) pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -271,6 +271,9 @@ async fn candidates(ports: &MatcherPorts, record: &FingerprintRecord) -> Result<
     codes.sort_unstable();
     codes.dedup();
     let dna = index.query_batch(EntryKind::Dna, &codes, 0).await?;
+    let anchors = index
+        .query_batch(EntryKind::Anchor, &record.anchors, 0)
+        .await?;
 
     let mut votes: BTreeMap<(WorkId, ChapterId), f32> = BTreeMap::new();
     let mut near_duplicates = BTreeSet::new();
@@ -295,9 +298,9 @@ async fn candidates(ports: &MatcherPorts, record: &FingerprintRecord) -> Result<
             *votes.entry(chapter).or_default() += PASSAGE_VOTE;
         }
     }
-    for hits in &dna {
+    for hits in dna.iter().chain(&anchors) {
         let chapters = chapters_hit(hits);
-        if chapters.is_empty() || chapters.len() > DNA_MAX_CHAPTERS {
+        if chapters.is_empty() || chapters.len() > SHARED_CODE_MAX_CHAPTERS {
             continue;
         }
         let weight = 1.0 / chapters.len() as f32;

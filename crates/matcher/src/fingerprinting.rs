@@ -139,6 +139,7 @@ fn to_record(
                 dna: passage.dna,
             })
             .collect(),
+        anchors: fingerprint.anchors,
         normalized_chars: fingerprint.normalized_chars,
         created_at: Utc::now(),
     }

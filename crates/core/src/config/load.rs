@@ -13,7 +13,9 @@ pub const ENV_PREFIX: &str = "COPYHOUND_";
 const RESERVED_ENV: &[&str] = &["COPYHOUND_CONFIG"];
 const RESERVED_ENV_PREFIXES: &[&str] = &["COPYHOUND_TEST_"];
 
-const SECTIONS: &[&str] = &["store", "index", "queue", "crawler", "matcher", "worker", "server", "log"];
+const SECTIONS: &[&str] = &[
+    "store", "index", "queue", "crawler", "matcher", "worker", "server", "log",
+];
 
 /// Where the effective value of a setting came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,7 +43,11 @@ impl ConfigLoader {
     /// Returns a loader that reads `file` if given, else `./copyhound.toml` if present.
     pub fn new(file: Option<PathBuf>) -> Self {
         let file_is_explicit = file.is_some();
-        Self { file: file.or_else(|| Some(PathBuf::from(DEFAULT_CONFIG_FILE))), file_is_explicit, ..Self::default() }
+        Self {
+            file: file.or_else(|| Some(PathBuf::from(DEFAULT_CONFIG_FILE))),
+            file_is_explicit,
+            ..Self::default()
+        }
     }
 
     /// Sets the environment (use `std::env::vars().collect()` in binaries).
@@ -74,18 +80,27 @@ impl ConfigLoader {
         for (key, value) in &self.overrides {
             insert_dotted(&mut table, key, value, &ConfigSource::Flag(key.clone()))?;
         }
-        let config: Config = serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|error| {
-            config_error(format!("invalid value for `{}`: {}", error.path(), error.inner().message()))
-        })?;
+        let config: Config =
+            serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|error| {
+                config_error(format!(
+                    "invalid value for `{}`: {}",
+                    error.path(),
+                    error.inner().message()
+                ))
+            })?;
         config.validate()?;
         Ok((config, file_used))
     }
 
     fn read_file(&self) -> Result<(toml::Table, Option<PathBuf>)> {
-        let Some(path) = &self.file else { return Ok((toml::Table::new(), None)) };
+        let Some(path) = &self.file else {
+            return Ok((toml::Table::new(), None));
+        };
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound && !self.file_is_explicit => {
+            Err(error)
+                if error.kind() == std::io::ErrorKind::NotFound && !self.file_is_explicit =>
+            {
                 return Ok((toml::Table::new(), None));
             }
             Err(error) => {
@@ -98,14 +113,19 @@ impl ConfigLoader {
         };
         let text = interpolate(&text, &self.env).map_err(|message| file_error(path, &message))?;
         // Parse into the typed config first: its errors name unknown keys with a line.
-        toml::from_str::<Config>(&text).map_err(|error| file_error(path, error.to_string().trim_end()))?;
-        let table = toml::from_str::<toml::Table>(&text).map_err(|error| file_error(path, error.message()))?;
+        toml::from_str::<Config>(&text)
+            .map_err(|error| file_error(path, error.to_string().trim_end()))?;
+        let table = toml::from_str::<toml::Table>(&text)
+            .map_err(|error| file_error(path, error.message()))?;
         Ok((table, Some(path.clone())))
     }
 }
 
 fn is_reserved(name: &str) -> bool {
-    RESERVED_ENV.contains(&name) || RESERVED_ENV_PREFIXES.iter().any(|prefix| name.starts_with(prefix))
+    RESERVED_ENV.contains(&name)
+        || RESERVED_ENV_PREFIXES
+            .iter()
+            .any(|prefix| name.starts_with(prefix))
 }
 
 /// Maps `COPYHOUND_INDEX_MAX_DISTANCE` to `index.max_distance`.
@@ -119,7 +139,12 @@ fn env_key(name: &str) -> Option<String> {
     matches!(rest.as_str(), "data_dir" | "version").then_some(rest)
 }
 
-fn insert_dotted(table: &mut toml::Table, key: &str, raw: &str, source: &ConfigSource) -> Result<()> {
+fn insert_dotted(
+    table: &mut toml::Table,
+    key: &str,
+    raw: &str,
+    source: &ConfigSource,
+) -> Result<()> {
     let describe = || match source {
         ConfigSource::Env(name) => format!("environment variable {name}"),
         ConfigSource::Flag(name) => format!("flag --set {name}"),
@@ -133,7 +158,10 @@ fn insert_dotted(table: &mut toml::Table, key: &str, raw: &str, source: &ConfigS
         _ => false,
     };
     if !known {
-        return Err(config_error(format!("unknown configuration key `{key}` from {}", describe())));
+        return Err(config_error(format!(
+            "unknown configuration key `{key}` from {}",
+            describe()
+        )));
     }
     let value = parse_scalar(raw);
     match parts.as_slice() {
@@ -141,7 +169,9 @@ fn insert_dotted(table: &mut toml::Table, key: &str, raw: &str, source: &ConfigS
             table.insert((*top).to_string(), value);
         }
         [section, field] => {
-            let entry = table.entry((*section).to_string()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let entry = table
+                .entry((*section).to_string())
+                .or_insert_with(|| toml::Value::Table(toml::Table::new()));
             let Some(section_table) = entry.as_table_mut() else {
                 return Err(config_error(format!("`{section}` must be a table")));
             };
@@ -155,8 +185,13 @@ fn insert_dotted(table: &mut toml::Table, key: &str, raw: &str, source: &ConfigS
 /// Reads `3`, `true`, `0.5` as TOML scalars and anything else as a string.
 fn parse_scalar(raw: &str) -> toml::Value {
     let document = format!("value = {raw}");
-    match toml::from_str::<toml::Table>(&document).ok().and_then(|mut table| table.remove("value")) {
-        Some(value @ (toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_))) => value,
+    match toml::from_str::<toml::Table>(&document)
+        .ok()
+        .and_then(|mut table| table.remove("value"))
+    {
+        Some(
+            value @ (toml::Value::Integer(_) | toml::Value::Float(_) | toml::Value::Boolean(_)),
+        ) => value,
         _ => toml::Value::String(raw.to_string()),
     }
 }
@@ -168,7 +203,9 @@ fn interpolate(text: &str, env: &BTreeMap<String, String>) -> std::result::Resul
     while let Some(start) = rest.find("${") {
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
-        let end = after.find('}').ok_or_else(|| "unterminated `${` in config file".to_string())?;
+        let end = after
+            .find('}')
+            .ok_or_else(|| "unterminated `${` in config file".to_string())?;
         let expression = &after[..end];
         let (name, default) = match expression.split_once(":-") {
             Some((name, default)) => (name, Some(default)),
@@ -177,7 +214,11 @@ fn interpolate(text: &str, env: &BTreeMap<String, String>) -> std::result::Resul
         match (env.get(name), default) {
             (Some(value), _) => out.push_str(value),
             (None, Some(default)) => out.push_str(default),
-            (None, None) => return Err(format!("environment variable {name} is not set (use ${{{name}:-default}})")),
+            (None, None) => {
+                return Err(format!(
+                    "environment variable {name} is not set (use ${{{name}:-default}})"
+                ));
+            }
         }
         rest = &after[end + 1..];
     }

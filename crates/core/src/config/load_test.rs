@@ -6,21 +6,40 @@ use super::*;
 use crate::config::{Backend, LogFormat};
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("resources/tests").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("resources/tests")
+        .join(name)
 }
 
 fn env(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
 }
 
 #[test]
 fn no_file_gives_the_embedded_default() {
     let loader = ConfigLoader::new(Some(PathBuf::from("/nonexistent/copyhound.toml")));
-    assert!(loader.load().is_err(), "an explicit missing file is an error");
-    let (config, file) = ConfigLoader { file: None, ..ConfigLoader::default() }.load().unwrap();
+    assert!(
+        loader.load().is_err(),
+        "an explicit missing file is an error"
+    );
+    let (config, file) = ConfigLoader {
+        file: None,
+        ..ConfigLoader::default()
+    }
+    .load()
+    .unwrap();
     assert_eq!(file, None);
-    assert_eq!(config.store_backend(), Backend::Embedded(PathBuf::from("./copyhound-data/store")));
-    assert_eq!(config.index_backend(), Backend::Embedded(PathBuf::from("./copyhound-data/index")));
+    assert_eq!(
+        config.store_backend(),
+        Backend::Embedded(PathBuf::from("./copyhound-data/store"))
+    );
+    assert_eq!(
+        config.index_backend(),
+        Backend::Embedded(PathBuf::from("./copyhound-data/index"))
+    );
 }
 
 #[test]
@@ -30,7 +49,10 @@ fn the_good_fixture_loads_with_interpolation() {
         .load()
         .unwrap();
     assert_eq!(config.index.url.as_deref(), Some("redis://10.0.0.5:6379/0"));
-    assert_eq!(config.store.url.as_deref(), Some("mongodb://copy:secret@127.0.0.1:27017"));
+    assert_eq!(
+        config.store.url.as_deref(),
+        Some("mongodb://copy:secret@127.0.0.1:27017")
+    );
     assert_eq!(config.index.max_distance, 3);
     assert_eq!(config.log.format, LogFormat::Json);
 }
@@ -49,8 +71,11 @@ fn unknown_keys_name_the_key_and_the_file() {
 fn env_overrides_file_and_flags_override_env() {
     let mut file = tempfile_in_target("precedence.toml");
     writeln!(file.1, "[index]\nmax_distance = 2\nprefix = \"file:\"").unwrap();
-    let loader = ConfigLoader::new(Some(file.0.clone()))
-        .env(env(&[("COPYHOUND_INDEX_MAX_DISTANCE", "4"), ("COPYHOUND_INDEX_PREFIX", "env:"), ("PATH", "/bin")]));
+    let loader = ConfigLoader::new(Some(file.0.clone())).env(env(&[
+        ("COPYHOUND_INDEX_MAX_DISTANCE", "4"),
+        ("COPYHOUND_INDEX_PREFIX", "env:"),
+        ("PATH", "/bin"),
+    ]));
     let (config, _) = loader.load().unwrap();
     assert_eq!(config.index.max_distance, 4);
     assert_eq!(config.index.prefix, "env:");
@@ -65,24 +90,48 @@ fn env_overrides_file_and_flags_override_env() {
 
 #[test]
 fn unknown_env_and_flags_are_rejected_by_name() {
-    let error = ConfigLoader::default().env(env(&[("COPYHOUND_REDIS_URL", "redis://x")])).load().unwrap_err();
+    let error = ConfigLoader::default()
+        .env(env(&[("COPYHOUND_REDIS_URL", "redis://x")]))
+        .load()
+        .unwrap_err();
     assert!(error.to_string().contains("COPYHOUND_REDIS_URL"), "{error}");
-    let error = ConfigLoader::default().env(env(&[("COPYHOUND_INDEX_URLL", "redis://x")])).load().unwrap_err();
+    let error = ConfigLoader::default()
+        .env(env(&[("COPYHOUND_INDEX_URLL", "redis://x")]))
+        .load()
+        .unwrap_err();
     assert!(error.to_string().contains("urll"), "{error}");
-    let error = ConfigLoader::default().set("nosuch.key", "1").load().unwrap_err();
+    let error = ConfigLoader::default()
+        .set("nosuch.key", "1")
+        .load()
+        .unwrap_err();
     assert!(error.to_string().contains("nosuch.key"), "{error}");
     // Test-harness variables are not configuration.
-    ConfigLoader::default().env(env(&[("COPYHOUND_TEST_REDIS_URL", "redis://x")])).load().unwrap();
+    ConfigLoader::default()
+        .env(env(&[("COPYHOUND_TEST_REDIS_URL", "redis://x")]))
+        .load()
+        .unwrap();
 }
 
 #[test]
 fn bad_values_give_clear_errors() {
-    let error = ConfigLoader::default().set("store.url", "postgres://x").load().unwrap_err();
+    let error = ConfigLoader::default()
+        .set("store.url", "postgres://x")
+        .load()
+        .unwrap_err();
     assert!(error.to_string().contains("mongodb://"), "{error}");
-    let error = ConfigLoader::default().set("index.max_distance", "12").load().unwrap_err();
+    let error = ConfigLoader::default()
+        .set("index.max_distance", "12")
+        .load()
+        .unwrap_err();
     assert!(error.to_string().contains("at most 8"), "{error}");
-    let error = ConfigLoader::default().set("index.max_distance", "many").load().unwrap_err();
-    assert!(error.to_string().contains("`index.max_distance`"), "{error}");
+    let error = ConfigLoader::default()
+        .set("index.max_distance", "many")
+        .load()
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("`index.max_distance`"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -94,15 +143,25 @@ fn secrets_are_masked() {
         .load()
         .unwrap();
     let printed = toml::to_string(&config.masked()).unwrap();
-    assert!(!printed.contains("hunter2") && !printed.contains(":pw@") && !printed.contains("topsecret"), "{printed}");
-    assert!(printed.contains("mongodb://copy:****@db:27017/x"), "{printed}");
+    assert!(
+        !printed.contains("hunter2") && !printed.contains(":pw@") && !printed.contains("topsecret"),
+        "{printed}"
+    );
+    assert!(
+        printed.contains("mongodb://copy:****@db:27017/x"),
+        "{printed}"
+    );
 }
 
 #[test]
 fn interpolation_requires_set_variables_or_defaults() {
     let empty = BTreeMap::new();
     assert_eq!(interpolate("a=${X:-d}", &empty).unwrap(), "a=d");
-    assert!(interpolate("a=${X}", &empty).unwrap_err().contains("X is not set"));
+    assert!(
+        interpolate("a=${X}", &empty)
+            .unwrap_err()
+            .contains("X is not set")
+    );
     assert!(interpolate("a=${X", &empty).is_err());
 }
 

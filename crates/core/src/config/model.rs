@@ -81,7 +81,12 @@ pub struct StoreConfig {
 
 impl Default for StoreConfig {
     fn default() -> Self {
-        Self { url: None, database: "copyhound".into(), max_body_bytes: 4 << 20, migrate_on_start: true }
+        Self {
+            url: None,
+            database: "copyhound".into(),
+            max_body_bytes: 4 << 20,
+            migrate_on_start: true,
+        }
     }
 }
 
@@ -101,7 +106,12 @@ pub struct IndexConfig {
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        Self { url: None, cluster: false, prefix: "copyhound:index:".into(), max_distance: 3 }
+        Self {
+            url: None,
+            cluster: false,
+            prefix: "copyhound:index:".into(),
+            max_distance: 3,
+        }
     }
 }
 
@@ -190,7 +200,11 @@ pub struct MatcherConfig {
 
 impl Default for MatcherConfig {
     fn default() -> Self {
-        Self { min_copied_chars: 300, min_chapter_coverage: 0.5, max_candidates: 32 }
+        Self {
+            min_copied_chars: 300,
+            min_chapter_coverage: 0.5,
+            max_candidates: 32,
+        }
     }
 }
 
@@ -206,7 +220,10 @@ pub struct WorkerConfig {
 
 impl Default for WorkerConfig {
     fn default() -> Self {
-        Self { concurrency: 2, shutdown_deadline_ms: 30_000 }
+        Self {
+            concurrency: 2,
+            shutdown_deadline_ms: 30_000,
+        }
     }
 }
 
@@ -224,7 +241,11 @@ pub struct ServerConfig {
 
 impl Default for ServerConfig {
     fn default() -> Self {
-        Self { listen: "127.0.0.1:8080".into(), admin_key: None, max_upload_bytes: 64 << 20 }
+        Self {
+            listen: "127.0.0.1:8080".into(),
+            admin_key: None,
+            max_upload_bytes: 64 << 20,
+        }
     }
 }
 
@@ -250,7 +271,10 @@ pub struct LogConfig {
 
 impl Default for LogConfig {
     fn default() -> Self {
-        Self { format: LogFormat::Text, filter: "info".into() }
+        Self {
+            format: LogFormat::Text,
+            filter: "info".into(),
+        }
     }
 }
 
@@ -267,11 +291,26 @@ impl Config {
     /// Checks values that parse but make no sense.
     pub fn validate(&self) -> Result<()> {
         if self.version != 1 {
-            return Err(config_error(format!("version = {}: only version 1 is supported", self.version)));
+            return Err(config_error(format!(
+                "version = {}: only version 1 is supported",
+                self.version
+            )));
         }
-        check_scheme("store.url", self.store.url.as_deref(), &["mongodb://", "mongodb+srv://"])?;
-        check_scheme("index.url", self.index.url.as_deref(), &["redis://", "rediss://"])?;
-        check_scheme("queue.url", self.queue.url.as_deref(), &["redis://", "rediss://"])?;
+        check_scheme(
+            "store.url",
+            self.store.url.as_deref(),
+            &["mongodb://", "mongodb+srv://"],
+        )?;
+        check_scheme(
+            "index.url",
+            self.index.url.as_deref(),
+            &["redis://", "rediss://"],
+        )?;
+        check_scheme(
+            "queue.url",
+            self.queue.url.as_deref(),
+            &["redis://", "rediss://"],
+        )?;
         if self.index.max_distance > 8 {
             return Err(config_error(format!(
                 "index.max_distance = {}: at most 8 (the index splits 64 bits into max_distance + 1 segments)",
@@ -285,10 +324,15 @@ impl Config {
             return Err(config_error("worker.concurrency must be at least 1"));
         }
         if !(0.0..=1.0).contains(&self.matcher.min_chapter_coverage) {
-            return Err(config_error("matcher.min_chapter_coverage must be within [0, 1]"));
+            return Err(config_error(
+                "matcher.min_chapter_coverage must be within [0, 1]",
+            ));
         }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
-            return Err(config_error(format!("server.listen = {:?} is not an address like 127.0.0.1:8080", self.server.listen)));
+            return Err(config_error(format!(
+                "server.listen = {:?} is not an address like 127.0.0.1:8080",
+                self.server.listen
+            )));
         }
         Ok(())
     }
@@ -311,7 +355,14 @@ impl Config {
     /// Returns a copy with every secret masked, for printing.
     pub fn masked(&self) -> Config {
         let mut copy = self.clone();
-        for url in [&mut copy.store.url, &mut copy.index.url, &mut copy.queue.url].into_iter().flatten() {
+        for url in [
+            &mut copy.store.url,
+            &mut copy.index.url,
+            &mut copy.queue.url,
+        ]
+        .into_iter()
+        .flatten()
+        {
             *url = mask_url(url);
         }
         if copy.server.admin_key.is_some() {
@@ -346,9 +397,13 @@ fn check_scheme(key: &str, url: Option<&str>, schemes: &[&str]) -> Result<()> {
 
 /// Returns `url` with the password of its user-info replaced by `****`.
 pub fn mask_url(url: &str) -> String {
-    let Some((scheme, rest)) = url.split_once("://") else { return url.to_string() };
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
     let authority_end = rest.find('/').unwrap_or(rest.len());
-    let Some(at) = rest[..authority_end].rfind('@') else { return url.to_string() };
+    let Some(at) = rest[..authority_end].rfind('@') else {
+        return url.to_string();
+    };
     let user_info = &rest[..at];
     let masked = match user_info.split_once(':') {
         Some((user, _password)) => format!("{user}:****"),

@@ -26,7 +26,10 @@ impl FingerprintOwner {
     /// Returns the compact key the index stores as owner: `c:<work>/<chapter>` or `p:<page>`.
     pub fn index_key(&self) -> String {
         match self {
-            FingerprintOwner::Chapter { work_id, chapter_id } => format!("c:{work_id}/{chapter_id}"),
+            FingerprintOwner::Chapter {
+                work_id,
+                chapter_id,
+            } => format!("c:{work_id}/{chapter_id}"),
             FingerprintOwner::Page { page_id } => format!("p:{page_id}"),
         }
     }
@@ -41,7 +44,9 @@ impl FingerprintOwner {
             });
         }
         let page = key.strip_prefix("p:")?;
-        Some(FingerprintOwner::Page { page_id: page.parse().ok()? })
+        Some(FingerprintOwner::Page {
+            page_id: page.parse().ok()?,
+        })
     }
 }
 
@@ -79,6 +84,9 @@ pub struct FingerprintRecord {
     pub dna: Vec<u64>,
     /// Passage fingerprints.
     pub passages: Vec<PassageRecord>,
+    /// Anchors: sampled syllable-run hashes, looked up exactly.
+    #[serde(default)]
+    pub anchors: Vec<u64>,
     /// Length of the normalized text, characters.
     pub normalized_chars: u32,
     /// When it was computed.
@@ -90,10 +98,15 @@ impl FingerprintRecord {
     /// fingerprints to the segment index, shared by indexing, rebuilds and back-fills:
     /// `Document` ordinal 0 is the word SimHash and ordinal 1 the shingle SimHash;
     /// `Passage` ordinals are passage ordinals; `Dna` entries are the distinct DNA
-    /// codes of the document, in ascending order.
+    /// codes of the document and `Anchor` entries its anchors, in ascending order.
     pub fn index_entries(&self) -> Vec<IndexEntry> {
         let owner = self.owner.index_key();
-        let entry = |kind, ordinal, fingerprint| IndexEntry { owner: owner.clone(), kind, ordinal, fingerprint };
+        let entry = |kind, ordinal, fingerprint| IndexEntry {
+            owner: owner.clone(),
+            kind,
+            ordinal,
+            fingerprint,
+        };
         let mut entries = vec![
             entry(EntryKind::Document, 0, self.simhash),
             entry(EntryKind::Document, 1, self.shingle_simhash),
@@ -105,7 +118,18 @@ impl FingerprintRecord {
         codes.sort_unstable();
         codes.dedup();
         for (ordinal, code) in codes.into_iter().enumerate() {
-            entries.push(entry(EntryKind::Dna, u32::try_from(ordinal).unwrap_or(u32::MAX), code));
+            entries.push(entry(
+                EntryKind::Dna,
+                u32::try_from(ordinal).unwrap_or(u32::MAX),
+                code,
+            ));
+        }
+        for (ordinal, anchor) in self.anchors.iter().enumerate() {
+            entries.push(entry(
+                EntryKind::Anchor,
+                u32::try_from(ordinal).unwrap_or(u32::MAX),
+                *anchor,
+            ));
         }
         entries
     }
@@ -124,9 +148,17 @@ mod tests {
             chapter_id: "c4821".parse().unwrap(),
         };
         assert_eq!(chapter.index_key(), "c:w417/c4821");
-        assert_eq!(FingerprintOwner::from_index_key(&chapter.index_key()), Some(chapter));
-        let page = FingerprintOwner::Page { page_id: PageId::for_url("http://a/") };
-        assert_eq!(FingerprintOwner::from_index_key(&page.index_key()), Some(page));
+        assert_eq!(
+            FingerprintOwner::from_index_key(&chapter.index_key()),
+            Some(chapter)
+        );
+        let page = FingerprintOwner::Page {
+            page_id: PageId::for_url("http://a/"),
+        };
+        assert_eq!(
+            FingerprintOwner::from_index_key(&page.index_key()),
+            Some(page)
+        );
         assert_eq!(FingerprintOwner::from_index_key("x:1"), None);
         assert_eq!(FingerprintOwner::from_index_key("c:nowork"), None);
     }
@@ -134,19 +166,30 @@ mod tests {
     #[test]
     fn index_entries_cover_every_fingerprint_once() {
         let record = FingerprintRecord {
-            owner: FingerprintOwner::Page { page_id: PageId::for_url("http://a/") },
+            owner: FingerprintOwner::Page {
+                page_id: PageId::for_url("http://a/"),
+            },
             version: 1,
             content_sha256: String::new(),
             simhash: 1,
             shingle_simhash: 2,
             dna: vec![9, 7, 9],
-            passages: vec![PassageRecord { ordinal: 0, start: 0, end: 5, simhash: 3, dna: vec![7] }],
+            passages: vec![PassageRecord {
+                ordinal: 0,
+                start: 0,
+                end: 5,
+                simhash: 3,
+                dna: vec![7],
+            }],
+            anchors: vec![11],
             normalized_chars: 5,
             created_at: chrono::Utc::now(),
         };
         let entries = record.index_entries();
-        let summary: Vec<(EntryKind, u32, u64)> =
-            entries.iter().map(|entry| (entry.kind, entry.ordinal, entry.fingerprint)).collect();
+        let summary: Vec<(EntryKind, u32, u64)> = entries
+            .iter()
+            .map(|entry| (entry.kind, entry.ordinal, entry.fingerprint))
+            .collect();
         assert_eq!(
             summary,
             [
@@ -154,9 +197,14 @@ mod tests {
                 (EntryKind::Document, 1, 2),
                 (EntryKind::Passage, 0, 3),
                 (EntryKind::Dna, 0, 7),
-                (EntryKind::Dna, 1, 9)
+                (EntryKind::Dna, 1, 9),
+                (EntryKind::Anchor, 0, 11)
             ]
         );
-        assert!(entries.iter().all(|entry| entry.owner == record.owner.index_key()));
+        assert!(
+            entries
+                .iter()
+                .all(|entry| entry.owner == record.owner.index_key())
+        );
     }
 }

@@ -103,7 +103,9 @@ pub(crate) mod base64_bytes {
         serializer.serialize_str(&STANDARD.encode(bytes))
     }
 
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<u8>, D::Error> {
         let text = String::deserialize(deserializer)?;
         STANDARD.decode(text).map_err(serde::de::Error::custom)
     }

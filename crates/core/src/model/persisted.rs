@@ -20,32 +20,51 @@ pub trait Persisted: Serialize + DeserializeOwned {
         let _ = document;
         Err(Error::new(
             ErrorKind::Corrupt,
-            format!("{} schema version {version} has no upgrade path", Self::KIND),
+            format!(
+                "{} schema version {version} has no upgrade path",
+                Self::KIND
+            ),
         ))
     }
 
     /// Returns the stored form: a JSON object with `schema_version`.
     fn to_document(&self) -> Result<serde_json::Value> {
         let mut document = serde_json::to_value(self).map_err(|error| {
-            Error::with_source(ErrorKind::Internal, format!("failed to encode {}", Self::KIND), error)
+            Error::with_source(
+                ErrorKind::Internal,
+                format!("failed to encode {}", Self::KIND),
+                error,
+            )
         })?;
         let Some(object) = document.as_object_mut() else {
-            return Err(Error::internal(format!("{} does not encode as an object", Self::KIND)));
+            return Err(Error::internal(format!(
+                "{} does not encode as an object",
+                Self::KIND
+            )));
         };
-        object.insert(SCHEMA_VERSION_FIELD.to_string(), Self::SCHEMA_VERSION.into());
+        object.insert(
+            SCHEMA_VERSION_FIELD.to_string(),
+            Self::SCHEMA_VERSION.into(),
+        );
         Ok(document)
     }
 
     /// Decodes a stored document, upgrading older schema versions.
     fn from_document(mut document: serde_json::Value) -> Result<Self> {
         let Some(object) = document.as_object_mut() else {
-            return Err(Error::new(ErrorKind::Corrupt, format!("stored {} is not an object", Self::KIND)));
+            return Err(Error::new(
+                ErrorKind::Corrupt,
+                format!("stored {} is not an object", Self::KIND),
+            ));
         };
         let version = object
             .remove(SCHEMA_VERSION_FIELD)
             .and_then(|value| value.as_u64())
             .ok_or_else(|| {
-                Error::new(ErrorKind::Corrupt, format!("stored {} has no schema_version", Self::KIND))
+                Error::new(
+                    ErrorKind::Corrupt,
+                    format!("stored {} has no schema_version", Self::KIND),
+                )
             })?;
         let version = u32::try_from(version).unwrap_or(u32::MAX);
         if version > Self::SCHEMA_VERSION {
@@ -58,9 +77,17 @@ pub trait Persisted: Serialize + DeserializeOwned {
                 ),
             ));
         }
-        let current = if version < Self::SCHEMA_VERSION { Self::upgrade(version, document)? } else { document };
+        let current = if version < Self::SCHEMA_VERSION {
+            Self::upgrade(version, document)?
+        } else {
+            document
+        };
         serde_json::from_value(current).map_err(|error| {
-            Error::with_source(ErrorKind::Corrupt, format!("stored {} cannot be decoded", Self::KIND), error)
+            Error::with_source(
+                ErrorKind::Corrupt,
+                format!("stored {} cannot be decoded", Self::KIND),
+                error,
+            )
         })
     }
 }

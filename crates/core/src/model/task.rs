@@ -77,11 +77,17 @@ impl TaskKind {
         match self {
             TaskKind::CrawlSite { site_id, run_id } => format!("crawl_site/{site_id}/{run_id}"),
             TaskKind::FetchPage { run_id, url, .. } => format!("fetch_page/{run_id}/{url}"),
-            TaskKind::FingerprintPage { page_id, content_sha256 } => {
+            TaskKind::FingerprintPage {
+                page_id,
+                content_sha256,
+            } => {
                 format!("fingerprint_page/{page_id}/{content_sha256}")
             }
             TaskKind::FingerprintWork { work_id } => format!("fingerprint_work/{work_id}"),
-            TaskKind::ComparePage { page_id, content_sha256 } => {
+            TaskKind::ComparePage {
+                page_id,
+                content_sha256,
+            } => {
                 format!("compare_page/{page_id}/{content_sha256}")
             }
             TaskKind::BackfillWork { work_id } => format!("backfill_work/{work_id}"),
@@ -105,7 +111,11 @@ pub struct Task {
 impl Task {
     /// Returns a task for `kind` with its derived id.
     pub fn new(kind: TaskKind, enqueued_at: Timestamp) -> Self {
-        Self { id: TaskId::derive_from(&kind.idempotency_key()), kind, enqueued_at }
+        Self {
+            id: TaskId::derive_from(&kind.idempotency_key()),
+            kind,
+            enqueued_at,
+        }
     }
 }
 
@@ -117,14 +127,22 @@ mod tests {
 
     #[test]
     fn equal_work_gives_equal_ids() {
-        let kind = TaskKind::ComparePage { page_id: PageId::for_url("http://a/"), content_sha256: "ab".into() };
+        let kind = TaskKind::ComparePage {
+            page_id: PageId::for_url("http://a/"),
+            content_sha256: "ab".into(),
+        };
         let now = chrono::Utc::now();
         assert_eq!(Task::new(kind.clone(), now).id, Task::new(kind, now).id);
     }
 
     #[test]
     fn tasks_serialize_flat_with_a_kind_tag() {
-        let task = Task::new(TaskKind::FingerprintWork { work_id: "w1".parse().unwrap() }, chrono::Utc::now());
+        let task = Task::new(
+            TaskKind::FingerprintWork {
+                work_id: "w1".parse().unwrap(),
+            },
+            chrono::Utc::now(),
+        );
         let json = serde_json::to_value(&task).unwrap();
         assert_eq!(json["kind"], "fingerprint_work");
         assert_eq!(json["work_id"], "w1");

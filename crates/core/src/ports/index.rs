@@ -15,6 +15,8 @@ pub enum EntryKind {
     Passage,
     /// Pinyin-initial DNA code.
     Dna,
+    /// Anchor: a sampled syllable-run hash, queried at distance 0.
+    Anchor,
 }
 
 /// One indexed fingerprint. Identity is (owner, kind, ordinal).
@@ -71,10 +73,20 @@ pub trait FingerprintIndex: fmt::Debug + Send + Sync + 'static {
     async fn remove_owners(&self, owners: &[String]) -> Result<()>;
 
     /// Returns, per query fingerprint, every entry of `kind` within `max_distance`.
-    async fn query_batch(&self, kind: EntryKind, fingerprints: &[u64], max_distance: u32) -> Result<Vec<Vec<IndexHit>>>;
+    async fn query_batch(
+        &self,
+        kind: EntryKind,
+        fingerprints: &[u64],
+        max_distance: u32,
+    ) -> Result<Vec<Vec<IndexHit>>>;
 
     /// Returns every entry of `kind` within `max_distance` of `fingerprint`.
-    async fn query(&self, kind: EntryKind, fingerprint: u64, max_distance: u32) -> Result<Vec<IndexHit>> {
+    async fn query(
+        &self,
+        kind: EntryKind,
+        fingerprint: u64,
+        max_distance: u32,
+    ) -> Result<Vec<IndexHit>> {
         let mut results = self.query_batch(kind, &[fingerprint], max_distance).await?;
         Ok(results.pop().unwrap_or_default())
     }

@@ -17,6 +17,6 @@ pub use fetcher::{FetchRequest, FetchedPage, Fetcher};
 pub use index::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
 pub use queue::{AckId, DeadTask, QueueStats, ReceivedTask, TaskQueue};
 pub use store::{
-    FingerprintStore, MatchFilter, MatchStore, PageRequest, PageStore, PageUpsert, Paged, PublisherStore,
-    ReportStore, SiteStore, WorkStore,
+    FingerprintStore, MatchFilter, MatchStore, PageRequest, PageStore, PageUpsert, Paged,
+    PublisherStore, ReportStore, SiteStore, WorkStore,
 };

@@ -4,10 +4,12 @@ use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
 use crate::error::Result;
-use crate::ids::{ApiKeyId, ChapterId, CrawlRunId, MatchId, PageId, PublisherId, ReportId, SiteId, WorkId};
+use crate::ids::{
+    ApiKeyId, ChapterId, CrawlRunId, MatchId, PageId, PublisherId, ReportId, SiteId, WorkId,
+};
 use crate::model::{
-    ApiKey, Chapter, CrawlRun, FingerprintOwner, FingerprintRecord, FingerprintStatus, Match, MatchStatus, Page,
-    Publisher, Report, Review, Site, Timestamp, Work,
+    ApiKey, Chapter, CrawlRun, FingerprintOwner, FingerprintRecord, FingerprintStatus, Match,
+    MatchStatus, Page, Publisher, Report, Review, Site, Timestamp, Work,
 };
 
 /// Keyset pagination: `after` is the cursor returned with the previous page.
@@ -88,7 +90,11 @@ pub trait WorkStore: fmt::Debug + Send + Sync + 'static {
     /// Returns a work whatever its tenant (workers only).
     async fn get_work_any(&self, id: &WorkId) -> Result<Work>;
     /// Lists a publisher's works by id.
-    async fn list_works(&self, publisher_id: &PublisherId, page: &PageRequest) -> Result<Paged<Work>>;
+    async fn list_works(
+        &self,
+        publisher_id: &PublisherId,
+        page: &PageRequest,
+    ) -> Result<Paged<Work>>;
     /// Deletes a work and its chapters; `NotFound` if absent.
     async fn delete_work(&self, publisher_id: &PublisherId, id: &WorkId) -> Result<()>;
     /// Inserts or replaces chapters (keyed by work + chapter id).
@@ -98,8 +104,12 @@ pub trait WorkStore: fmt::Debug + Send + Sync + 'static {
     /// Lists a work's chapters in reading order.
     async fn list_chapters(&self, work_id: &WorkId) -> Result<Vec<Chapter>>;
     /// Sets a chapter's fingerprint status.
-    async fn set_fingerprint_status(&self, work_id: &WorkId, id: &ChapterId, status: &FingerprintStatus)
-    -> Result<()>;
+    async fn set_fingerprint_status(
+        &self,
+        work_id: &WorkId,
+        id: &ChapterId,
+        status: &FingerprintStatus,
+    ) -> Result<()>;
 }
 
 /// Watched sites and their crawl runs.
@@ -110,13 +120,21 @@ pub trait SiteStore: fmt::Debug + Send + Sync + 'static {
     /// Returns a site or `NotFound`.
     async fn get_site(&self, id: &SiteId) -> Result<Site>;
     /// Lists sites, of one publisher or (admin, scheduler) all.
-    async fn list_sites(&self, publisher_id: Option<&PublisherId>, page: &PageRequest) -> Result<Paged<Site>>;
+    async fn list_sites(
+        &self,
+        publisher_id: Option<&PublisherId>,
+        page: &PageRequest,
+    ) -> Result<Paged<Site>>;
     /// Inserts or replaces a crawl run.
     async fn put_crawl_run(&self, run: &CrawlRun) -> Result<()>;
     /// Returns a crawl run or `NotFound`.
     async fn get_crawl_run(&self, id: &CrawlRunId) -> Result<CrawlRun>;
     /// Lists a site's runs, newest first.
-    async fn list_crawl_runs(&self, site_id: &SiteId, page: &PageRequest) -> Result<Paged<CrawlRun>>;
+    async fn list_crawl_runs(
+        &self,
+        site_id: &SiteId,
+        page: &PageRequest,
+    ) -> Result<Paged<CrawlRun>>;
 }
 
 /// Crawled pages with their history.
@@ -155,11 +173,19 @@ pub trait FingerprintStore: fmt::Debug + Send + Sync + 'static {
         Ok(())
     }
     /// Returns the record of (owner, version) or `NotFound`.
-    async fn get_fingerprint(&self, owner: &FingerprintOwner, version: u32) -> Result<FingerprintRecord>;
+    async fn get_fingerprint(
+        &self,
+        owner: &FingerprintOwner,
+        version: u32,
+    ) -> Result<FingerprintRecord>;
     /// Deletes every version of an owner's records.
     async fn delete_fingerprints(&self, owner: &FingerprintOwner) -> Result<()>;
     /// Lists records of a version in owner order (index rebuilds, back-fills).
-    async fn list_fingerprints(&self, version: u32, page: &PageRequest) -> Result<Paged<FingerprintRecord>>;
+    async fn list_fingerprints(
+        &self,
+        version: u32,
+        page: &PageRequest,
+    ) -> Result<Paged<FingerprintRecord>>;
 }
 
 /// Matches and their review history.
@@ -175,7 +201,12 @@ pub trait MatchStore: fmt::Debug + Send + Sync + 'static {
     /// Lists every match of a page (any tenant; workers only).
     async fn matches_of_page(&self, page_id: &PageId) -> Result<Vec<Match>>;
     /// Appends a review and sets the status; returns the updated match.
-    async fn review_match(&self, publisher_id: &PublisherId, id: &MatchId, review: &Review) -> Result<Match>;
+    async fn review_match(
+        &self,
+        publisher_id: &PublisherId,
+        id: &MatchId,
+        review: &Review,
+    ) -> Result<Match>;
 }
 
 /// Reports and their rendered artifacts.
@@ -186,7 +217,11 @@ pub trait ReportStore: fmt::Debug + Send + Sync + 'static {
     /// Returns a report of the publisher or `NotFound`.
     async fn get_report(&self, publisher_id: &PublisherId, id: &ReportId) -> Result<Report>;
     /// Lists a publisher's reports, newest first.
-    async fn list_reports(&self, publisher_id: &PublisherId, page: &PageRequest) -> Result<Paged<Report>>;
+    async fn list_reports(
+        &self,
+        publisher_id: &PublisherId,
+        page: &PageRequest,
+    ) -> Result<Paged<Report>>;
     /// Stores a rendered artifact.
     async fn put_artifact(&self, id: &ReportId, bytes: &[u8]) -> Result<()>;
     /// Returns a rendered artifact or `NotFound`.

@@ -14,14 +14,14 @@ use std::path::{Path, PathBuf};
 use copyhound_core::{Error, ErrorKind, Result};
 use xxhash_rust::xxh3::xxh3_64;
 
-use super::state::Base;
+use super::state::{Base, KIND_COUNT};
 use super::tables::RawEntry;
 use crate::layout::SegmentLayout;
 
 /// File name of the snapshot inside the index directory.
 pub const SNAPSHOT_FILE: &str = "index.snapshot";
 const MAGIC: &[u8; 8] = b"CHIDXSNP";
-const FORMAT_VERSION: u32 = 1;
+const FORMAT_VERSION: u32 = 2; // 2: a fourth kind (anchors)
 const HEADER_BYTES: usize = 8 + 4 + 8 + 8;
 
 /// Returns the snapshot bytes of `base`.
@@ -93,7 +93,7 @@ pub fn decode(bytes: &[u8], layout: &SegmentLayout) -> Result<Base> {
         }
         names.push(name.to_owned());
     }
-    let mut entries: [Vec<RawEntry>; 3] = Default::default();
+    let mut entries: [Vec<RawEntry>; KIND_COUNT] = Default::default();
     for collected in &mut entries {
         let count = reader.u64()? as usize;
         collected.reserve(count.min(payload.len() / 16));

@@ -13,12 +13,16 @@ use copyhound_core::ports::{EntryKind, IndexEntry, IndexHit};
 use super::tables::{KindTables, RawEntry};
 use crate::layout::{SegmentLayout, hamming};
 
+/// Number of entry kinds (one table set each).
+pub(crate) const KIND_COUNT: usize = 4;
+
 /// Returns the slot of a kind.
 pub(crate) fn kind_slot(kind: EntryKind) -> usize {
     match kind {
         EntryKind::Document => 0,
         EntryKind::Passage => 1,
         EntryKind::Dna => 2,
+        EntryKind::Anchor => 3,
     }
 }
 
@@ -75,7 +79,7 @@ impl OwnerNames {
 #[derive(Debug)]
 pub(crate) struct Base {
     pub owners: OwnerNames,
-    pub kinds: [KindTables; 3],
+    pub kinds: [KindTables; KIND_COUNT],
 }
 
 impl Base {
@@ -83,15 +87,16 @@ impl Base {
     pub fn build(
         layout: &SegmentLayout,
         names: &[String],
-        entries: [Vec<RawEntry>; 3],
+        entries: [Vec<RawEntry>; KIND_COUNT],
     ) -> Result<Self> {
-        let [documents, passages, dna] = entries;
+        let [documents, passages, dna, anchors] = entries;
         Ok(Self {
             owners: OwnerNames::from_sorted(names),
             kinds: [
                 KindTables::build(layout, &documents, names.len())?,
                 KindTables::build(layout, &passages, names.len())?,
                 KindTables::build(layout, &dna, names.len())?,
+                KindTables::build(layout, &anchors, names.len())?,
             ],
         })
     }
@@ -121,7 +126,7 @@ pub(crate) struct Delta {
     new_owner_ids: HashMap<String, u32>,
     /// Base owners whose base entries are removed.
     pub dead_base_owners: HashSet<u32>,
-    pub kinds: [DeltaKind; 3],
+    pub kinds: [DeltaKind; KIND_COUNT],
 }
 
 /// Recent entries of one kind, scanned linearly.
@@ -331,7 +336,7 @@ impl State {
     pub fn compact(&self) -> Result<Base> {
         let total_owners = self.base.owners.len() + self.delta.new_owners.len();
         let mut used = vec![false; total_owners];
-        let mut entries: [Vec<RawEntry>; 3] = Default::default();
+        let mut entries: [Vec<RawEntry>; KIND_COUNT] = Default::default();
         for (slot, collected) in entries.iter_mut().enumerate() {
             let recent = &self.delta.kinds[slot];
             let live_base = self.base.raw_entries(slot).filter(|(owner, ordinal, _)| {

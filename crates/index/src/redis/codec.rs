@@ -77,6 +77,7 @@ pub fn kind_byte(kind: EntryKind) -> u8 {
         EntryKind::Document => 0,
         EntryKind::Passage => 1,
         EntryKind::Dna => 2,
+        EntryKind::Anchor => 3,
     }
 }
 

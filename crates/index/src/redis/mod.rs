@@ -359,7 +359,8 @@ fn kind_of_byte(byte: u8) -> EntryKind {
     match byte {
         0 => EntryKind::Document,
         1 => EntryKind::Passage,
-        _ => EntryKind::Dna,
+        2 => EntryKind::Dna,
+        _ => EntryKind::Anchor,
     }
 }
 

@@ -1,6 +1,6 @@
 //! The BSON form of stored documents: core's JSON documents converted field by
 //! field. Numbers that JSON holds as u64 fingerprints (`simhash`,
-//! `shingle_simhash`, `dna`) are bit-cast to BSON int64 and back, so every u64
+//! `shingle_simhash`, `dna`, `anchors`) are bit-cast to BSON int64 and back, so every u64
 //! (including `u64::MAX`) round-trips exactly; any other integer above `i64::MAX`
 //! is refused rather than silently altered. Timestamps stay RFC 3339 strings
 //! (exact to the nanosecond); the `_*_ns` int64 fields beside them sort and filter.
@@ -13,7 +13,7 @@ use serde_json::{Map, Number, Value};
 use crate::codec;
 
 /// Fields whose numbers are u64 fingerprints.
-const U64_FIELDS: [&str; 3] = ["simhash", "shingle_simhash", "dna"];
+const U64_FIELDS: [&str; 4] = ["simhash", "shingle_simhash", "dna", "anchors"];
 
 fn number_to_bson(number: &Number, field: &str, as_u64: bool) -> Result<Bson> {
     if let Some(signed) = number.as_i64() {
