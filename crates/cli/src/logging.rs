@@ -28,9 +28,11 @@ pub fn init(
         Some(flag) => flag == LogFormatArg::Json,
         None => config.format == LogFormat::Json,
     };
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr);
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi);
     let result = if json {
         builder.json().try_init()
     } else {

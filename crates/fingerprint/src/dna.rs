@@ -150,7 +150,7 @@ pub(crate) fn dna_windows(phon: &Phonetic, chars: &[char], cfg: &DnaConfig) -> V
         h = ((h << 5) | u64::from(l - b'a')) & ctx_mask;
         // The window starts after the context that selected it.
         let start = p + 1;
-        let hit = p + 1 >= ctx && mix64(h ^ 0x5eed) % step == 0;
+        let hit = p + 1 >= ctx && mix64(h ^ 0x5eed).is_multiple_of(step);
         // Forced anchor after a long gap keeps coverage; the next natural
         // anchor resynchronises.
         let forced = last.is_some_and(|a| (start - a) as u64 >= 3 * step);

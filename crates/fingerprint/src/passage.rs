@@ -94,7 +94,7 @@ pub(crate) fn passage_ranges(tokens: &[u32], cfg: &PassageConfig) -> Vec<(usize,
         if start + len > n {
             break;
         }
-        let hit = start >= ctx && mix64(h ^ 0x9a55) % step == 0;
+        let hit = start >= ctx && mix64(h ^ 0x9a55).is_multiple_of(step);
         let gap = last.map_or(start + 1, |l| start - l);
         let forced = gap >= 2 * cfg.step as usize;
         if (hit && gap >= min_gap) || forced {

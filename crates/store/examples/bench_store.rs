@@ -110,6 +110,7 @@ fn synthetic_fingerprint(rng: &mut ChaCha8Rng, number: usize) -> FingerprintReco
         shingle_simhash: rng.random(),
         dna: (0..8).map(|_| rng.random()).collect(),
         passages,
+        anchors: Vec::new(),
         normalized_chars: 600,
         created_at: Utc.timestamp_opt(1_700_000_000, 0).unwrap(),
     }

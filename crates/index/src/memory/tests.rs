@@ -165,6 +165,7 @@ fn record(url: &str, seed: u64) -> FingerprintRecord {
             simhash: !seed,
             dna: vec![],
         }],
+        anchors: vec![7],
         normalized_chars: 9,
         created_at: chrono::Utc::now(),
     }

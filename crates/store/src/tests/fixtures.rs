@@ -133,6 +133,7 @@ pub(crate) fn fingerprint(owner: FingerprintOwner, version: u32) -> FingerprintR
             simhash: u64::MAX - 1,
             dna: vec![u64::MAX],
         }],
+        anchors: vec![u64::MAX, 42],
         normalized_chars: 300,
         created_at: at(0),
     }
