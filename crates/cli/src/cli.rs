@@ -73,6 +73,18 @@ pub enum Command {
     /// Register works.
     #[command(subcommand)]
     Works(WorksCommand),
+    /// Run the HTTP API and admin UI (with in-process workers on the embedded default).
+    Serve(ServeArgs),
+    /// Enqueue crawls when their site's cron schedule is due.
+    Scheduler,
+    /// Manage watched sites.
+    #[command(subcommand)]
+    Sites(SitesCommand),
+    /// Crawl a site now, with a progress bar and a summary.
+    Crawl(CrawlArgs),
+    /// List, filter and export matches.
+    #[command(subcommand)]
+    Matches(MatchesCommand),
     /// Run pipeline workers: fingerprinting, comparison, back-fill, crawls, reports.
     ///
     /// Stops intake on SIGTERM or Ctrl-C and lets in-flight tasks finish within
@@ -132,6 +144,152 @@ pub enum EvalBackends {
 pub enum WorksCommand {
     /// Import works from a folder: works/<id>/meta.json plus chapter files.
     Import(ImportArgs),
+    /// List a publisher's works.
+    List(WorksListArgs),
+}
+
+/// Arguments of `copyhound works list`.
+#[derive(Debug, Args)]
+pub struct WorksListArgs {
+    /// The publisher.
+    #[arg(long)]
+    pub publisher: String,
+}
+
+/// Arguments of `copyhound serve`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// In-process workers [default: worker.concurrency on the embedded default, 0 on Redis].
+    #[arg(long)]
+    pub workers: Option<u32>,
+    /// Also run the crawl scheduler (always on with the embedded default).
+    #[arg(long)]
+    pub scheduler: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SitesCommand {
+    /// Watch a new site.
+    Add(SiteAddArgs),
+    /// List watched sites.
+    List,
+    /// Show a site and its latest crawl runs.
+    Show {
+        /// Site id.
+        site: String,
+    },
+    /// Stop crawling a site.
+    Disable {
+        /// Site id.
+        site: String,
+    },
+}
+
+/// Arguments of `copyhound sites add`.
+#[derive(Debug, Args)]
+pub struct SiteAddArgs {
+    /// The publisher watching it.
+    #[arg(long)]
+    pub publisher: String,
+    /// Display name.
+    #[arg(long)]
+    pub name: String,
+    /// Start URLs (repeatable).
+    #[arg(long = "seed", required = true)]
+    pub seeds: Vec<String>,
+    /// Site id [default: generated].
+    #[arg(long)]
+    pub id: Option<String>,
+    /// URL patterns to follow: globs, or `re:<regex>` (repeatable) [default: the seeds' hosts].
+    #[arg(long)]
+    pub allow: Vec<String>,
+    /// URL patterns never followed (repeatable).
+    #[arg(long)]
+    pub deny: Vec<String>,
+    /// Cron schedule (UTC), e.g. "0 3 * * *".
+    #[arg(long)]
+    pub schedule: Option<String>,
+    /// Link depth from a seed.
+    #[arg(long, default_value_t = 8)]
+    pub max_depth: u32,
+    /// Fetch budget per run.
+    #[arg(long, default_value_t = 5000)]
+    pub max_pages: u32,
+    /// Requests per second per host.
+    #[arg(long, default_value_t = 2.0)]
+    pub rate_limit: f64,
+    /// Requests in flight per host.
+    #[arg(long, default_value_t = 2)]
+    pub concurrency: u32,
+    /// Force a charset when the site lies about it.
+    #[arg(long)]
+    pub charset: Option<String>,
+}
+
+/// Arguments of `copyhound crawl`.
+#[derive(Debug, Args)]
+pub struct CrawlArgs {
+    /// Site id.
+    pub site: String,
+    /// Do not run the comparison afterwards (embedded default only).
+    #[arg(long)]
+    pub no_compare: bool,
+}
+
+/// Filters of match listings.
+#[derive(Debug, Args)]
+pub struct MatchFilterArgs {
+    /// The publisher.
+    #[arg(long)]
+    pub publisher: String,
+    /// Only this work.
+    #[arg(long)]
+    pub work: Option<String>,
+    /// Only this site.
+    #[arg(long)]
+    pub site: Option<String>,
+    /// Only this status (new, confirmed, dismissed, licensed, taken_down).
+    #[arg(long)]
+    pub status: Option<String>,
+    /// Only scores at least this.
+    #[arg(long)]
+    pub min_score: Option<f32>,
+}
+
+impl MatchFilterArgs {
+    /// Returns the store filter.
+    pub fn filter(&self) -> anyhow::Result<copyhound_core::ports::MatchFilter> {
+        crate::commands::sites::match_filter(
+            &self.publisher,
+            self.work.as_deref(),
+            self.site.as_deref(),
+            self.status.as_deref(),
+            self.min_score,
+        )
+    }
+}
+
+#[derive(Debug, Subcommand)]
+pub enum MatchesCommand {
+    /// List matches.
+    List(MatchFilterArgs),
+    /// Export matches as CSV or JSON lines.
+    Export {
+        #[command(flatten)]
+        filter: MatchFilterArgs,
+        /// Output format.
+        #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
+        format: ExportFormat,
+    },
+}
+
+/// Export formats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// CSV with a header row.
+    Csv,
+    /// One JSON object per line.
+    Json,
 }
 
 /// Arguments of `copyhound works import`.

@@ -63,6 +63,14 @@ async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Resu
         Command::Works(cli::WorksCommand::Import(args)) => {
             commands::pipeline::import(&config, args).await
         }
+        Command::Works(cli::WorksCommand::List(args)) => {
+            commands::sites::works_list(&config, args).await
+        }
+        Command::Serve(args) => commands::serve::serve(&config, args).await,
+        Command::Scheduler => commands::serve::scheduler(&config).await,
+        Command::Sites(command) => commands::sites::sites(&config, command).await,
+        Command::Crawl(args) => commands::sites::crawl(&config, args).await,
+        Command::Matches(command) => commands::sites::matches(&config, command).await,
         Command::Worker(args) => commands::pipeline::worker(&config, args).await,
         Command::Migrate(command) => commands::pipeline::migrate(&config, command).await,
         Command::Index(command) => commands::pipeline::index(&config, command).await,

@@ -192,8 +192,7 @@ fn build_match(
             page_end: span.page_end,
         })
         .collect();
-    let licensed = host_of(&page.url)
-        .is_some_and(|host| work.licensed_hosts.contains(&host));
+    let licensed = host_of(&page.url).is_some_and(|host| work.licensed_hosts.contains(&host));
     Match {
         id: MatchId::for_pair(&page.id, &work.id, chapter_id, FINGERPRINT_VERSION),
         publisher_id: work.publisher_id.clone(),

@@ -6,6 +6,8 @@ pub mod demo;
 pub mod fingerprint;
 pub mod pipeline;
 pub mod report;
+pub mod serve;
+pub mod sites;
 
 use anyhow::Context;
 use copyhound_core::config::{Config, ConfigLoader};

@@ -1,0 +1,305 @@
+//! `copyhound sites`, `copyhound crawl`, `copyhound matches`, `copyhound works list`:
+//! the CLI mirrors of the API's main actions.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use chrono::Utc;
+use copyhound_core::config::{Backend, Config};
+use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
+use copyhound_core::model::{Match, MatchStatus, Publisher, PublisherKind};
+use copyhound_core::ports::{MatchFilter, PageRequest};
+use copyhound_crawler::site::SiteBuilder;
+use copyhound_crawler::{CrawlProgress, Crawler, HttpFetcher};
+use copyhound_matcher::Worker;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::pipeline::{pipeline, worker_config};
+use crate::backends::Backends;
+use crate::cli::{CrawlArgs, MatchesCommand, SitesCommand, WorksListArgs};
+use crate::crawl_handler::PageCounter;
+
+pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<ExitCode> {
+    let backends = Backends::open(config).await?;
+    let sites = &backends.stores.sites;
+    match command {
+        SitesCommand::Add(args) => {
+            let publisher_id: PublisherId = args.publisher.parse()?;
+            ensure_publisher(&backends, &publisher_id).await?;
+            let mut builder = SiteBuilder::new(publisher_id, args.name.clone(), args.seeds.clone())
+                .allow_patterns(args.allow.clone())
+                .deny_patterns(args.deny.clone())
+                .limits(args.max_depth, args.max_pages)
+                .politeness(args.rate_limit, args.concurrency);
+            if let Some(id) = &args.id {
+                builder = builder.id(id.parse()?);
+            }
+            if let Some(schedule) = &args.schedule {
+                builder = builder.schedule(schedule.clone());
+            }
+            if let Some(charset) = &args.charset {
+                builder = builder.charset_override(charset.clone());
+            }
+            let site = builder.build()?;
+            sites.put_site(&site).await?;
+            println!("added site {} ({})", site.id, site.name);
+        }
+        SitesCommand::List => {
+            let mut request = PageRequest {
+                after: None,
+                limit: 200,
+            };
+            loop {
+                let batch = sites.list_sites(None, &request).await?;
+                for site in &batch.items {
+                    let state = if site.enabled { "enabled" } else { "disabled" };
+                    let schedule = site.schedule.as_deref().unwrap_or("on demand");
+                    println!(
+                        "{}  {}  {state}  {schedule}  {}",
+                        site.id,
+                        site.name,
+                        site.seeds.join(" ")
+                    );
+                }
+                match batch.next {
+                    Some(next) => request.after = Some(next),
+                    None => break,
+                }
+            }
+        }
+        SitesCommand::Show { site } => {
+            let site = sites.get_site(&site.parse()?).await?;
+            println!("{}", serde_json::to_string_pretty(&site)?);
+            let runs = sites
+                .list_crawl_runs(
+                    &site.id,
+                    &PageRequest {
+                        after: None,
+                        limit: 5,
+                    },
+                )
+                .await?;
+            for run in runs.items {
+                println!(
+                    "run {}  {:?}  fetched {} new {} changed {} failed {:?}",
+                    run.id,
+                    run.status,
+                    run.counters.fetched,
+                    run.counters.new_pages,
+                    run.counters.changed_pages,
+                    run.counters.failed
+                );
+            }
+        }
+        SitesCommand::Disable { site } => {
+            let mut found = sites.get_site(&site.parse()?).await?;
+            found.enabled = false;
+            sites.put_site(&found).await?;
+            println!("disabled site {}", found.id);
+        }
+    }
+    backends.persist().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn ensure_publisher(backends: &Backends, id: &PublisherId) -> anyhow::Result<()> {
+    if backends.stores.publishers.get_publisher(id).await.is_ok() {
+        return Ok(());
+    }
+    let publisher = Publisher {
+        id: id.clone(),
+        name: id.to_string(),
+        kind: PublisherKind::Books,
+        created_at: Utc::now(),
+    };
+    backends.stores.publishers.put_publisher(&publisher).await?;
+    Ok(())
+}
+
+pub async fn crawl(config: &Config, args: CrawlArgs) -> anyhow::Result<ExitCode> {
+    let backends = Backends::open(config).await?;
+    let site_id: SiteId = args.site.parse()?;
+    let site = backends
+        .stores
+        .sites
+        .get_site(&site_id)
+        .await
+        .context("unknown site")?;
+    let bar = ProgressBar::new_spinner().with_style(
+        ProgressStyle::with_template("{spinner} {elapsed} {msg}").expect("valid template"),
+    );
+    bar.enable_steady_tick(Duration::from_millis(200));
+    let counter = PageCounter::with_bar(bar.clone());
+    let crawler = Crawler::new(
+        config.crawler.clone(),
+        Arc::new(HttpFetcher::new(config.crawler.clone())?),
+        backends.stores.sites.clone(),
+        backends.stores.pages.clone(),
+        backends.queue.clone(),
+    );
+    let run = crawler
+        .run_crawl(
+            &site.id,
+            &CrawlRunId::generate(),
+            &counter as &dyn CrawlProgress,
+        )
+        .await?;
+    bar.finish_and_clear();
+    let counters = &run.counters;
+    println!(
+        "crawl of {} {:?}: fetched {}, new {}, changed {}, {} KiB",
+        site.name,
+        run.status,
+        counters.fetched,
+        counters.new_pages,
+        counters.changed_pages,
+        counters.bytes / 1024
+    );
+    for (reason, count) in &counters.skipped {
+        println!("  skipped {count} ({reason})");
+    }
+    for (reason, count) in &counters.failed {
+        println!("  failed {count} ({reason})");
+    }
+    if matches!(config.queue_backend(), Backend::Embedded(_)) && !args.no_compare {
+        let handler = Arc::new(pipeline(&backends, config)?);
+        let outcome = Worker::new(backends.queue.clone(), handler, worker_config(config, None))
+            .drain()
+            .await?;
+        println!(
+            "compared: {} tasks ({} failed)",
+            outcome.received, outcome.failed
+        );
+    }
+    backends.persist().await?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn works_list(config: &Config, args: WorksListArgs) -> anyhow::Result<ExitCode> {
+    let backends = Backends::open(config).await?;
+    let publisher_id: PublisherId = args.publisher.parse()?;
+    let mut request = PageRequest {
+        after: None,
+        limit: 200,
+    };
+    loop {
+        let batch = backends
+            .stores
+            .works
+            .list_works(&publisher_id, &request)
+            .await?;
+        for work in &batch.items {
+            println!(
+                "{}  {}  {}  {:?}",
+                work.id, work.title, work.author, work.kind
+            );
+        }
+        match batch.next {
+            Some(next) => request.after = Some(next),
+            None => break,
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn matches(config: &Config, command: MatchesCommand) -> anyhow::Result<ExitCode> {
+    let backends = Backends::open(config).await?;
+    let (filter, export) = match &command {
+        MatchesCommand::List(args) => (args.filter()?, None),
+        MatchesCommand::Export { filter, format } => (filter.filter()?, Some(*format)),
+    };
+    let mut found: Vec<Match> = Vec::new();
+    let mut request = PageRequest {
+        after: None,
+        limit: 200,
+    };
+    loop {
+        let batch = backends
+            .stores
+            .matches
+            .list_matches(&filter, &request)
+            .await?;
+        found.extend(batch.items);
+        match batch.next {
+            Some(next) => request.after = Some(next),
+            None => break,
+        }
+    }
+    match export {
+        None => {
+            for item in &found {
+                println!(
+                    "{}  {:<10} score {:.2}  chapter {:>5.1}%  {}/{}  {}",
+                    item.id,
+                    item.status.as_str(),
+                    item.score,
+                    item.chapter_coverage * 100.0,
+                    item.work_id,
+                    item.chapter_id,
+                    item.page_url
+                );
+            }
+            println!("{} matches", found.len());
+        }
+        Some(crate::cli::ExportFormat::Json) => {
+            for item in &found {
+                println!("{}", serde_json::to_string(item)?);
+            }
+        }
+        Some(crate::cli::ExportFormat::Csv) => {
+            println!(
+                "match_id,status,score,chapter_coverage,page_coverage,work_id,chapter_id,page_url,first_seen,last_seen"
+            );
+            for item in &found {
+                println!(
+                    "{},{},{:.4},{:.4},{:.4},{},{},\"{}\",{},{}",
+                    item.id,
+                    item.status.as_str(),
+                    item.score,
+                    item.chapter_coverage,
+                    item.page_coverage,
+                    item.work_id,
+                    item.chapter_id,
+                    item.page_url.replace('"', "\"\""),
+                    item.first_seen.to_rfc3339(),
+                    item.last_seen.to_rfc3339()
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Parses a status name.
+pub fn parse_status(name: &str) -> anyhow::Result<MatchStatus> {
+    MatchStatus::ALL
+        .into_iter()
+        .find(|status| status.as_str() == name)
+        .with_context(|| {
+            format!(
+                "unknown status {name:?}; one of new, confirmed, dismissed, licensed, taken_down"
+            )
+        })
+}
+
+/// Builds a match filter from CLI values.
+pub fn match_filter(
+    publisher: &str,
+    work: Option<&str>,
+    site: Option<&str>,
+    status: Option<&str>,
+    min_score: Option<f32>,
+) -> anyhow::Result<MatchFilter> {
+    Ok(MatchFilter {
+        publisher_id: publisher.parse()?,
+        work_id: work.map(str::parse).transpose()?,
+        chapter_id: None,
+        site_id: site.map(str::parse).transpose()?,
+        statuses: status.map(parse_status).transpose()?.into_iter().collect(),
+        min_score,
+        seen_since: None,
+        seen_before: None,
+    })
+}
