@@ -1,0 +1,115 @@
+//! End to end through the binary, on both backends: a small benchmark folder
+//! (one registered chapter; a pirated copy, a page quoting it briefly, and a
+//! copy behind robots.txt) is crawled on loopback by `copyhound eval`, and the
+//! predictions must flag exactly the pirated copy.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+const CHAPTER: &str = include_str!("../samples/registered-chapter.txt");
+const PIRATED: &[u8] = include_bytes!("../samples/pirated-page.html");
+
+/// Deterministic filler text from common characters (xorshift, fixed seed).
+fn filler(chars: usize, seed: u64) -> String {
+    const COMMON: &str = "的一是了我不人在他有这个上们来到时大地为子中你说生国年着就那和要她出也得里后自以会家可下而过天去能对小多然于心学么之都好看起发当没成只如事把还用第样道想作种开美总从无情己面最女但现前些所同日手又行意动方期它头经长儿回位分爱老因很给名法间斯知世什两次使身者被高已亲其进此话常与活正感";
+    let alphabet: Vec<char> = COMMON.chars().collect();
+    let mut state = seed.max(1);
+    let mut out = String::new();
+    for index in 0..chars {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        out.push(alphabet[(state % alphabet.len() as u64) as usize]);
+        if index % 40 == 39 {
+            out.push_str("。\n");
+        }
+    }
+    out
+}
+
+fn page(title: &str, body: &str) -> String {
+    let paragraphs: String = body.lines().map(|line| format!("<p>{line}</p>\n")).collect();
+    format!("<html><head><meta charset=\"utf-8\"><title>{title}</title></head><body><h1>{title}</h1>\n<div id=\"content\">{paragraphs}</div></body></html>")
+}
+
+fn write_set(dir: &Path) {
+    let chapters = dir.join("works/w1/chapters");
+    std::fs::create_dir_all(&chapters).unwrap();
+    std::fs::write(chapters.join("c1.txt"), CHAPTER).unwrap();
+    let meta = serde_json::json!({"work_id": "w1", "title": "二心集", "author": "鲁迅", "publisher_id": "N01",
+        "type": "news", "language": "zh", "n_chapters": 1,
+        "chapters": [{"chapter_id": "c1", "index": 1, "title": "小引", "file": "chapters/c1.txt", "chars": 858}]});
+    std::fs::write(dir.join("works/w1/meta.json"), meta.to_string()).unwrap();
+    let site = dir.join("pages/site1");
+    std::fs::create_dir_all(site.join("private")).unwrap();
+    std::fs::write(site.join("robots.txt"), "User-agent: *\nDisallow: /private/\n").unwrap();
+    std::fs::write(site.join("p1.html"), PIRATED).unwrap();
+    let quote: String = CHAPTER.chars().skip(100).take(80).collect();
+    let review = format!("{}\n书评：{quote}\n{}", filler(800, 7), filler(800, 11));
+    std::fs::write(site.join("p2.html"), page("书评", &review)).unwrap();
+    std::fs::write(site.join("p3.html"), page("杂谈", &filler(2000, 3))).unwrap();
+    std::fs::write(site.join("private/p4.html"), page("私藏", CHAPTER)).unwrap();
+    std::fs::write(
+        site.join("index.html"),
+        "<html><head><meta charset=\"utf-8\"><title>首页</title></head><body><ul>\
+         <li><a href=\"p1.html\">一</a></li><li><a href=\"p2.html\">二</a></li>\
+         <li><a href=\"p3.html\">三</a></li><li><a href=\"private/p4.html\">四</a></li>\
+         <li><a href=\"missing.html\">五</a></li></ul></body></html>",
+    )
+    .unwrap();
+}
+
+fn run_eval(configure: impl FnOnce(&mut Command)) -> Vec<serde_json::Value> {
+    let dir = tempfile::tempdir().unwrap();
+    write_set(dir.path());
+    let predictions = dir.path().join("predictions.jsonl");
+    let mut command = Command::cargo_bin("copyhound").unwrap();
+    command.current_dir(dir.path()).env_remove("RUST_LOG");
+    for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("COPYHOUND_")) {
+        command.env_remove(name);
+    }
+    command.args(["eval", "--set"]).arg(dir.path()).arg("--out").arg(&predictions);
+    configure(&mut command);
+    command.timeout(std::time::Duration::from_secs(600)).assert().success();
+    std::fs::read_to_string(&predictions)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn assert_only_the_copy_is_flagged(predictions: &[serde_json::Value]) {
+    let pages: Vec<&str> = predictions.iter().map(|p| p["page"].as_str().unwrap()).collect();
+    assert_eq!(pages, ["site1/p1.html"], "{predictions:?}");
+    assert_eq!(predictions[0]["work"], "w1");
+    assert_eq!(predictions[0]["chapter"], "c1");
+    assert!(predictions[0]["score"].as_f64().unwrap() > 0.5);
+    assert!(!predictions[0]["spans"].as_array().unwrap().is_empty(), "evidence spans are reported");
+}
+
+#[test]
+fn eval_on_the_embedded_default_flags_only_the_copy() {
+    assert_only_the_copy_is_flagged(&run_eval(|_| {}));
+}
+
+#[test]
+fn eval_on_mongodb_and_redis_flags_only_the_copy() {
+    let (Ok(mongo), Ok(redis)) = (std::env::var("COPYHOUND_TEST_MONGODB_URL"), std::env::var("COPYHOUND_TEST_REDIS_URL"))
+    else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but COPYHOUND_TEST_MONGODB_URL / COPYHOUND_TEST_REDIS_URL are not set: run deploy/dev/test.sh"
+        );
+        eprintln!("skipping: COPYHOUND_TEST_MONGODB_URL / COPYHOUND_TEST_REDIS_URL not set (deploy/dev/services.sh start)");
+        return;
+    };
+    let predictions = run_eval(|command| {
+        command
+            .env("COPYHOUND_STORE_URL", &mongo)
+            .env("COPYHOUND_INDEX_URL", &redis)
+            .env("COPYHOUND_QUEUE_URL", &redis)
+            .args(["--backends", "configured"]);
+    });
+    assert_only_the_copy_is_flagged(&predictions);
+}
