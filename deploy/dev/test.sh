@@ -16,4 +16,4 @@ cleanup() { [ "$started_here" = 1 ] && deploy/dev/services.sh stop || true; }
 trap cleanup EXIT
 
 echo "test: redis at $COPYHOUND_TEST_REDIS_URL, mongodb at $COPYHOUND_TEST_MONGODB_URL" >&2
-cargo test --workspace --locked "$@"
+cargo test --workspace --locked --no-fail-fast "$@"

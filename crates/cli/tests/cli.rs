@@ -71,3 +71,41 @@ fn a_bad_config_names_the_key_and_the_file() {
         .code(2)
         .stderr(predicate::str::contains("redis_url").and(predicate::str::contains("bad.toml")));
 }
+
+#[test]
+fn the_compose_file_only_sets_known_configuration_keys() {
+    let compose = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docker-compose.yml"
+    ))
+    .unwrap();
+    let variables: Vec<(String, String)> = compose
+        .lines()
+        .filter_map(|line| {
+            line.trim()
+                .strip_prefix("COPYHOUND_")
+                .map(|rest| format!("COPYHOUND_{rest}"))
+        })
+        .filter_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            let value = value.trim().trim_matches('"');
+            let value = if value.starts_with("${") {
+                "secret"
+            } else {
+                value
+            };
+            Some((name.trim().to_string(), value.to_string()))
+        })
+        .collect();
+    assert!(variables.len() >= 8, "{variables:?}");
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = copyhound(dir.path());
+    command.args(["config", "check"]);
+    for (name, value) in &variables {
+        command.env(name, value);
+    }
+    command
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("mongodb://mongo:27017"));
+}

@@ -29,8 +29,13 @@ fn filler(chars: usize, seed: u64) -> String {
 }
 
 fn page(title: &str, body: &str) -> String {
-    let paragraphs: String = body.lines().map(|line| format!("<p>{line}</p>\n")).collect();
-    format!("<html><head><meta charset=\"utf-8\"><title>{title}</title></head><body><h1>{title}</h1>\n<div id=\"content\">{paragraphs}</div></body></html>")
+    let paragraphs: String = body
+        .lines()
+        .map(|line| format!("<p>{line}</p>\n"))
+        .collect();
+    format!(
+        "<html><head><meta charset=\"utf-8\"><title>{title}</title></head><body><h1>{title}</h1>\n<div id=\"content\">{paragraphs}</div></body></html>"
+    )
 }
 
 fn write_set(dir: &Path) {
@@ -43,7 +48,11 @@ fn write_set(dir: &Path) {
     std::fs::write(dir.join("works/w1/meta.json"), meta.to_string()).unwrap();
     let site = dir.join("pages/site1");
     std::fs::create_dir_all(site.join("private")).unwrap();
-    std::fs::write(site.join("robots.txt"), "User-agent: *\nDisallow: /private/\n").unwrap();
+    std::fs::write(
+        site.join("robots.txt"),
+        "User-agent: *\nDisallow: /private/\n",
+    )
+    .unwrap();
     std::fs::write(site.join("p1.html"), PIRATED).unwrap();
     let quote: String = CHAPTER.chars().skip(100).take(80).collect();
     let review = format!("{}\n书评：{quote}\n{}", filler(800, 7), filler(800, 11));
@@ -69,9 +78,16 @@ fn run_eval(configure: impl FnOnce(&mut Command)) -> Vec<serde_json::Value> {
     for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("COPYHOUND_")) {
         command.env_remove(name);
     }
-    command.args(["eval", "--set"]).arg(dir.path()).arg("--out").arg(&predictions);
+    command
+        .args(["eval", "--set"])
+        .arg(dir.path())
+        .arg("--out")
+        .arg(&predictions);
     configure(&mut command);
-    command.timeout(std::time::Duration::from_secs(600)).assert().success();
+    command
+        .timeout(std::time::Duration::from_secs(600))
+        .assert()
+        .success();
     std::fs::read_to_string(&predictions)
         .unwrap()
         .lines()
@@ -80,12 +96,18 @@ fn run_eval(configure: impl FnOnce(&mut Command)) -> Vec<serde_json::Value> {
 }
 
 fn assert_only_the_copy_is_flagged(predictions: &[serde_json::Value]) {
-    let pages: Vec<&str> = predictions.iter().map(|p| p["page"].as_str().unwrap()).collect();
+    let pages: Vec<&str> = predictions
+        .iter()
+        .map(|p| p["page"].as_str().unwrap())
+        .collect();
     assert_eq!(pages, ["site1/p1.html"], "{predictions:?}");
     assert_eq!(predictions[0]["work"], "w1");
     assert_eq!(predictions[0]["chapter"], "c1");
     assert!(predictions[0]["score"].as_f64().unwrap() > 0.5);
-    assert!(!predictions[0]["spans"].as_array().unwrap().is_empty(), "evidence spans are reported");
+    assert!(
+        !predictions[0]["spans"].as_array().unwrap().is_empty(),
+        "evidence spans are reported"
+    );
 }
 
 #[test]
@@ -95,13 +117,17 @@ fn eval_on_the_embedded_default_flags_only_the_copy() {
 
 #[test]
 fn eval_on_mongodb_and_redis_flags_only_the_copy() {
-    let (Ok(mongo), Ok(redis)) = (std::env::var("COPYHOUND_TEST_MONGODB_URL"), std::env::var("COPYHOUND_TEST_REDIS_URL"))
-    else {
+    let (Ok(mongo), Ok(redis)) = (
+        std::env::var("COPYHOUND_TEST_MONGODB_URL"),
+        std::env::var("COPYHOUND_TEST_REDIS_URL"),
+    ) else {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "CI=true but COPYHOUND_TEST_MONGODB_URL / COPYHOUND_TEST_REDIS_URL are not set: run deploy/dev/test.sh"
         );
-        eprintln!("skipping: COPYHOUND_TEST_MONGODB_URL / COPYHOUND_TEST_REDIS_URL not set (deploy/dev/services.sh start)");
+        eprintln!(
+            "skipping: COPYHOUND_TEST_MONGODB_URL / COPYHOUND_TEST_REDIS_URL not set (deploy/dev/services.sh start)"
+        );
         return;
     };
     let predictions = run_eval(|command| {

@@ -46,6 +46,9 @@ impl AnchorConfig {
 
 /// Returns the distinct anchors of a syllable token stream, ascending.
 pub fn anchors(tokens: &[u32], config: &AnchorConfig) -> Vec<u64> {
+    if tokens.len() < config.run_length {
+        return Vec::new();
+    }
     let mask = config.sample_rate.max(1) - 1;
     let mut selected: Vec<u64> = token_shingle_hashes(tokens, config.run_length)
         .into_iter()
@@ -60,9 +63,15 @@ pub fn anchors(tokens: &[u32], config: &AnchorConfig) -> Vec<u64> {
 mod tests {
     use super::*;
 
-    fn tokens(seed: u32, n: usize) -> Vec<u32> {
-        (0..n as u32)
-            .map(|i| (i.wrapping_mul(2_654_435_761) ^ seed) % 400)
+    fn tokens(seed: u64, n: usize) -> Vec<u32> {
+        let mut state = seed.max(1);
+        (0..n)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state % 400) as u32
+            })
             .collect()
     }
 
