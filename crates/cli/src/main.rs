@@ -9,6 +9,7 @@ mod crawl_handler;
 mod eval;
 mod import;
 mod logging;
+mod report_handler;
 mod static_sites;
 mod text_input;
 

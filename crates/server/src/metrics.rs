@@ -16,6 +16,9 @@ pub const HTTP_REQUESTS_TOTAL: &str = "copyhound_http_requests_total";
 /// Request latency by route template, seconds.
 pub const HTTP_REQUEST_SECONDS: &str = "copyhound_http_request_duration_seconds";
 
+/// Tasks in the queue by state (queued, in_flight, retrying, dead), read at scrape time.
+pub const QUEUE_TASKS: &str = "copyhound_queue_tasks";
+
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// Returns the handle of the process-wide Prometheus recorder, installing it on first use.

@@ -22,6 +22,7 @@ use crate::import;
 /// Returns the comparison pipeline over the backends.
 pub fn pipeline(backends: &Backends, config: &Config) -> anyhow::Result<Pipeline> {
     let stores = &backends.stores;
+    let reports = Arc::new(crate::report_handler::ReportHandler::new(backends));
     Ok(Pipeline::new(MatcherPorts {
         works: stores.works.clone(),
         pages: stores.pages.clone(),
@@ -31,7 +32,8 @@ pub fn pipeline(backends: &Backends, config: &Config) -> anyhow::Result<Pipeline
         queue: backends.queue.clone(),
         fingerprinter: fingerprinter()?,
         config: config.matcher.clone(),
-    }))
+    })
+    .with_report_handler(reports))
 }
 
 /// Returns the worker loop settings from the configuration.
@@ -83,7 +85,12 @@ pub async fn import_works(
 
 pub async fn worker(config: &Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
     let backends = Backends::open(config).await?;
-    let handler = Arc::new(pipeline(&backends, config)?);
+    let crawl = Arc::new(crate::crawl_handler::CrawlHandler::new(
+        config,
+        &backends,
+        Arc::new(crate::crawl_handler::PageCounter::default()),
+    )?);
+    let handler = Arc::new(pipeline(&backends, config)?.with_crawl_handler(crawl));
     let worker = Worker::new(
         backends.queue.clone(),
         handler,

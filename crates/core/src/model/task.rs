@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Timestamp;
-use crate::ids::{CrawlRunId, PageId, ReportId, SiteId, TaskId, WorkId};
+use crate::ids::{CrawlRunId, PageId, PublisherId, ReportId, SiteId, TaskId, WorkId};
 
 /// The work a task asks for. Each kind has one handler; the pipeline order is
 /// crawl site -> fetch page -> fingerprint page -> compare page, and
@@ -53,6 +53,8 @@ pub enum TaskKind {
     },
     /// Render a requested report.
     GenerateReport {
+        /// The publisher that requested it (reports are stored per tenant).
+        publisher_id: PublisherId,
         /// The report.
         report_id: ReportId,
     },
@@ -91,7 +93,7 @@ impl TaskKind {
                 format!("compare_page/{page_id}/{content_sha256}")
             }
             TaskKind::BackfillWork { work_id } => format!("backfill_work/{work_id}"),
-            TaskKind::GenerateReport { report_id } => format!("generate_report/{report_id}"),
+            TaskKind::GenerateReport { report_id, .. } => format!("generate_report/{report_id}"),
         }
     }
 }

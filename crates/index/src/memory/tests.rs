@@ -176,7 +176,7 @@ async fn rebuild_inserts_every_record() {
     let records: Vec<FingerprintRecord> = (0..1_200)
         .map(|i| record(&format!("http://a/{i}"), i * 0x9e37_79b9))
         .collect();
-    assert_eq!(entries_for_record(&records[0]).len(), 4);
+    assert_eq!(entries_for_record(&records[0]).len(), 5);
     let store = RecordsStore(Mutex::new(records.clone()));
     let index = MemoryFingerprintIndex::new(3).unwrap();
     let progress = Mutex::new(Vec::new());

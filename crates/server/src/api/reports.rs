@@ -84,6 +84,7 @@ pub async fn create_report(
     state.reports.put_report(&report).await?;
     let task = Task::new(
         TaskKind::GenerateReport {
+            publisher_id: report.scope.publisher_id.clone(),
             report_id: report.id.clone(),
         },
         report.created_at,

@@ -53,8 +53,21 @@ pub async fn health(State(state): State<AppState>) -> Response {
     (status, Json(body)).into_response()
 }
 
-/// `GET /metrics`: Prometheus text exposition.
-pub async fn metrics() -> Response {
+/// `GET /metrics`: Prometheus text exposition, with the task queue's gauges
+/// refreshed at scrape time (depth, in flight, retrying, dead letters).
+pub async fn metrics(State(state): State<AppState>) -> Response {
+    match state.queue.stats().await {
+        Ok(stats) => {
+            metrics::gauge!(crate::metrics::QUEUE_TASKS, "state" => "queued")
+                .set(stats.depth as f64);
+            metrics::gauge!(crate::metrics::QUEUE_TASKS, "state" => "in_flight")
+                .set(stats.in_flight as f64);
+            metrics::gauge!(crate::metrics::QUEUE_TASKS, "state" => "retrying")
+                .set(stats.retrying as f64);
+            metrics::gauge!(crate::metrics::QUEUE_TASKS, "state" => "dead").set(stats.dead as f64);
+        }
+        Err(error) => tracing::warn!(error = %error, "queue stats unavailable for /metrics"),
+    }
     let body = crate::metrics::handle().render();
     (
         [(

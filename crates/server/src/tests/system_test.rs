@@ -36,4 +36,8 @@ async fn health_reports_each_backend_and_metrics_count_requests() {
     let text = metrics.as_str().unwrap();
     assert!(text.contains("copyhound_http_requests_total"), "{text}");
     assert!(text.contains(r#"route="/health""#), "{text}");
+    assert!(
+        text.contains(r#"copyhound_queue_tasks{state="queued"}"#),
+        "{text}"
+    );
 }
