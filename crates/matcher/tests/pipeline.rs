@@ -1,0 +1,270 @@
+//! The comparison pipeline on the embedded backends: registration, fingerprinting,
+//! comparison, back-fill, idempotency and the evidence bar, driven through the
+//! worker loop exactly as a worker process runs it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::Utc;
+use copyhound_core::config::{MatcherConfig, QueueConfig};
+use copyhound_core::ids::sha256_hex;
+use copyhound_core::ids::{ChapterId, PageId, PublisherId, SiteId, WorkId};
+use copyhound_core::model::{
+    Chapter, FetchMeta, Language, MatchStatus, Page, Publisher, PublisherKind, Task, TaskKind,
+    Work, WorkKind,
+};
+use copyhound_fingerprint::{FingerprintConfig, Fingerprinter};
+use copyhound_index::MemoryFingerprintIndex;
+use copyhound_matcher::{MatcherPorts, Pipeline, Worker, WorkerConfig};
+use copyhound_queue::LocalTaskQueue;
+use copyhound_store::Stores;
+
+const CHAPTER: &str = include_str!("../../cli/samples/registered-chapter.txt");
+
+struct Harness {
+    _dir: tempfile::TempDir,
+    stores: Stores,
+    worker: Worker,
+    queue: Arc<LocalTaskQueue>,
+}
+
+async fn harness() -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = Stores::local(dir.path().join("store")).unwrap();
+    let queue = Arc::new(
+        LocalTaskQueue::open(&dir.path().join("queue"), &QueueConfig::default())
+            .await
+            .unwrap(),
+    );
+    let ports = MatcherPorts {
+        works: stores.works.clone(),
+        pages: stores.pages.clone(),
+        fingerprints: stores.fingerprints.clone(),
+        matches: stores.matches.clone(),
+        index: Arc::new(MemoryFingerprintIndex::new(3).unwrap()),
+        queue: queue.clone(),
+        fingerprinter: Arc::new(Fingerprinter::new(FingerprintConfig::default()).unwrap()),
+        config: MatcherConfig::default(),
+    };
+    let config = WorkerConfig {
+        concurrency: 2,
+        visibility: Duration::from_secs(30),
+        ..WorkerConfig::default()
+    };
+    let worker = Worker::new(queue.clone(), Arc::new(Pipeline::new(ports)), config);
+    Harness {
+        _dir: dir,
+        stores,
+        worker,
+        queue,
+    }
+}
+
+impl Harness {
+    async fn register(&self, licensed_hosts: Vec<String>) {
+        let publisher_id: PublisherId = "P01".parse().unwrap();
+        let publisher = Publisher {
+            id: publisher_id.clone(),
+            name: "P01".into(),
+            kind: PublisherKind::News,
+            created_at: Utc::now(),
+        };
+        self.stores
+            .publishers
+            .put_publisher(&publisher)
+            .await
+            .unwrap();
+        let work = Work {
+            id: work_id(),
+            publisher_id,
+            title: "二心集".into(),
+            author: "鲁迅".into(),
+            kind: WorkKind::News,
+            language: Language::Zh,
+            licensed_hosts,
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+        };
+        self.stores.works.put_work(&work).await.unwrap();
+        let chapter = Chapter::new(work_id(), chapter_id(), 1, "小引".into(), CHAPTER.into());
+        self.stores.works.put_chapters(&[chapter]).await.unwrap();
+        self.enqueue(TaskKind::FingerprintWork { work_id: work_id() })
+            .await;
+    }
+
+    async fn crawl(&self, url: &str, text: &str) -> PageId {
+        let now = Utc::now();
+        let page = Page {
+            id: PageId::for_url(url),
+            url: url.into(),
+            site_id: "site1".parse::<SiteId>().unwrap(),
+            title: "page".into(),
+            raw_body: text.as_bytes().to_vec(),
+            body_truncated: false,
+            body_sha256: sha256_hex(text.as_bytes()),
+            charset: "utf-8".into(),
+            text: text.into(),
+            content_sha256: sha256_hex(text.as_bytes()),
+            first_seen: now,
+            last_seen: now,
+            fetch: FetchMeta::default(),
+            previous_versions: Vec::new(),
+        };
+        self.stores.pages.upsert_page(&page).await.unwrap();
+        self.enqueue(TaskKind::FingerprintPage {
+            page_id: page.id.clone(),
+            content_sha256: page.content_sha256,
+        })
+        .await;
+        page.id
+    }
+
+    async fn enqueue(&self, kind: TaskKind) {
+        use copyhound_core::ports::TaskQueue;
+        self.queue
+            .enqueue(vec![Task::new(kind, Utc::now())])
+            .await
+            .unwrap();
+    }
+
+    async fn drain(&self) {
+        let outcome = self.worker.drain().await.unwrap();
+        assert_eq!(outcome.failed, 0, "{outcome:?}");
+    }
+
+    async fn matches_of(&self, page: &PageId) -> Vec<copyhound_core::model::Match> {
+        self.stores.matches.matches_of_page(page).await.unwrap()
+    }
+}
+
+fn work_id() -> WorkId {
+    "w1".parse().unwrap()
+}
+
+fn chapter_id() -> ChapterId {
+    "c1".parse().unwrap()
+}
+
+/// The chapter with every 13th character replaced, between unrelated lines.
+fn pirated_copy() -> String {
+    let mutated: String = CHAPTER
+        .chars()
+        .enumerate()
+        .map(|(index, c)| {
+            if index % 13 == 7 && !c.is_whitespace() {
+                '某'
+            } else {
+                c
+            }
+        })
+        .collect();
+    format!("本站域名 www.example.la 手机用户请浏览阅读\n{mutated}\n上一章 目录 下一章")
+}
+
+#[tokio::test]
+async fn a_copied_page_becomes_one_match_and_recomparing_changes_nothing() {
+    let harness = harness().await;
+    harness.register(Vec::new()).await;
+    let page = harness
+        .crawl("http://pirate.example/1.html", &pirated_copy())
+        .await;
+    harness.drain().await;
+    let found = harness.matches_of(&page).await;
+    assert_eq!(found.len(), 1);
+    let first = &found[0];
+    assert_eq!(
+        (first.work_id.clone(), first.chapter_id.clone()),
+        (work_id(), chapter_id())
+    );
+    assert_eq!(first.status, MatchStatus::New);
+    assert!(first.chapter_coverage > 0.9, "{}", first.chapter_coverage);
+    assert!(!first.spans.is_empty() && !first.evidence.is_empty());
+    assert!(first.evidence[0].page_excerpt.chars().count() > 20);
+
+    // Re-delivery of the same comparison (at-least-once) converges to the same match.
+    let content_sha256 = harness
+        .stores
+        .pages
+        .get_page(&page)
+        .await
+        .unwrap()
+        .content_sha256;
+    harness
+        .enqueue(TaskKind::ComparePage {
+            page_id: page.clone(),
+            content_sha256,
+        })
+        .await;
+    harness.drain().await;
+    let again = harness.matches_of(&page).await;
+    assert_eq!(again.len(), 1);
+    assert_eq!(again[0].id, first.id);
+    assert_eq!(again[0].first_seen, first.first_seen);
+}
+
+#[tokio::test]
+async fn a_work_registered_after_the_crawl_finds_yesterdays_copy() {
+    let harness = harness().await;
+    let page = harness
+        .crawl("http://pirate.example/2.html", &pirated_copy())
+        .await;
+    harness.drain().await;
+    assert!(
+        harness.matches_of(&page).await.is_empty(),
+        "nothing is registered yet"
+    );
+    harness.register(Vec::new()).await;
+    harness.drain().await;
+    let found = harness.matches_of(&page).await;
+    assert_eq!(
+        found.len(),
+        1,
+        "the back-fill compares the stored page through the index"
+    );
+}
+
+#[tokio::test]
+async fn a_short_quote_is_not_a_match() {
+    let harness = harness().await;
+    harness.register(Vec::new()).await;
+    let quote: String = CHAPTER.chars().skip(200).take(90).collect();
+    let review =
+        format!("这是一篇读后感，作者引用了一段原文：{quote}。全文值得一读，我们下次再谈别的书。");
+    let page = harness
+        .crawl("http://blog.example/review.html", &review)
+        .await;
+    harness.drain().await;
+    assert!(harness.matches_of(&page).await.is_empty());
+}
+
+#[tokio::test]
+async fn copies_on_licensed_hosts_are_recorded_as_licensed() {
+    let harness = harness().await;
+    harness.register(vec!["partner.example".into()]).await;
+    let page = harness
+        .crawl("http://partner.example/read/1.html", &pirated_copy())
+        .await;
+    harness.drain().await;
+    let found = harness.matches_of(&page).await;
+    assert_eq!(found.len(), 1);
+    assert_eq!(found[0].status, MatchStatus::Licensed);
+}
+
+#[tokio::test]
+async fn a_comparison_for_an_outdated_content_hash_is_skipped() {
+    let harness = harness().await;
+    harness.register(Vec::new()).await;
+    harness.drain().await;
+    let page = harness
+        .crawl("http://pirate.example/3.html", "一段与作品无关的文字。")
+        .await;
+    harness.drain().await;
+    harness
+        .enqueue(TaskKind::ComparePage {
+            page_id: page.clone(),
+            content_sha256: "0".repeat(64),
+        })
+        .await;
+    harness.drain().await;
+    assert!(harness.matches_of(&page).await.is_empty());
+}
