@@ -1,0 +1,307 @@
+//! Worker processes on real MongoDB and Redis: three `copyhound worker` processes
+//! share one queue, one of them is killed with SIGKILL in the middle of its batch,
+//! and Redis is restarted mid-run. Every page must end with exactly one match (no
+//! lost task, no duplicated match).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+const CHAPTER: &str = include_str!("../samples/registered-chapter.txt");
+const PIRATED: &[u8] = include_bytes!("../samples/pirated-page.html");
+const PAGES: usize = 24;
+
+fn binary() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_copyhound"))
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A Redis of this test's own (it is restarted mid-run), persisting to a temp dir.
+struct OwnRedis {
+    port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+}
+
+impl OwnRedis {
+    fn start(dir: &Path) -> Self {
+        let mut redis = OwnRedis {
+            port: free_port(),
+            dir: dir.to_path_buf(),
+            child: None,
+        };
+        redis.spawn();
+        redis
+    }
+
+    fn spawn(&mut self) {
+        let child = Command::new("redis-server")
+            .args([
+                "--port",
+                &self.port.to_string(),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+            ])
+            .args(["--appendonly", "yes", "--appendfsync", "always", "--dir"])
+            .arg(&self.dir)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server is installed (deploy/dev/services.sh installs it)");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+            assert!(Instant::now() < deadline, "redis did not start");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn restart(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(500));
+        self.spawn();
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Serves `dir` on loopback from a thread of this test.
+fn serve(dir: PathBuf) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            listener.set_nonblocking(true).unwrap();
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let router =
+                axum::Router::new().fallback_service(tower_http::services::ServeDir::new(dir));
+            axum::serve(listener, router).await.unwrap();
+        });
+    });
+    format!("http://{address}")
+}
+
+fn write_set(dir: &Path) {
+    let chapters = dir.join("works/w1/chapters");
+    std::fs::create_dir_all(&chapters).unwrap();
+    std::fs::write(chapters.join("c1.txt"), CHAPTER).unwrap();
+    let meta = serde_json::json!({"work_id": "w1", "title": "二心集", "author": "鲁迅", "publisher_id": "N01",
+        "type": "news", "language": "zh",
+        "chapters": [{"chapter_id": "c1", "index": 1, "title": "小引", "file": "chapters/c1.txt"}]});
+    std::fs::write(dir.join("works/w1/meta.json"), meta.to_string()).unwrap();
+    let site = dir.join("site");
+    std::fs::create_dir_all(&site).unwrap();
+    let mut links = String::new();
+    for index in 0..PAGES {
+        // Distinct pages (a unique line each) carrying the same pirated chapter.
+        let mut body = PIRATED.to_vec();
+        body.extend_from_slice(format!("<p>第{index}号镜像</p>").as_bytes());
+        std::fs::write(site.join(format!("p{index}.html")), body).unwrap();
+        links.push_str(&format!("<li><a href=\"p{index}.html\">{index}</a></li>"));
+    }
+    std::fs::write(
+        site.join("index.html"),
+        format!("<html><body><ul>{links}</ul></body></html>"),
+    )
+    .unwrap();
+}
+
+struct Env {
+    vars: Vec<(String, String)>,
+    cwd: PathBuf,
+}
+
+impl Env {
+    fn command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(binary());
+        command
+            .current_dir(&self.cwd)
+            .args(args)
+            .env_remove("RUST_LOG");
+        for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("COPYHOUND_")) {
+            command.env_remove(name);
+        }
+        command.envs(self.vars.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        command
+    }
+
+    fn run(&self, args: &[&str]) -> String {
+        let output = self.command(args).output().unwrap();
+        assert!(
+            output.status.success(),
+            "copyhound {args:?}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).unwrap()
+    }
+
+    fn worker(&self, log: &Path) -> Child {
+        self.command(&["worker", "--concurrency", "2"])
+            .env("RUST_LOG", "copyhound_matcher=debug")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(log).unwrap())
+            .spawn()
+            .unwrap()
+    }
+}
+
+#[test]
+fn three_workers_share_the_queue_and_survive_a_kill_and_a_redis_restart() {
+    let Ok(mongo) = std::env::var("COPYHOUND_TEST_MONGODB_URL") else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but COPYHOUND_TEST_MONGODB_URL is not set"
+        );
+        eprintln!("skipping: COPYHOUND_TEST_MONGODB_URL not set (deploy/dev/services.sh start)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write_set(dir.path());
+    let base_url = serve(dir.path().join("site"));
+    let redis_dir = dir.path().join("redis");
+    std::fs::create_dir_all(&redis_dir).unwrap();
+    let mut redis = OwnRedis::start(&redis_dir);
+    let database = format!("copyhound_workers_{}", std::process::id());
+    let env = Env {
+        cwd: dir.path().to_path_buf(),
+        vars: vec![
+            ("COPYHOUND_STORE_URL".into(), mongo),
+            ("COPYHOUND_STORE_DATABASE".into(), database),
+            ("COPYHOUND_INDEX_URL".into(), redis.url()),
+            ("COPYHOUND_QUEUE_URL".into(), redis.url()),
+            (
+                "COPYHOUND_QUEUE_VISIBILITY_TIMEOUT_MS".into(),
+                "3000".into(),
+            ),
+            ("COPYHOUND_QUEUE_RETRY_BACKOFF_MS".into(), "200".into()),
+            ("COPYHOUND_QUEUE_MAX_ATTEMPTS".into(), "10".into()),
+            (
+                "COPYHOUND_CRAWLER_ALLOW_PRIVATE_ADDRESSES".into(),
+                "true".into(),
+            ),
+            (
+                "COPYHOUND_DATA_DIR".into(),
+                dir.path().join("data").display().to_string(),
+            ),
+        ],
+    };
+    env.run(&["works", "import", dir.path().to_str().unwrap()]);
+    let seed = format!("{base_url}/index.html");
+    env.run(&[
+        "sites",
+        "add",
+        "--publisher",
+        "N01",
+        "--name",
+        "mirror",
+        "--id",
+        "mirror",
+        "--seed",
+        &seed,
+        "--rate-limit",
+        "0",
+    ]);
+    env.run(&["crawl", "mirror", "--no-compare"]);
+
+    let logs: Vec<PathBuf> = (0..3)
+        .map(|index| dir.path().join(format!("worker{index}.log")))
+        .collect();
+    let mut workers: Vec<Child> = logs.iter().map(|log| env.worker(log)).collect();
+    // Kill one worker in the middle of its batch, then restart Redis under the others.
+    std::thread::sleep(Duration::from_millis(1500));
+    workers[0].kill().unwrap();
+    workers[0].wait().unwrap();
+    redis.restart();
+
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        let stats = env.run(&["tasks", "stats"]);
+        if stats.contains("depth 0  in flight 0  retrying 0") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the queue did not drain: {stats}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    for worker in &mut workers[1..] {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(worker.id().to_string())
+            .status();
+        let _ = worker.wait();
+    }
+
+    let exported = env.run(&[
+        "matches",
+        "export",
+        "--publisher",
+        "N01",
+        "--format",
+        "json",
+    ]);
+    let matches: Vec<serde_json::Value> = exported
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let mut pages: Vec<&str> = matches
+        .iter()
+        .map(|m| m["page_url"].as_str().unwrap())
+        .collect();
+    pages.sort_unstable();
+    pages.dedup();
+    assert_eq!(pages.len(), PAGES, "every page has a match: {pages:?}");
+    assert_eq!(matches.len(), PAGES, "and exactly one");
+    let dead = env.run(&["tasks", "dead"]);
+    assert!(dead.trim().is_empty(), "no task was dead-lettered: {dead}");
+    let done: Vec<usize> = logs
+        .iter()
+        .map(|log| {
+            std::fs::read_to_string(log)
+                .unwrap_or_default()
+                .matches("task done")
+                .count()
+        })
+        .collect();
+    eprintln!("tasks done per worker (worker 0 was killed): {done:?}");
+    let busy = logs[1..]
+        .iter()
+        .filter(|log| {
+            std::fs::read_to_string(log)
+                .unwrap_or_default()
+                .contains("task done")
+        })
+        .count();
+    assert_eq!(
+        busy, 2,
+        "both surviving workers took tasks from the shared queue"
+    );
+}
