@@ -346,6 +346,25 @@ pub enum TasksCommand {
 pub enum BenchCommand {
     /// The near-duplicate indexes (memory and, if configured, Redis) against a linear scan.
     Index(BenchIndexArgs),
+    /// Comparison throughput as the registered corpus grows (seeded synthetic chapters).
+    Compare(BenchCompareArgs),
+}
+
+/// Arguments of `copyhound bench compare`.
+#[derive(Debug, Args)]
+pub struct BenchCompareArgs {
+    /// Corpus sizes (registered chapters), comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1_000usize, 10_000, 100_000])]
+    pub chapters: Vec<usize>,
+    /// Pages compared per corpus (half are copies).
+    #[arg(long, default_value_t = 200)]
+    pub pages: usize,
+    /// Characters per chapter.
+    #[arg(long, default_value_t = 1_500)]
+    pub chapter_chars: usize,
+    /// RNG seed.
+    #[arg(long, default_value_t = 7)]
+    pub seed: u64,
 }
 
 /// Arguments of `copyhound bench index`.

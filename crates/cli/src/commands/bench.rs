@@ -11,6 +11,7 @@ use crate::cli::{BenchCommand, BenchIndexArgs};
 pub async fn run(config: &Config, command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
         BenchCommand::Index(args) => index(config, args).await,
+        BenchCommand::Compare(args) => super::bench_compare::run(args).await,
     }
 }
 

@@ -1,6 +1,7 @@
 //! One module per command; each takes the global options and its own arguments.
 
 pub mod bench;
+pub mod bench_compare;
 pub mod config;
 pub mod demo;
 pub mod fingerprint;
