@@ -6,13 +6,16 @@ use std::collections::BTreeSet;
 
 use chrono::Utc;
 use copyhound_core::ids::{PageId, WorkId};
-use copyhound_core::model::{FingerprintOwner, Task, TaskKind};
+use copyhound_core::model::{FingerprintOwner, Task, TaskKind, dna_index_key};
 use copyhound_core::ports::EntryKind;
 use copyhound_core::{ErrorKind, Result};
 use copyhound_fingerprint::FINGERPRINT_VERSION;
 use tracing::info;
 
 use crate::context::MatcherPorts;
+
+/// Hits past which a DNA code or anchor is too common to nominate pages.
+const COMMON_CODE_HITS: usize = 256;
 
 /// Enqueues a comparison of every stored page the work's fingerprints hit.
 pub(crate) async fn backfill_work(ports: &MatcherPorts, work_id: &WorkId) -> Result<()> {
@@ -39,7 +42,7 @@ pub(crate) async fn backfill_work(ports: &MatcherPorts, work_id: &WorkId) -> Res
             .iter()
             .map(|passage| passage.simhash)
             .collect();
-        let mut codes = record.dna.clone();
+        let mut codes: Vec<u64> = record.dna.iter().map(|code| dna_index_key(*code)).collect();
         codes.sort_unstable();
         codes.dedup();
         let hits = [
@@ -51,13 +54,20 @@ pub(crate) async fn backfill_work(ports: &MatcherPorts, work_id: &WorkId) -> Res
                 .index
                 .query_batch(EntryKind::Passage, &passages, max_distance)
                 .await?,
-            ports.index.query_batch(EntryKind::Dna, &codes, 0).await?,
+        ];
+        // Common codes (hitting many entries) nominate nothing; the index stops early.
+        let shared = [
             ports
                 .index
-                .query_batch(EntryKind::Anchor, &record.anchors, 0)
+                .query_batch_capped(EntryKind::Dna, &codes, 0, COMMON_CODE_HITS)
+                .await?,
+            ports
+                .index
+                .query_batch_capped(EntryKind::Anchor, &record.anchors, 0, COMMON_CODE_HITS)
                 .await?,
         ];
-        for hit in hits.iter().flatten().flatten() {
+        let shared_hits = shared.iter().flatten().flatten().flatten();
+        for hit in hits.iter().flatten().flatten().chain(shared_hits) {
             if let Some(FingerprintOwner::Page { page_id }) =
                 FingerprintOwner::from_index_key(&hit.entry.owner)
             {

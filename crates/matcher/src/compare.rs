@@ -14,7 +14,7 @@ use chrono::Utc;
 use copyhound_core::config::MatcherConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, WorkId};
 use copyhound_core::model::{
-    CopiedSpan, FingerprintOwner, FingerprintRecord, Match, MatchStatus, Page, Work,
+    CopiedSpan, FingerprintOwner, FingerprintRecord, Match, MatchStatus, Page, Work, dna_index_key,
 };
 use copyhound_core::ports::{EntryKind, IndexHit};
 use copyhound_core::{Error, ErrorKind, Result};
@@ -266,12 +266,16 @@ async fn candidates(ports: &MatcherPorts, record: &FingerprintRecord) -> Result<
     let passages = index
         .query_batch(EntryKind::Passage, &passage_fingerprints, max_distance)
         .await?;
-    let mut codes = record.dna.clone();
+    let mut codes: Vec<u64> = record.dna.iter().map(|code| dna_index_key(*code)).collect();
     codes.sort_unstable();
     codes.dedup();
-    let dna = index.query_batch(EntryKind::Dna, &codes, 0).await?;
+    // Codes hitting more entries than this are too common to vote; the index stops early.
+    let cap = SHARED_CODE_MAX_CHAPTERS * 4;
+    let dna = index
+        .query_batch_capped(EntryKind::Dna, &codes, 0, cap)
+        .await?;
     let anchors = index
-        .query_batch(EntryKind::Anchor, &record.anchors, 0)
+        .query_batch_capped(EntryKind::Anchor, &record.anchors, 0, cap)
         .await?;
 
     let mut votes: BTreeMap<(WorkId, ChapterId), f32> = BTreeMap::new();
@@ -297,7 +301,7 @@ async fn candidates(ports: &MatcherPorts, record: &FingerprintRecord) -> Result<
             *votes.entry(chapter).or_default() += PASSAGE_VOTE;
         }
     }
-    for hits in dna.iter().chain(&anchors) {
+    for hits in dna.iter().chain(&anchors).flatten() {
         let chapters = chapters_hit(hits);
         if chapters.is_empty() || chapters.len() > SHARED_CODE_MAX_CHAPTERS {
             continue;

@@ -93,12 +93,24 @@ pub struct FingerprintRecord {
     pub created_at: Timestamp,
 }
 
+/// Returns the index key of a DNA code. DNA codes fill only their low 40 bits,
+/// and the segment index buckets by bit segments, so raw codes would all share
+/// one bucket per table; a bijective mix spreads them over 64 bits. DNA is only
+/// ever looked up exactly (distance 0), which the mix preserves.
+pub fn dna_index_key(code: u64) -> u64 {
+    let mut x = code ^ (code >> 30);
+    x = x.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    x ^= x >> 27;
+    x = x.wrapping_mul(0x94d0_49bb_1331_11eb);
+    x ^ (x >> 31)
+}
+
 impl FingerprintRecord {
     /// Returns the index entries of this record — the one mapping from stored
     /// fingerprints to the segment index, shared by indexing, rebuilds and back-fills:
     /// `Document` ordinal 0 is the word SimHash and ordinal 1 the shingle SimHash;
     /// `Passage` ordinals are passage ordinals; `Dna` entries are the distinct DNA
-    /// codes of the document and `Anchor` entries its anchors, in ascending order.
+    /// codes of the document (as [`dna_index_key`]s) and `Anchor` entries its anchors, in ascending order.
     pub fn index_entries(&self) -> Vec<IndexEntry> {
         let owner = self.owner.index_key();
         let entry = |kind, ordinal, fingerprint| IndexEntry {
@@ -121,7 +133,7 @@ impl FingerprintRecord {
             entries.push(entry(
                 EntryKind::Dna,
                 u32::try_from(ordinal).unwrap_or(u32::MAX),
-                code,
+                dna_index_key(code),
             ));
         }
         for (ordinal, anchor) in self.anchors.iter().enumerate() {
@@ -196,8 +208,8 @@ mod tests {
                 (EntryKind::Document, 0, 1),
                 (EntryKind::Document, 1, 2),
                 (EntryKind::Passage, 0, 3),
-                (EntryKind::Dna, 0, 7),
-                (EntryKind::Dna, 1, 9),
+                (EntryKind::Dna, 0, dna_index_key(7)),
+                (EntryKind::Dna, 1, dna_index_key(9)),
                 (EntryKind::Anchor, 0, 11)
             ]
         );
@@ -206,5 +218,9 @@ mod tests {
                 .iter()
                 .all(|entry| entry.owner == record.owner.index_key())
         );
+        // The DNA key is a bijection that fills the high bits.
+        let keys: std::collections::BTreeSet<u64> = (0..10_000u64).map(dna_index_key).collect();
+        assert_eq!(keys.len(), 10_000);
+        assert!(keys.iter().filter(|key| **key >> 48 == 0).count() < 10);
     }
 }

@@ -13,7 +13,7 @@ mod site;
 mod task;
 mod work;
 
-pub use fingerprint::{FingerprintOwner, FingerprintRecord, PassageRecord};
+pub use fingerprint::{FingerprintOwner, FingerprintRecord, PassageRecord, dna_index_key};
 pub use matches::{CopiedSpan, EvidenceExcerpt, Match, MatchStatus, Review};
 pub use page::{FetchMeta, Page, PageVersion, Pagination};
 pub use persisted::{Persisted, SCHEMA_VERSION_FIELD};

@@ -80,6 +80,23 @@ pub trait FingerprintIndex: fmt::Debug + Send + Sync + 'static {
         max_distance: u32,
     ) -> Result<Vec<Vec<IndexHit>>>;
 
+    /// Like [`FingerprintIndex::query_batch`], for codes that may be common: a
+    /// query with more than `max_hits` hits answers `None` (too common to be
+    /// evidence), and implementations may stop collecting its hits early.
+    async fn query_batch_capped(
+        &self,
+        kind: EntryKind,
+        fingerprints: &[u64],
+        max_distance: u32,
+        max_hits: usize,
+    ) -> Result<Vec<Option<Vec<IndexHit>>>> {
+        let results = self.query_batch(kind, fingerprints, max_distance).await?;
+        Ok(results
+            .into_iter()
+            .map(|hits| (hits.len() <= max_hits).then_some(hits))
+            .collect())
+    }
+
     /// Returns every entry of `kind` within `max_distance` of `fingerprint`.
     async fn query(
         &self,

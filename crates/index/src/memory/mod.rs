@@ -235,6 +235,26 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         .map_err(join_error)
     }
 
+    async fn query_batch_capped(
+        &self,
+        kind: EntryKind,
+        fingerprints: &[u64],
+        max_distance: u32,
+        max_hits: usize,
+    ) -> Result<Vec<Option<Vec<IndexHit>>>> {
+        self.layout.check_query_distance(max_distance)?;
+        let current = self.current();
+        let fingerprints = fingerprints.to_vec();
+        tokio::task::spawn_blocking(move || {
+            fingerprints
+                .iter()
+                .map(|query| current.query_capped(kind, *query, max_distance, max_hits))
+                .collect()
+        })
+        .await
+        .map_err(join_error)
+    }
+
     async fn stats(&self) -> Result<IndexStats> {
         let current = self.current();
         Ok(IndexStats {

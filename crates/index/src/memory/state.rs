@@ -285,14 +285,35 @@ impl State {
 
     /// Returns every live entry of `kind` within `max_distance` of `query`.
     pub fn query(&self, kind: EntryKind, query: u64, max_distance: u32) -> Vec<IndexHit> {
+        self.query_capped(kind, query, max_distance, usize::MAX)
+            .unwrap_or_default()
+    }
+
+    /// Like [`Self::query`], but `None` as soon as there are more than `max_hits`
+    /// hits (no hit is materialised past the cap).
+    pub fn query_capped(
+        &self,
+        kind: EntryKind,
+        query: u64,
+        max_distance: u32,
+        max_hits: usize,
+    ) -> Option<Vec<IndexHit>> {
         let slot = kind_slot(kind);
         let tables = &self.base.kinds[slot];
         let recent = &self.delta.kinds[slot];
         let mut hits = Vec::new();
+        let mut overflow = false;
         tables.query(&self.layout, query, max_distance, |position, distance| {
+            if overflow {
+                return;
+            }
             let owner = tables.owner_of(position);
             let ordinal = tables.ordinals[position as usize];
             if self.delta.dead_base_owners.contains(&owner) || recent.shadows((owner, ordinal)) {
+                return;
+            }
+            if hits.len() == max_hits {
+                overflow = true;
                 return;
             }
             hits.push(self.hit(
@@ -303,13 +324,19 @@ impl State {
                 distance,
             ));
         });
+        if overflow {
+            return None;
+        }
         for (key, &fingerprint) in recent.keys.iter().zip(&recent.fingerprints) {
             let distance = hamming(fingerprint, query);
             if distance <= max_distance {
+                if hits.len() == max_hits {
+                    return None;
+                }
                 hits.push(self.hit(kind, key.0, key.1, fingerprint, distance));
             }
         }
-        hits
+        Some(hits)
     }
 
     fn hit(
