@@ -1,4 +1,5 @@
 //! The binary as a user runs it: help, configuration checks and error reporting.
+#![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
 use assert_cmd::Command;
 use predicates::prelude::*;

@@ -2,6 +2,7 @@
 //! (one registered chapter; a pirated copy, a page quoting it briefly, and a
 //! copy behind robots.txt) is crawled on loopback by `copyhound eval`, and the
 //! predictions must flag exactly the pirated copy.
+#![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
 use std::path::Path;
 

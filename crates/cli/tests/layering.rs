@@ -1,6 +1,7 @@
 //! Enforces the dependency rule of docs/ARCHITECTURE.md with `cargo metadata`, so
 //! the layering cannot rot: the fingerprint engine stays pure, the backends never
 //! know each other, and only the CLI names concrete backends.
+#![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;

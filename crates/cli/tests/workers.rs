@@ -2,6 +2,7 @@
 //! share one queue, one of them is killed with SIGKILL in the middle of its batch,
 //! and Redis is restarted mid-run. Every page must end with exactly one match (no
 //! lost task, no duplicated match).
+#![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,7 @@
 //! The comparison pipeline on the embedded backends: registration, fingerprinting,
 //! comparison, back-fill, idempotency and the evidence bar, driven through the
 //! worker loop exactly as a worker process runs it.
+#![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
 use std::sync::Arc;
 use std::time::Duration;
