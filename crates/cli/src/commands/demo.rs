@@ -11,7 +11,7 @@ use anyhow::Context;
 use copyhound_core::config::Config;
 use copyhound_core::model::ReportFormat;
 
-use super::report::{input_for_all_publishers, write_report};
+use super::report::{inputs_for_all_publishers, write_report};
 use crate::cli::DemoArgs;
 use crate::eval::{default_set, run_pipeline};
 
@@ -40,15 +40,24 @@ pub async fn run(config: &Config, args: DemoArgs) -> anyhow::Result<ExitCode> {
     demo_config.queue.url = None;
     demo_config.crawler.allow_private_addresses = true;
     let run = run_pipeline(&demo_config, &set, None).await?;
-    let input = input_for_all_publishers(&run.backends, "CopyHound demo").await?;
-    let report_path = demo_dir.join("report.html");
-    write_report(&input, ReportFormat::Html, &report_path)?;
+    let inputs = inputs_for_all_publishers(&run.backends).await?;
+    let mut report_paths = Vec::new();
+    for input in &inputs {
+        let path = demo_dir
+            .join("reports")
+            .join(format!("{}.html", input.scope.publisher_id));
+        write_report(input, ReportFormat::Html, &path)?;
+        report_paths.push(path);
+    }
+    let matches: Vec<&copyhound_core::model::Match> =
+        inputs.iter().flat_map(|input| &input.matches).collect();
+    let works: Vec<&copyhound_core::model::Work> =
+        inputs.iter().flat_map(|input| &input.works).collect();
 
     let mut by_work: BTreeMap<String, (usize, std::collections::BTreeSet<String>)> =
         BTreeMap::new();
-    for found in &input.matches {
-        let title = input
-            .works
+    for found in &matches {
+        let title = works
             .iter()
             .find(|work| work.id == found.work_id)
             .map_or(found.work_id.to_string(), |work| {
@@ -63,7 +72,7 @@ pub async fn run(config: &Config, args: DemoArgs) -> anyhow::Result<ExitCode> {
         run.sites.sites.len(),
         run.pages_crawled,
         run.elapsed.as_secs_f64(),
-        input.matches.len()
+        matches.len()
     );
     for (work, (pairs, pages)) in &by_work {
         println!("  {work}: {pairs} copied chapters on {} pages", pages.len());
@@ -74,7 +83,10 @@ pub async fn run(config: &Config, args: DemoArgs) -> anyhow::Result<ExitCode> {
             run.dead_tasks
         );
     }
-    println!("\nreport: {}", absolute(&report_path).display());
+    println!("\nreports (one per publisher, HTML with charts and side-by-side evidence):");
+    for path in &report_paths {
+        println!("  {}", absolute(path).display());
+    }
     Ok(ExitCode::SUCCESS)
 }
 

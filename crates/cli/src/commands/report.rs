@@ -84,13 +84,10 @@ pub fn write_report(
     Ok((input.matches.len(), rendered.len()))
 }
 
-/// Returns one report input over every publisher's matches (the demo's overview).
-pub async fn input_for_all_publishers(
-    backends: &Backends,
-    title: &str,
-) -> anyhow::Result<ReportInput> {
+/// Returns the report input of every publisher with matches (the demo's reports).
+pub async fn inputs_for_all_publishers(backends: &Backends) -> anyhow::Result<Vec<ReportInput>> {
     let stores = &backends.stores;
-    let mut merged: Option<ReportInput> = None;
+    let mut inputs = Vec::new();
     let mut request = PageRequest {
         after: None,
         limit: 200,
@@ -104,35 +101,24 @@ pub async fn input_for_all_publishers(
                 site_id: None,
                 since: None,
             };
-            let input = load_report_input(
+            let mut input = load_report_input(
                 stores.matches.as_ref(),
                 stores.works.as_ref(),
                 stores.sites.as_ref(),
                 &scope,
             )
             .await?;
-            merged = Some(match merged {
-                None => input,
-                Some(mut all) => {
-                    all.works.extend(input.works);
-                    all.chapters.extend(input.chapters);
-                    for site in input.sites {
-                        if !all.sites.iter().any(|known| known.id == site.id) {
-                            all.sites.push(site);
-                        }
-                    }
-                    all.matches.extend(input.matches);
-                    all
-                }
-            });
+            if input.matches.is_empty() {
+                continue;
+            }
+            input.publisher = publisher.name.clone();
+            input.generated_at = Utc::now();
+            inputs.push(input);
         }
         match batch.next {
             Some(next) => request.after = Some(next),
             None => break,
         }
     }
-    let mut input = merged.context("no publishers registered")?;
-    input.publisher = title.to_string();
-    input.generated_at = Utc::now();
-    Ok(input)
+    Ok(inputs)
 }
