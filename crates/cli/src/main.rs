@@ -10,6 +10,7 @@ mod eval;
 mod import;
 mod logging;
 mod report_handler;
+mod report_scheduler;
 mod static_sites;
 mod text_input;
 

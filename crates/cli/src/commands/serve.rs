@@ -58,6 +58,10 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
                 })
                 .await;
         }));
+        if let Some(reports) = crate::report_scheduler::ReportScheduler::new(config, &backends)? {
+            let stop = shutdown_rx.clone();
+            background.push(tokio::spawn(async move { reports.run(stop).await }));
+        }
     }
     let state = AppState {
         publishers: backends.stores.publishers.clone(),
@@ -92,7 +96,14 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
 pub async fn scheduler(config: &Config) -> anyhow::Result<ExitCode> {
     let backends = Backends::open(config).await?;
     let scheduler = Scheduler::new(backends.stores.sites.clone(), backends.queue.clone());
-    println!("scheduler running; crawls are enqueued when their site's schedule is due");
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let reports = crate::report_scheduler::ReportScheduler::new(config, &backends)?
+        .map(|reports| tokio::spawn(async move { reports.run(stop_rx).await }));
+    println!("scheduler running; crawls (and [reports] schedules and alerts) run when due");
     scheduler.run(wait_for_signal()).await;
+    let _ = stop_tx.send(true);
+    if let Some(reports) = reports {
+        let _ = reports.await;
+    }
     Ok(ExitCode::SUCCESS)
 }

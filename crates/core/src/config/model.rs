@@ -38,6 +38,9 @@ pub struct Config {
     /// Logging.
     #[serde(default)]
     pub log: LogConfig,
+    /// Scheduled reports and alert webhooks.
+    #[serde(default)]
+    pub reports: ReportsConfig,
 }
 
 fn default_version() -> u32 {
@@ -61,6 +64,7 @@ impl Default for Config {
             worker: WorkerConfig::default(),
             server: ServerConfig::default(),
             log: LogConfig::default(),
+            reports: ReportsConfig::default(),
         }
     }
 }
@@ -249,6 +253,54 @@ impl Default for ServerConfig {
     }
 }
 
+/// Scheduled reports and alert webhooks, per publisher. Run by the scheduler
+/// process (`copyhound scheduler`, or `serve` on the embedded default).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ReportsConfig {
+    /// Reports generated on a cron schedule.
+    pub schedules: Vec<ReportSchedule>,
+    /// Webhooks called when confirmed infringements reach a threshold.
+    pub alerts: Vec<AlertHook>,
+}
+
+/// One scheduled report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReportSchedule {
+    /// The publisher reported on.
+    pub publisher: String,
+    /// Cron expression, UTC (`0 6 * * 1`: Mondays 06:00).
+    pub cron: String,
+    /// Output format.
+    #[serde(default = "default_report_format")]
+    pub format: crate::model::ReportFormat,
+}
+
+fn default_report_format() -> crate::model::ReportFormat {
+    crate::model::ReportFormat::Html
+}
+
+/// One alert webhook: a signed JSON POST when a publisher's newly confirmed
+/// infringements reach `threshold_new_confirmed`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertHook {
+    /// The publisher watched.
+    pub publisher: String,
+    /// Where to POST.
+    pub webhook_url: String,
+    /// HMAC-SHA256 key of the `X-CopyHound-Signature` header (secret).
+    pub secret: String,
+    /// Confirmed matches since the last alert that trigger one.
+    #[serde(default = "default_alert_threshold")]
+    pub threshold_new_confirmed: u32,
+}
+
+fn default_alert_threshold() -> u32 {
+    1
+}
+
 /// Log output format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -328,6 +380,23 @@ impl Config {
                 "matcher.min_chapter_coverage must be within [0, 1]",
             ));
         }
+        for schedule in &self.reports.schedules {
+            schedule.publisher.parse::<crate::ids::PublisherId>()?;
+        }
+        for hook in &self.reports.alerts {
+            hook.publisher.parse::<crate::ids::PublisherId>()?;
+            if !(hook.webhook_url.starts_with("http://")
+                || hook.webhook_url.starts_with("https://"))
+            {
+                return Err(config_error(format!(
+                    "reports.alerts: webhook_url {:?} is not an http(s) URL",
+                    hook.webhook_url
+                )));
+            }
+            if hook.secret.is_empty() {
+                return Err(config_error("reports.alerts: secret must not be empty"));
+            }
+        }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
             return Err(config_error(format!(
                 "server.listen = {:?} is not an address like 127.0.0.1:8080",
@@ -367,6 +436,9 @@ impl Config {
         }
         if copy.server.admin_key.is_some() {
             copy.server.admin_key = Some("****".into());
+        }
+        for hook in &mut copy.reports.alerts {
+            hook.secret = "****".into();
         }
         copy
     }
