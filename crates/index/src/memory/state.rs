@@ -309,7 +309,11 @@ impl State {
             }
             let owner = tables.owner_of(position);
             let ordinal = tables.ordinals[position as usize];
-            if self.delta.dead_base_owners.contains(&owner) || recent.shadows((owner, ordinal)) {
+            // Most queries run with an empty delta: skip the hash lookups then.
+            if (!self.delta.dead_base_owners.is_empty()
+                && self.delta.dead_base_owners.contains(&owner))
+                || (!recent.positions.is_empty() && recent.shadows((owner, ordinal)))
+            {
                 return;
             }
             if hits.len() == max_hits {
