@@ -44,6 +44,8 @@ pub fn decode_body(
         .or_else(|| meta_charset(bytes));
     match declared {
         Some(encoding) => decode_declared(encoding, bytes),
+        // Valid UTF-8 is what detection would choose anyway; checking it is ~50x cheaper.
+        None if std::str::from_utf8(bytes).is_ok() => decode_with(UTF_8, bytes),
         None => decode_with(detect(bytes), bytes),
     }
 }
