@@ -259,7 +259,14 @@ fn rank_sites(context: &Context<'_>, infringing: &[&Match]) -> Vec<SiteSummary> 
                 .last_seen
                 .map_or(found.last_seen, |seen| seen.max(found.last_seen)),
         );
-        tally.sample.get_or_insert(found);
+        // The site's representative match (names a deleted site by its host): the
+        // smallest URL, so the report does not depend on the store's order.
+        if tally
+            .sample
+            .is_none_or(|sample: &Match| found.page_url < sample.page_url)
+        {
+            tally.sample = Some(found);
+        }
     }
     let mut ranked: Vec<SiteSummary> = tallies
         .into_iter()
