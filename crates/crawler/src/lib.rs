@@ -15,6 +15,7 @@ pub mod site;
 #[cfg(feature = "testsuite")]
 pub mod testsuite;
 pub mod urls;
+pub mod visible;
 
 pub use crawl::{CrawlProgress, Crawler, NoProgress, PageOutcome, PageReport};
 pub use fetch::HttpFetcher;

@@ -5,7 +5,6 @@
 //! scorer's format. Nothing here reads the labels; the scorer does, afterwards.
 
 mod offsets;
-mod visible_text;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -262,7 +261,7 @@ async fn collect_predictions(run: &PipelineRun) -> anyhow::Result<Vec<Prediction
                     page.fetch.content_type.as_deref(),
                     None,
                 );
-                let visible = visible_text::visible_text(&decoded.text);
+                let visible = copyhound_crawler::visible::visible_text(&decoded.text);
                 let map = offsets::OffsetMap::new(&page.text, &visible);
                 for found in matches {
                     let spans = found

@@ -1,7 +1,7 @@
-//! The benchmark's "visible text" of a page, the coordinate system of its span
-//! labels (the scorer measures localization in it). Matches are found on the
-//! crawler's main text; this module only translates their offsets for scoring.
-//! Rules as the benchmark specifies them: skip head/script/style/noscript/
+//! A page's full "visible text" by a fixed, simple specification (the one the
+//! labeled benchmarks define their span offsets on), as opposed to [`crate::extract`]'s
+//! main text. Evaluation maps match spans into it, and tests read benchmark
+//! pages with it. Rules: skip head/script/style/noscript/
 //! template/select/textarea, collapse ASCII whitespace runs inside text to one
 //! space, block tags break lines, lines trimmed of spaces, empty lines dropped.
 
