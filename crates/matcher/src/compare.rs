@@ -21,7 +21,7 @@ use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_fingerprint::{FINGERPRINT_VERSION, NormalizedText, Verification};
 use tracing::debug;
 
-use crate::context::MatcherPorts;
+use crate::context::{MatcherPorts, page_at};
 use crate::evidence;
 
 const DOCUMENT_VOTE: f32 = 8.0;
@@ -71,11 +71,9 @@ pub(crate) async fn compare_page(
     page_id: &PageId,
     content_sha256: &str,
 ) -> Result<()> {
-    let page = ports.pages.get_page(page_id).await?;
-    if page.content_sha256 != content_sha256 {
-        debug!(page_id = %page_id, "page changed since the task was queued; skipping");
+    let Some(page) = page_at(ports, page_id, content_sha256).await? else {
         return Ok(());
-    }
+    };
     let owner = FingerprintOwner::Page {
         page_id: page_id.clone(),
     };

@@ -12,9 +12,8 @@ use copyhound_core::model::{
 };
 use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_fingerprint::{DocumentFingerprint, FINGERPRINT_VERSION, Fingerprinter};
-use tracing::debug;
 
-use crate::context::MatcherPorts;
+use crate::context::{MatcherPorts, page_at};
 
 /// Fingerprints a stored page at `content_sha256`, indexes it and enqueues its comparison.
 pub(crate) async fn fingerprint_page(
@@ -22,11 +21,9 @@ pub(crate) async fn fingerprint_page(
     page_id: &PageId,
     content_sha256: &str,
 ) -> Result<()> {
-    let page = ports.pages.get_page(page_id).await?;
-    if page.content_sha256 != content_sha256 {
-        debug!(page_id = %page_id, "page changed since the task was queued; a newer task handles it");
+    let Some(page) = page_at(ports, page_id, content_sha256).await? else {
         return Ok(());
-    }
+    };
     let owner = FingerprintOwner::Page {
         page_id: page_id.clone(),
     };
@@ -116,7 +113,8 @@ async fn index_record(ports: &MatcherPorts, record: &FingerprintRecord) -> Resul
     ports.index.insert(&record.index_entries()).await
 }
 
-fn to_record(
+/// Returns the stored form of a computed fingerprint.
+pub fn to_record(
     owner: FingerprintOwner,
     content_sha256: &str,
     fingerprint: DocumentFingerprint,

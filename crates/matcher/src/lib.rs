@@ -19,5 +19,6 @@ mod worker;
 
 pub use compare::{Decision, decide};
 pub use context::MatcherPorts;
+pub use fingerprinting::to_record;
 pub use pipeline::Pipeline;
 pub use worker::{TaskHandler, TickOutcome, Worker, WorkerConfig};

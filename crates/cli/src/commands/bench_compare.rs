@@ -10,12 +10,12 @@ use chrono::Utc;
 use copyhound_core::config::{MatcherConfig, QueueConfig};
 use copyhound_core::ids::{ChapterId, PageId, PublisherId, SiteId, WorkId, sha256_hex};
 use copyhound_core::model::{
-    Chapter, FetchMeta, FingerprintOwner, FingerprintRecord, Language, Page, PassageRecord,
-    Publisher, PublisherKind, Task, TaskKind, Work, WorkKind,
+    Chapter, FetchMeta, FingerprintOwner, FingerprintRecord, Language, Page, Publisher,
+    PublisherKind, Task, TaskKind, Work, WorkKind,
 };
 use copyhound_fingerprint::{DocumentFingerprint, Fingerprinter};
 use copyhound_index::MemoryFingerprintIndex;
-use copyhound_matcher::{MatcherPorts, Pipeline, TaskHandler};
+use copyhound_matcher::{MatcherPorts, Pipeline, TaskHandler, to_record};
 use copyhound_store::Stores;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -60,35 +60,6 @@ fn mutate(rng: &mut ChaCha8Rng, text: &str, rate: f64) -> String {
             }
         })
         .collect()
-}
-
-fn record(
-    owner: FingerprintOwner,
-    content_sha256: String,
-    fingerprint: DocumentFingerprint,
-) -> FingerprintRecord {
-    FingerprintRecord {
-        owner,
-        version: fingerprint.version,
-        content_sha256,
-        simhash: fingerprint.simhash,
-        shingle_simhash: fingerprint.shingle_simhash,
-        dna: fingerprint.dna,
-        passages: fingerprint
-            .passages
-            .into_iter()
-            .map(|p| PassageRecord {
-                ordinal: p.ordinal,
-                start: p.start,
-                end: p.end,
-                simhash: p.simhash,
-                dna: p.dna,
-            })
-            .collect(),
-        anchors: fingerprint.anchors,
-        normalized_chars: fingerprint.normalized_chars,
-        created_at: Utc::now(),
-    }
 }
 
 /// Fingerprints texts on every core.
@@ -224,7 +195,7 @@ async fn run_corpus(
                     work_id: work_id.clone(),
                     chapter_id: chapter.id.clone(),
                 };
-                record(owner, chapter.content_sha256.clone(), fingerprint)
+                to_record(owner, &chapter.content_sha256, fingerprint)
             })
             .collect();
         stores.fingerprints.put_fingerprints(&records).await?;
@@ -273,11 +244,11 @@ async fn run_corpus(
         .iter()
         .zip(fingerprint_all(engine, &page_texts))
         .map(|(page, fingerprint)| {
-            record(
+            to_record(
                 FingerprintOwner::Page {
                     page_id: page.id.clone(),
                 },
-                page.content_sha256.clone(),
+                &page.content_sha256,
                 fingerprint,
             )
         })
