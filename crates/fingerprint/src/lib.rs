@@ -188,57 +188,55 @@ impl Fingerprinter {
     /// Fingerprints an already normalized text.
     pub fn fingerprint_normalized(&self, text: &NormalizedText) -> DocumentFingerprint {
         let windows = self.dna_windows(text);
+        let syllables = self.syllables(text);
         DocumentFingerprint {
             version: FINGERPRINT_VERSION,
             simhash: self.word_simhash(text),
             shingle_simhash: self.shingle_simhash(text),
             dna: windows.iter().map(|w| w.code).collect(),
-            passages: self.passages_with(text, &windows),
-            anchors: self.anchors(text),
+            passages: self.passages_with(text, &syllables, &windows),
+            anchors: anchor::anchors(&syllables, &self.config.anchor),
             normalized_chars: u32::try_from(text.len()).unwrap_or(u32::MAX),
         }
     }
 
     /// Anchors of a normalized text (see [`anchor`]).
     pub fn anchors(&self, text: &NormalizedText) -> Vec<u64> {
-        let syllables: Vec<u32> = text
-            .chars
+        anchor::anchors(&self.syllables(text), &self.config.anchor)
+    }
+
+    /// Syllable tokens, one per normalized char (passage boundaries and anchors).
+    fn syllables(&self, text: &NormalizedText) -> Vec<u32> {
+        text.chars
             .iter()
             .map(|&c| self.phonetic.token(c, false))
-            .collect();
-        anchor::anchors(&syllables, &self.config.anchor)
+            .collect()
     }
 
     /// Passage fingerprints of a normalized text.
     pub fn passages(&self, text: &NormalizedText) -> Vec<PassageFingerprint> {
-        self.passages_with(text, &self.dna_windows(text))
+        self.passages_with(text, &self.syllables(text), &self.dna_windows(text))
     }
 
     fn passages_with(
         &self,
         text: &NormalizedText,
+        syllables: &[u32],
         windows: &[DnaWindow],
     ) -> Vec<PassageFingerprint> {
         let cfg = &self.config.passage;
-        // Syllable tokens, one per normalized char: passage anchors always
-        // use them (homophone-robust boundaries).
-        let syllables: Vec<u32> = text
-            .chars
-            .iter()
-            .map(|&c| self.phonetic.token(c, false))
-            .collect();
         let chars: Vec<u32>;
-        let shingle_tokens = match cfg.features {
+        let shingle_tokens: &[u32] = match cfg.features {
             PassageFeatures::CharShingles => {
                 chars = text.chars.iter().map(|&c| u32::from(c)).collect();
                 &chars
             }
-            PassageFeatures::SyllableShingles => &syllables,
+            PassageFeatures::SyllableShingles => syllables,
         };
         // Shingle hashes once; passages overlap.
         let k = cfg.shingle_k.clamp(1, 16);
         let hashes = simhash::token_shingle_hashes(shingle_tokens, k);
-        passage::passage_ranges(&syllables, cfg)
+        passage::passage_ranges(syllables, cfg)
             .into_iter()
             .enumerate()
             .map(|(ordinal, (s, e))| {
