@@ -158,6 +158,28 @@ fn delta_limit(base_entries: u64) -> usize {
     (base_entries / 256).clamp(4096, 16_384) as usize
 }
 
+impl MemoryFingerprintIndex {
+    /// Runs a batch on one state: inline when small, else on the blocking pool.
+    async fn query_many(
+        &self,
+        kind: EntryKind,
+        fingerprints: &[u64],
+        max_distance: u32,
+        max_hits: usize,
+    ) -> Result<Vec<Option<Vec<IndexHit>>>> {
+        let current = self.current();
+        if fingerprints.len() <= INLINE_QUERIES {
+            return Ok(current.query_many(kind, fingerprints, max_distance, max_hits));
+        }
+        let fingerprints = fingerprints.to_vec();
+        tokio::task::spawn_blocking(move || {
+            current.query_many(kind, &fingerprints, max_distance, max_hits)
+        })
+        .await
+        .map_err(join_error)
+    }
+}
+
 fn join_error(error: tokio::task::JoinError) -> Error {
     Error::internal(format!("index worker task failed: {error}"))
 }
@@ -217,22 +239,13 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         max_distance: u32,
     ) -> Result<Vec<Vec<IndexHit>>> {
         self.layout.check_query_distance(max_distance)?;
-        let current = self.current();
-        if fingerprints.len() <= INLINE_QUERIES {
-            return Ok(fingerprints
-                .iter()
-                .map(|query| current.query(kind, *query, max_distance))
-                .collect());
-        }
-        let fingerprints = fingerprints.to_vec();
-        tokio::task::spawn_blocking(move || {
-            fingerprints
-                .iter()
-                .map(|query| current.query(kind, *query, max_distance))
-                .collect()
-        })
-        .await
-        .map_err(join_error)
+        let results = self
+            .query_many(kind, fingerprints, max_distance, usize::MAX)
+            .await?;
+        Ok(results
+            .into_iter()
+            .map(|hits| hits.unwrap_or_default())
+            .collect())
     }
 
     async fn query_batch_capped(
@@ -243,16 +256,8 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         max_hits: usize,
     ) -> Result<Vec<Option<Vec<IndexHit>>>> {
         self.layout.check_query_distance(max_distance)?;
-        let current = self.current();
-        let fingerprints = fingerprints.to_vec();
-        tokio::task::spawn_blocking(move || {
-            fingerprints
-                .iter()
-                .map(|query| current.query_capped(kind, *query, max_distance, max_hits))
-                .collect()
-        })
-        .await
-        .map_err(join_error)
+        self.query_many(kind, fingerprints, max_distance, max_hits)
+            .await
     }
 
     async fn stats(&self) -> Result<IndexStats> {

@@ -283,64 +283,74 @@ impl State {
         delta
     }
 
-    /// Returns every live entry of `kind` within `max_distance` of `query`.
-    pub fn query(&self, kind: EntryKind, query: u64, max_distance: u32) -> Vec<IndexHit> {
-        self.query_capped(kind, query, max_distance, usize::MAX)
-            .unwrap_or_default()
-    }
-
-    /// Like [`Self::query`], but `None` as soon as there are more than `max_hits`
-    /// hits (no hit is materialised past the cap).
-    pub fn query_capped(
+    /// Returns, per query, every live entry of `kind` within `max_distance`,
+    /// or `None` once a query has more than `max_hits` hits (no hit is
+    /// materialised past the cap).
+    pub fn query_many(
         &self,
         kind: EntryKind,
-        query: u64,
+        queries: &[u64],
         max_distance: u32,
         max_hits: usize,
-    ) -> Option<Vec<IndexHit>> {
+    ) -> Vec<Option<Vec<IndexHit>>> {
         let slot = kind_slot(kind);
         let tables = &self.base.kinds[slot];
         let recent = &self.delta.kinds[slot];
-        let mut hits = Vec::new();
-        let mut overflow = false;
-        tables.query(&self.layout, query, max_distance, |position, distance| {
-            if overflow {
-                return;
-            }
-            let owner = tables.owner_of(position);
-            let ordinal = tables.ordinals[position as usize];
-            // Most queries run with an empty delta: skip the hash lookups then.
-            if (!self.delta.dead_base_owners.is_empty()
-                && self.delta.dead_base_owners.contains(&owner))
-                || (!recent.positions.is_empty() && recent.shadows((owner, ordinal)))
-            {
-                return;
-            }
-            if hits.len() == max_hits {
-                overflow = true;
-                return;
-            }
-            hits.push(self.hit(
-                kind,
-                owner,
-                ordinal,
-                tables.fingerprints[position as usize],
-                distance,
-            ));
-        });
-        if overflow {
-            return None;
-        }
-        for (key, &fingerprint) in recent.keys.iter().zip(&recent.fingerprints) {
-            let distance = hamming(fingerprint, query);
-            if distance <= max_distance {
-                if hits.len() == max_hits {
-                    return None;
+        let mut results: Vec<Option<Vec<IndexHit>>> = vec![Some(Vec::new()); queries.len()];
+        tables.query_many(
+            &self.layout,
+            queries,
+            max_distance,
+            |query, position, distance| {
+                let Some(hits) = &mut results[query] else {
+                    return;
+                };
+                let owner = tables.owner_of(position);
+                let ordinal = tables.ordinals[position as usize];
+                // Most queries run with an empty delta: skip the hash lookups then.
+                if (!self.delta.dead_base_owners.is_empty()
+                    && self.delta.dead_base_owners.contains(&owner))
+                    || (!recent.positions.is_empty() && recent.shadows((owner, ordinal)))
+                {
+                    return;
                 }
-                hits.push(self.hit(kind, key.0, key.1, fingerprint, distance));
+                if hits.len() == max_hits {
+                    results[query] = None;
+                    return;
+                }
+                hits.push(self.hit(
+                    kind,
+                    owner,
+                    ordinal,
+                    tables.fingerprints[position as usize],
+                    distance,
+                ));
+            },
+        );
+        if recent.keys.is_empty() {
+            return results;
+        }
+        for (result, &query) in results.iter_mut().zip(queries) {
+            for (key, &fingerprint) in recent.keys.iter().zip(&recent.fingerprints) {
+                let Some(hits) = result else {
+                    break;
+                };
+                if hamming(fingerprint, query) <= max_distance {
+                    if hits.len() == max_hits {
+                        *result = None;
+                        break;
+                    }
+                    hits.push(self.hit(
+                        kind,
+                        key.0,
+                        key.1,
+                        fingerprint,
+                        hamming(fingerprint, query),
+                    ));
+                }
             }
         }
-        Some(hits)
+        results
     }
 
     fn hit(

@@ -15,6 +15,12 @@ use crate::layout::{SegmentLayout, hamming};
 /// Bucket keys never exceed this many bits (bounds the offsets array).
 const MAX_BUCKET_BITS: u32 = 24;
 
+/// Positions per `owner_blocks` entry: log2.
+const OWNER_BLOCK_BITS: u32 = 6;
+
+/// Queries interleaved per group in [`KindTables::query_many`].
+const GROUP: usize = 16;
+
 /// One entry in build order: (owner id, ordinal, fingerprint).
 pub(crate) type RawEntry = (u32, u32, u64);
 
@@ -35,6 +41,9 @@ pub(crate) struct KindTables {
     pub ordinals: Vec<u32>,
     /// `owner_starts[o]..owner_starts[o + 1]` are the positions of owner `o`.
     pub owner_starts: Vec<u32>,
+    /// `owner_blocks[b]` owns position `b << OWNER_BLOCK_BITS` (clamped to the
+    /// last position): narrows `owner_of` to a few owners.
+    owner_blocks: Vec<u32>,
     filter_bits: u32,
     tables: Vec<Table>,
 }
@@ -57,10 +66,23 @@ impl KindTables {
         let tables = (0..layout.tables())
             .map(|table| build_table(layout, table, &fingerprints, index_bits, filter_bits))
             .collect();
+        let owner_blocks = if count == 0 {
+            Vec::new()
+        } else {
+            let last = count as u32 - 1;
+            (0..=(last >> OWNER_BLOCK_BITS) + 1)
+                .map(|block| {
+                    let position = (block << OWNER_BLOCK_BITS).min(last);
+                    let after = owner_starts.partition_point(|start| *start <= position);
+                    after.saturating_sub(1) as u32
+                })
+                .collect()
+        };
         Ok(Self {
             fingerprints,
             ordinals,
             owner_starts,
+            owner_blocks,
             filter_bits,
             tables,
         })
@@ -80,13 +102,15 @@ impl KindTables {
 
     /// Returns the owner id of the entry at `position`.
     pub fn owner_of(&self, position: u32) -> u32 {
-        let after = self
-            .owner_starts
-            .partition_point(|start| *start <= position);
-        u32::try_from(after.saturating_sub(1)).expect("owner ids fit u32 by construction")
+        let block = (position >> OWNER_BLOCK_BITS) as usize;
+        let low = self.owner_blocks[block] as usize;
+        let high = self.owner_blocks[block + 1] as usize + 1;
+        let after = self.owner_starts[low..=high].partition_point(|start| *start <= position);
+        u32::try_from(low + after.saturating_sub(1)).expect("owner ids fit u32 by construction")
     }
 
     /// Calls `found(position, distance)` once for every entry within `max_distance` of `query`.
+    #[cfg(test)]
     pub fn query(
         &self,
         layout: &SegmentLayout,
@@ -94,34 +118,94 @@ impl KindTables {
         max_distance: u32,
         mut found: impl FnMut(u32, u32),
     ) {
+        self.query_many(layout, &[query], max_distance, |_, position, distance| {
+            found(position, distance)
+        });
+    }
+
+    /// Calls `found(query index, position, distance)` once for every entry
+    /// within `max_distance` of each query, queries in order.
+    ///
+    /// Queries run in groups, one stage at a time (bucket bounds, then slot
+    /// scans, then fingerprint loads): the loads of a stage are independent,
+    /// so the CPU overlaps their cache misses instead of waiting on each.
+    pub fn query_many(
+        &self,
+        layout: &SegmentLayout,
+        queries: &[u64],
+        max_distance: u32,
+        mut found: impl FnMut(usize, u32, u32),
+    ) {
         if self.fingerprints.is_empty() {
             return;
         }
+        let tables = layout.tables_for(max_distance).min(self.tables.len());
         let filter_mask = low_mask(self.filter_bits);
-        for (table_index, table) in self
-            .tables
-            .iter()
-            .enumerate()
-            .take(layout.tables_for(max_distance))
-        {
-            let bucket = layout.bucket(table_index, query, table.bucket_bits) as usize;
-            let range = table.offsets[bucket] as usize..table.offsets[bucket + 1] as usize;
-            let query_filter = filter(layout, table_index, query, self.filter_bits);
-            let query_segment = layout.segment(table_index, query);
-            for &slot in &table.slots[range] {
-                if ((slot & filter_mask) ^ query_filter).count_ones() > max_distance {
-                    continue;
+        let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(GROUP * tables);
+        // (query index, table, position) of slots passing the filter.
+        let mut candidates: Vec<(u32, u32, u32)> = Vec::new();
+        let mut loaded: Vec<u64> = Vec::new();
+        let mut verified: Vec<(u32, u32, u32)> = Vec::new();
+        for (group, chunk) in queries.chunks(GROUP).enumerate() {
+            let first = group * GROUP;
+            ranges.clear();
+            for &query in chunk {
+                for (table_index, table) in self.tables[..tables].iter().enumerate() {
+                    let bucket = layout.bucket(table_index, query, table.bucket_bits) as usize;
+                    ranges.push((table.offsets[bucket], table.offsets[bucket + 1]));
                 }
-                let position = slot >> self.filter_bits;
-                let candidate = self.fingerprints[position as usize];
+            }
+            // Touch each bucket's first slot so the scans below hit the cache.
+            let mut touched = 0_u32;
+            for (pair, &(start, end)) in ranges.iter().enumerate() {
+                if start < end {
+                    let slots = &self.tables[pair % tables].slots;
+                    touched ^= slots[start as usize] ^ slots[end as usize - 1];
+                }
+            }
+            std::hint::black_box(touched);
+            candidates.clear();
+            for (offset, &query) in chunk.iter().enumerate() {
+                for (table_index, table) in self.tables[..tables].iter().enumerate() {
+                    let (start, end) = ranges[offset * tables + table_index];
+                    let query_filter = filter(layout, table_index, query, self.filter_bits);
+                    for &slot in &table.slots[start as usize..end as usize] {
+                        if ((slot & filter_mask) ^ query_filter).count_ones() <= max_distance {
+                            candidates.push((
+                                offset as u32,
+                                table_index as u32,
+                                slot >> self.filter_bits,
+                            ));
+                        }
+                    }
+                }
+            }
+            loaded.clear();
+            loaded.extend(
+                candidates
+                    .iter()
+                    .map(|&(_, _, position)| self.fingerprints[position as usize]),
+            );
+            verified.clear();
+            for (&(offset, table_index, position), &candidate) in candidates.iter().zip(&loaded) {
+                let query = chunk[offset as usize];
+                let table_index = table_index as usize;
                 let distance = hamming(candidate, query);
                 if distance > max_distance
-                    || layout.segment(table_index, candidate) != query_segment
+                    || layout.segment(table_index, candidate) != layout.segment(table_index, query)
                     || layout.found_earlier(table_index, query, candidate)
                 {
                     continue;
                 }
-                found(position, distance);
+                verified.push((offset, position, distance));
+            }
+            // The caller reads each hit's ordinal: load them all first.
+            let touched = verified.iter().fold(0_u32, |acc, &(_, position, _)| {
+                acc ^ self.ordinals[position as usize]
+            });
+            std::hint::black_box(touched);
+            for &(offset, position, distance) in &verified {
+                found(first + offset as usize, position, distance);
             }
         }
     }
@@ -134,7 +218,10 @@ impl KindTables {
             .map(|table| (table.offsets.capacity() + table.slots.capacity()) * 4)
             .sum();
         (self.fingerprints.capacity() * 8
-            + (self.ordinals.capacity() + self.owner_starts.capacity()) * 4
+            + (self.ordinals.capacity()
+                + self.owner_starts.capacity()
+                + self.owner_blocks.capacity())
+                * 4
             + tables) as u64
     }
 }

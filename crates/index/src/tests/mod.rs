@@ -30,7 +30,7 @@ macro_rules! conformance_suite {
             empty_index_answers_nothing, oracle_matches_linear_scan, exact_index_with_k_zero,
             duplicate_fingerprints_under_different_owners, extreme_fingerprints, remove_then_query,
             reinsert_after_remove, insert_replaces_and_is_idempotent, distance_above_max_is_refused,
-            kinds_are_separate, stats_count_live_entries);
+            kinds_are_separate, stats_count_live_entries, capped_batches_refuse_common_codes);
     };
     (@tests $factory:expr; $($name:ident),*) => {
         $(
@@ -366,4 +366,51 @@ pub(crate) async fn stats_count_live_entries(factory: &impl Factory) {
     let stats = index.stats().await.unwrap();
     assert_eq!(stats.entries, 1_000);
     assert!(stats.memory_bytes > 8_000, "{stats:?}");
+}
+
+pub(crate) async fn capped_batches_refuse_common_codes(factory: &impl Factory) {
+    let index = factory.index(3).await;
+    let mut rng = seeded(21);
+    let mut entries = random_entries(&mut rng, EntryKind::Dna, 50_000, 8);
+    // One code held by 40 owners: too common at a cap of 32.
+    let common = rng.next_u64();
+    entries.extend((0..40).map(|owner| {
+        entry(
+            &format!("p:common{owner:02}"),
+            EntryKind::Dna,
+            0,
+            flip_bits(&mut rng, common, owner % 3),
+        )
+    }));
+    index.insert(&entries).await.unwrap();
+    // Later writes (an embedded index keeps them apart until compaction).
+    let late = entry("p:late", EntryKind::Dna, 0, flip_bits(&mut rng, common, 1));
+    index.insert(std::slice::from_ref(&late)).await.unwrap();
+    entries.push(late);
+    let mut queries: Vec<u64> = entries.iter().step_by(997).map(|e| e.fingerprint).collect();
+    queries.insert(17, common);
+    queries.push(common);
+    queries.extend((0..30).map(|_| rng.next_u64()));
+    let capped = index
+        .query_batch_capped(EntryKind::Dna, &queries, 3, 32)
+        .await
+        .unwrap();
+    let loose = index
+        .query_batch_capped(EntryKind::Dna, &queries, 3, 41)
+        .await
+        .unwrap();
+    assert_eq!(capped.len(), queries.len());
+    for ((query, capped), loose) in queries.iter().zip(capped).zip(loose) {
+        let expected = linear_scan(&entries, EntryKind::Dna, *query, 3);
+        if *query == common {
+            assert!(capped.is_none(), "41 hits exceed a cap of 32");
+            let mut loose = loose.expect("41 hits fit a cap of 41");
+            sort_hits(&mut loose);
+            assert_eq!(loose, expected);
+        } else {
+            let mut capped = capped.expect("a rare code is answered");
+            sort_hits(&mut capped);
+            assert_eq!(capped, expected, "query {query:#x}");
+        }
+    }
 }
