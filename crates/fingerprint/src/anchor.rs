@@ -11,7 +11,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::FingerprintError;
-use crate::simhash::token_shingle_hashes;
+use crate::simhash::for_each_window_hash;
 
 /// Anchor parameters.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,10 +50,12 @@ pub fn anchors(tokens: &[u32], config: &AnchorConfig) -> Vec<u64> {
         return Vec::new();
     }
     let mask = config.sample_rate.max(1) - 1;
-    let mut selected: Vec<u64> = token_shingle_hashes(tokens, config.run_length)
-        .into_iter()
-        .filter(|hash| hash.rotate_right(17) & mask == 0)
-        .collect();
+    let mut selected = Vec::with_capacity(tokens.len() / config.sample_rate.max(1) as usize * 2);
+    for_each_window_hash(tokens, config.run_length.clamp(1, 16), |hash| {
+        if hash.rotate_right(17) & mask == 0 {
+            selected.push(hash);
+        }
+    });
     selected.sort_unstable();
     selected.dedup();
     selected

@@ -122,10 +122,18 @@ pub(crate) fn encode(counts: &[u32; 20], len: u32, bits: u8) -> u64 {
     code
 }
 
-/// Letter index (0..20) of an initial, or `None` for vowels.
-fn slot(letter: u8) -> Option<usize> {
-    INITIALS.iter().position(|&l| l == letter)
-}
+/// Per letter byte: its index (0..20) in [`INITIALS`], or `NO_SLOT`.
+const SLOTS: [u8; 256] = {
+    let mut t = [NO_SLOT; 256];
+    let mut i = 0;
+    while i < INITIALS.len() {
+        t[INITIALS[i] as usize] = i as u8;
+        i += 1;
+    }
+    t
+};
+/// Slot of vowels: a spare counter, dropped before encoding.
+const NO_SLOT: u8 = 20;
 
 /// DNA windows of a normalized text.
 pub(crate) fn dna_windows(phon: &Phonetic, chars: &[char], cfg: &DnaConfig) -> Vec<DnaWindow> {
@@ -161,16 +169,16 @@ pub(crate) fn dna_windows(phon: &Phonetic, chars: &[char], cfg: &DnaConfig) -> V
         }
     }
     let window = |a: usize, len: usize| {
-        let mut counts = [0u32; 20];
+        // One spare counter takes the vowels.
+        let mut counts = [0u32; 21];
         for &(_, l) in &letters[a..a + len] {
-            if let Some(s) = slot(l) {
-                counts[s] += 1;
-            }
+            counts[usize::from(SLOTS[usize::from(l)])] += 1;
         }
+        let counts: &[u32; 20] = counts.first_chunk().unwrap_or(&[0; 20]);
         DnaWindow {
             start: letters[a].0,
             end: letters[a + len - 1].0 + 1,
-            code: encode(&counts, len as u32, cfg.bits),
+            code: encode(counts, len as u32, cfg.bits),
         }
     };
     if anchors.is_empty() {
@@ -188,6 +196,14 @@ mod tests {
     fn reference_distribution_is_a_distribution() {
         let s: f64 = REFERENCE_INITIALS.iter().sum();
         assert!(s > 0.85 && s < 1.0, "{s}");
+    }
+
+    #[test]
+    fn slots_index_initials() {
+        for l in 0..=u8::MAX {
+            let slot = INITIALS.iter().position(|&i| i == l);
+            assert_eq!(slot.map_or(NO_SLOT, |s| s as u8), SLOTS[usize::from(l)]);
+        }
     }
 
     #[test]

@@ -163,16 +163,16 @@ impl Fingerprinter {
 
     /// tf-idf word SimHash of a normalized text.
     pub fn word_simhash(&self, text: &NormalizedText) -> u64 {
-        let mut words = Vec::with_capacity(text.len() / 2);
-        self.words.for_each_word(
-            text,
-            self.config.simhash.hmm,
-            self.config.simhash.default_idf,
-            |h, idf| {
-                words.push((h, idf));
-            },
-        );
-        simhash::simhash_weighted(simhash::tfidf_weights(words))
+        let mut tf = simhash::TermCounts::with_capacity(text.len() / 4);
+        self.words
+            .for_each_word_hash(text, self.config.simhash.hmm, |h| tf.add(h));
+        let default_idf = self.config.simhash.default_idf;
+        // Lookups in a loop of their own, so their cache misses overlap.
+        let weighted: Vec<(u64, f32)> = tf
+            .iter()
+            .filter_map(|(h, tf)| self.words.idf(h, default_idf).map(|idf| (h, tf * idf)))
+            .collect();
+        simhash::simhash_weighted(weighted)
     }
 
     /// Character-shingle SimHash of a normalized text.
@@ -236,16 +236,24 @@ impl Fingerprinter {
         // Shingle hashes once; passages overlap.
         let k = cfg.shingle_k.clamp(1, 16);
         let hashes = simhash::token_shingle_hashes(shingle_tokens, k);
-        passage::passage_ranges(syllables, cfg)
-            .into_iter()
-            .enumerate()
-            .map(|(ordinal, (s, e))| {
-                let hs = if e - s >= k {
-                    &hashes[s..=e - k]
+        let ranges = passage::passage_ranges(syllables, cfg);
+        // Each passage's shingles, as a range of `hashes`.
+        let shingle_ranges: Vec<(usize, usize)> = ranges
+            .iter()
+            .map(|&(s, e)| {
+                if e - s >= k {
+                    (s, e - k + 1)
                 } else {
-                    &hashes[s.min(hashes.len())..(s + 1).min(hashes.len())]
-                };
-                let simhash = simhash::simhash_of_hashes(hs);
+                    (s.min(hashes.len()), (s + 1).min(hashes.len()))
+                }
+            })
+            .collect();
+        let simhashes = simhash::simhash_of_ranges(&hashes, &shingle_ranges);
+        ranges
+            .into_iter()
+            .zip(simhashes)
+            .enumerate()
+            .map(|(ordinal, ((s, e), simhash))| {
                 let (start, end) = text.original_range(s, e);
                 let dna = windows
                     .iter()

@@ -123,6 +123,94 @@ pub(crate) struct Normalizer {
     t2s: Option<T2s>,
     boilerplate: Option<Boilerplate>,
     drop: Vec<char>,
+    /// `drop` as a bitmap over the BMP.
+    drop_bmp: Vec<u64>,
+    folds: FoldTable,
+}
+
+/// Blocks whose stage-1 folds are tabulated: general punctuation, CJK
+/// punctuation and full-width forms, most of the non-ASCII, non-Han chars
+/// of Chinese text (NFKC per char is slow).
+const FOLD_BLOCKS: [(u32, u32); 3] = [(0x2000, 0x2070), (0x3000, 0x3040), (0xFF00, 0xFFF0)];
+
+/// [`fold_char`] of every char of [`FOLD_BLOCKS`].
+#[derive(Debug)]
+struct FoldTable {
+    /// Output range in `out` of table entry `i`: `ends[i - 1]..ends[i]`.
+    ends: Vec<u32>,
+    out: Vec<char>,
+}
+
+impl FoldTable {
+    fn new(fold_diacritics: bool) -> Self {
+        let mut t = Self {
+            ends: Vec::new(),
+            out: Vec::new(),
+        };
+        for (start, end) in FOLD_BLOCKS {
+            for u in start..end {
+                if let Some(c) = char::from_u32(u) {
+                    fold_char(c, fold_diacritics, |o| t.out.push(o));
+                }
+                t.ends.push(t.out.len() as u32);
+            }
+        }
+        t
+    }
+
+    #[inline]
+    fn get(&self, c: char) -> Option<&[char]> {
+        let u = u32::from(c);
+        let mut base = 0;
+        for (start, end) in FOLD_BLOCKS {
+            if (start..end).contains(&u) {
+                let i = base + (u - start) as usize;
+                let from = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+                return Some(&self.out[from..self.ends[i] as usize]);
+            }
+            base += (end - start) as usize;
+        }
+        None
+    }
+}
+
+/// Stage-1 fold of one non-ASCII char: NFKC, lowercase, diacritics.
+fn fold_char(c: char, fold_diacritics: bool, mut out: impl FnMut(char)) {
+    for o in std::iter::once(c).nfkc() {
+        if o.is_ascii() {
+            out(o.to_ascii_lowercase());
+            continue;
+        }
+        for l in o.to_lowercase() {
+            let folded = if fold_diacritics && !is_han(l) && l.is_alphabetic() {
+                std::iter::once(l)
+                    .nfd()
+                    .next()
+                    .filter(char::is_ascii_alphabetic)
+                    .unwrap_or(l)
+            } else {
+                l
+            };
+            out(folded);
+        }
+    }
+}
+
+/// Whether `c` is in the main CJK blocks, all of whose chars are
+/// alphanumeric (tested), so common text skips the Unicode tables.
+#[inline]
+fn is_common_han(c: char) -> bool {
+    matches!(u32::from(c), 0x4E00..=0x9FFF | 0x3400..=0x4DBF)
+}
+
+/// `char::is_alphanumeric` with fast paths for ASCII and common Han.
+#[inline]
+fn is_alphanumeric(c: char) -> bool {
+    if c.is_ascii() {
+        c.is_ascii_alphanumeric()
+    } else {
+        is_common_han(c) || c.is_alphanumeric()
+    }
 }
 
 /// First-stage buffers: chars, original offsets, "whitespace before" flags.
@@ -171,12 +259,29 @@ impl Normalizer {
         };
         let mut drop: Vec<char> = cfg.drop_chars.chars().collect();
         drop.sort_unstable();
+        let mut drop_bmp = vec![0u64; 1024];
+        for &c in drop.iter().filter(|&&c| u32::from(c) < 0x10000) {
+            let u = u32::from(c) as usize;
+            drop_bmp[u / 64] |= 1 << (u % 64);
+        }
         Ok(Self {
+            folds: FoldTable::new(cfg.fold_diacritics),
             cfg,
             t2s,
             boilerplate,
             drop,
+            drop_bmp,
         })
+    }
+
+    #[inline]
+    fn is_dropped(&self, c: char) -> bool {
+        let u = u32::from(c) as usize;
+        if u < 0x10000 {
+            self.drop_bmp[u / 64] & (1 << (u % 64)) != 0
+        } else {
+            self.drop.binary_search(&c).is_ok()
+        }
     }
 
     /// Stage 1: per-char NFKC, lowercase, diacritic folding; whitespace and
@@ -185,49 +290,36 @@ impl Normalizer {
     fn stage1(&self, text: &str, s1: &mut Stage1) -> u32 {
         let mut n = 0u32;
         let mut space = false;
-        let mut push = |o: char, i: u32, s1: &mut Stage1| {
+        let push = |o: char, i: u32, s1: &mut Stage1, space: &mut bool| {
             if o == '\n' || o == '\r' || o == '\u{2028}' || o == '\u{2029}' || o == '\u{85}' {
                 if s1.chars.last().is_some_and(|&l| l != '\n') {
                     s1.push('\n', i, true);
                 }
-                space = true;
+                *space = true;
             } else if o.is_whitespace() {
-                space = true;
-            } else if !(o.is_control()
-                || is_invisible(o)
-                || (!self.drop.is_empty() && self.drop.binary_search(&o).is_ok()))
-            {
-                s1.push(o, i, space);
-                space = false;
+                *space = true;
+            } else if !(o.is_control() || is_invisible(o) || self.is_dropped(o)) {
+                s1.push(o, i, *space);
+                *space = false;
             }
         };
         for c in text.chars() {
             let i = n;
             n += 1;
             if c.is_ascii() {
-                push(c.to_ascii_lowercase(), i, s1);
-            } else if matches!(u32::from(c), 0x4E00..=0x9FFF | 0x3400..=0x4DBF) {
-                push(c, i, s1);
-            } else {
-                for o in std::iter::once(c).nfkc() {
-                    if o.is_ascii() {
-                        push(o.to_ascii_lowercase(), i, s1);
-                        continue;
-                    }
-                    for l in o.to_lowercase() {
-                        let folded = if self.cfg.fold_diacritics && !is_han(l) && l.is_alphabetic()
-                        {
-                            std::iter::once(l)
-                                .nfd()
-                                .next()
-                                .filter(char::is_ascii_alphabetic)
-                                .unwrap_or(l)
-                        } else {
-                            l
-                        };
-                        push(folded, i, s1);
-                    }
+                push(c.to_ascii_lowercase(), i, s1, &mut space);
+            } else if is_common_han(c) {
+                // Neither a line break, whitespace, control nor invisible.
+                if !self.is_dropped(c) {
+                    s1.push(c, i, space);
+                    space = false;
                 }
+            } else if let Some(out) = self.folds.get(c) {
+                for &o in out {
+                    push(o, i, s1, &mut space);
+                }
+            } else {
+                fold_char(c, self.cfg.fold_diacritics, |o| push(o, i, s1, &mut space));
             }
         }
         n
@@ -283,7 +375,8 @@ impl Normalizer {
 
         let mut mask = Vec::new();
         if let Some(bp) = &self.boilerplate {
-            let s: String = s1.chars.iter().collect();
+            let mut s = String::with_capacity(s1.chars.len() * 3);
+            s.extend(&s1.chars);
             mask = vec![false; s1.chars.len()];
             bp.mask(&s, &mut mask);
         }
@@ -294,7 +387,7 @@ impl Normalizer {
         for k in 0..s1.chars.len() {
             let c = s1.chars[k];
             gap |= s1.space[k];
-            if c.is_alphanumeric() && !mask.get(k).copied().unwrap_or(false) {
+            if is_alphanumeric(c) && !mask.get(k).copied().unwrap_or(false) {
                 if gap && !out_c.is_empty() {
                     breaks.push(out_c.len() as u32);
                 }
@@ -366,6 +459,32 @@ mod tests {
         let n = norm("ab，cd");
         assert_eq!(n.original_range(1, 3), (1, 4));
         assert_eq!(n.original_range(5, 9), (5, 5));
+    }
+
+    #[test]
+    fn fast_paths_agree_with_the_slow_ones() {
+        assert!(
+            (0x4E00..=0x9FFF)
+                .chain(0x3400..=0x4DBF)
+                .filter_map(char::from_u32)
+                .all(|c| is_common_han(c) && c.is_alphanumeric() && !c.is_whitespace())
+        );
+        assert!(
+            (0..0x80u8).all(|b| is_alphanumeric(char::from(b)) == char::from(b).is_alphanumeric())
+        );
+        let n = Normalizer::new(NormalizeConfig::default()).expect("config");
+        for (start, end) in FOLD_BLOCKS {
+            for c in (start..end).filter_map(char::from_u32) {
+                let mut slow = Vec::new();
+                fold_char(c, true, |o| slow.push(o));
+                assert_eq!(n.folds.get(c), Some(&slow[..]), "{c:?}");
+            }
+        }
+        assert_eq!(n.folds.get('a'), None);
+        for c in "丶丿乀乛亅亻冫氵丨乚刂亠".chars() {
+            assert!(n.is_dropped(c));
+        }
+        assert!(!n.is_dropped('人') && !n.is_dropped('a'));
     }
 
     #[test]

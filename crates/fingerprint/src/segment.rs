@@ -42,11 +42,13 @@ const STOP_EN: &[&str] = &[
     "then",
 ];
 
-/// Segmenter plus IDF table and stop-word set, keyed by feature hash.
+/// IDF table value marking a stop word: one lookup per word decides both.
+const STOP: f32 = f32::NEG_INFINITY;
+
+/// Segmenter plus IDF table (stop words as [`STOP`]), keyed by feature hash.
 pub(crate) struct WordFeatures {
     jieba: Jieba,
     idf: FixedMap<u64, f32>,
-    stop: FixedMap<u64, ()>,
 }
 
 impl std::fmt::Debug for WordFeatures {
@@ -66,20 +68,27 @@ impl WordFeatures {
                 idf.insert(feature_hash(w.as_bytes()), v);
             }
         }
-        let stop = STOP_ZH
-            .iter()
-            .chain(STOP_EN)
-            .map(|w| (feature_hash(w.as_bytes()), ()))
-            .collect();
+        for w in STOP_ZH.iter().chain(STOP_EN) {
+            idf.insert(feature_hash(w.as_bytes()), STOP);
+        }
         Self {
             jieba: Jieba::new(),
             idf,
-            stop,
+        }
+    }
+
+    /// IDF of a word hash; `None` for a stop word.
+    #[inline]
+    pub(crate) fn idf(&self, h: u64, default_idf: f32) -> Option<f32> {
+        match self.idf.get(&h) {
+            None => Some(default_idf),
+            Some(&idf) if idf != STOP => Some(idf),
+            Some(_) => None,
         }
     }
 
     /// Calls `sink(hash, idf)` for every non-stop word of `text`, in order.
-    /// `hmm` enables jieba's HMM for unknown words.
+    #[cfg(test)]
     pub(crate) fn for_each_word(
         &self,
         text: &NormalizedText,
@@ -87,12 +96,23 @@ impl WordFeatures {
         default_idf: f32,
         mut sink: impl FnMut(u64, f32),
     ) {
-        let mut emit = |w: &str| {
-            let h = feature_hash(w.as_bytes());
-            if !self.stop.contains_key(&h) {
-                sink(h, self.idf.get(&h).copied().unwrap_or(default_idf));
+        self.for_each_word_hash(text, hmm, |h| {
+            if let Some(idf) = self.idf(h, default_idf) {
+                sink(h, idf);
             }
-        };
+        });
+    }
+
+    /// Calls `sink(hash)` for every word of `text`, stop words included, in
+    /// order (the IDF table is looked up once per distinct word instead: it
+    /// is too big for the cache). `hmm` enables jieba's HMM for unknown words.
+    pub(crate) fn for_each_word_hash(
+        &self,
+        text: &NormalizedText,
+        hmm: bool,
+        mut sink: impl FnMut(u64),
+    ) {
+        let mut emit = |w: &str| sink(feature_hash(w.as_bytes()));
         let chars = &text.chars;
         let mut buf = String::new();
         // Segments between separators (sentences, for jieba), then runs of
@@ -151,5 +171,13 @@ mod tests {
             .find(|&&(h, _)| h == feature_hash("计算机".as_bytes()))
             .map(|w| w.1);
         assert!(idf.is_some_and(|v| v < 10.0));
+    }
+
+    #[test]
+    fn idf_values_never_collide_with_the_stop_marker() {
+        let wf = WordFeatures::new();
+        let stops = STOP_ZH.len() + STOP_EN.len();
+        let finite = wf.idf.values().filter(|v| v.is_finite() && **v >= 0.0);
+        assert_eq!(finite.count() + stops, wf.idf.len());
     }
 }

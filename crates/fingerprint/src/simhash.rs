@@ -44,26 +44,11 @@ pub fn hamming_distance(a: u64, b: u64) -> u32 {
     (a ^ b).count_ones()
 }
 
-/// Spreads the 8 bits of a byte into the low bit of 8 byte-lanes.
-const SPREAD: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let mut b = 0;
-    while b < 256 {
-        let mut v = 0u64;
-        let mut j = 0;
-        while j < 8 {
-            if b & (1 << j) != 0 {
-                v |= 1 << (8 * j);
-            }
-            j += 1;
-        }
-        t[b] = v;
-        b += 1;
-    }
-    t
-};
+/// Low bit of every byte.
+const BYTE_LSBS: u64 = 0x0101_0101_0101_0101;
 
 /// Counts, per bit position, how many added hashes have that bit set.
+/// Lane `j` holds 8 byte counters, for bits `j, j + 8, ..., j + 56`.
 #[derive(Debug, Clone)]
 pub struct BitCounter {
     lanes: [u64; 8],
@@ -85,10 +70,10 @@ impl Default for BitCounter {
 
 impl BitCounter {
     /// Adds one feature hash with weight 1.
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, h: u64) {
-        for (k, lane) in self.lanes.iter_mut().enumerate() {
-            *lane += SPREAD[((h >> (8 * k)) & 0xff) as usize];
+        for (j, lane) in self.lanes.iter_mut().enumerate() {
+            *lane += (h >> j) & BYTE_LSBS;
         }
         self.pending += 1;
         if self.pending == 255 {
@@ -97,9 +82,9 @@ impl BitCounter {
     }
 
     fn flush(&mut self) {
-        for (k, lane) in self.lanes.iter_mut().enumerate() {
-            for j in 0..8 {
-                self.counts[8 * k + j] += ((*lane >> (8 * j)) & 0xff) as u32;
+        for (j, lane) in self.lanes.iter_mut().enumerate() {
+            for b in 0..8 {
+                self.counts[8 * b + j] += ((*lane >> (8 * b)) & 0xff) as u32;
             }
             *lane = 0;
         }
@@ -107,29 +92,100 @@ impl BitCounter {
         self.pending = 0;
     }
 
+    /// Per-bit counts and the number of hashes added.
+    fn into_counts(mut self) -> ([u32; 64], u32) {
+        self.flush();
+        (self.counts, self.total)
+    }
+
     /// Majority vote per bit (a bit is set when more than half the features
     /// set it).
-    pub fn finish(mut self) -> u64 {
-        self.flush();
-        let mut out = 0u64;
-        for (i, &c) in self.counts.iter().enumerate() {
-            if 2 * u64::from(c) > u64::from(self.total) {
-                out |= 1 << i;
-            }
-        }
-        out
+    pub fn finish(self) -> u64 {
+        let (counts, total) = self.into_counts();
+        majority(&counts, total)
     }
 }
+
+/// Bits set in more than half of `total` hashes.
+fn majority(counts: &[u32; 64], total: u32) -> u64 {
+    let mut out = 0u64;
+    for (i, &c) in counts.iter().enumerate() {
+        if 2 * u64::from(c) > u64::from(total) {
+            out |= 1 << i;
+        }
+    }
+    out
+}
+
+/// [`simhash_of_hashes`] of `hashes[a..b]` for every `(a, b)` of `ranges`.
+/// Overlapping ranges share work: bits are counted once per stretch between
+/// range ends, and each range sums its stretches.
+pub(crate) fn simhash_of_ranges(hashes: &[u64], ranges: &[(usize, usize)]) -> Vec<u64> {
+    let mut points: Vec<usize> = ranges
+        .iter()
+        .filter(|(a, b)| a < b)
+        .flat_map(|&(a, b)| [a, b])
+        .collect();
+    points.sort_unstable();
+    points.dedup();
+    let stretches: Vec<([u32; 64], u32)> = points
+        .windows(2)
+        .map(|w| {
+            let mut counter = BitCounter::default();
+            for &h in &hashes[w[0]..w[1]] {
+                counter.add(h);
+            }
+            counter.into_counts()
+        })
+        .collect();
+    ranges
+        .iter()
+        .map(|&(a, b)| {
+            if a >= b {
+                return 0;
+            }
+            let first = points.partition_point(|&p| p < a);
+            let last = points.partition_point(|&p| p < b);
+            let mut counts = [0u32; 64];
+            let mut total = 0;
+            for (c, n) in &stretches[first..last] {
+                for (sum, x) in counts.iter_mut().zip(c) {
+                    *sum += x;
+                }
+                total += n;
+            }
+            majority(&counts, total)
+        })
+        .collect()
+}
+
+/// Per byte value, the sign bit to flip for each of its 8 bits that is clear:
+/// `a + (-w)` is exactly `a - w`, and a XOR instead of a branch vectorises.
+const NEG: [[u32; 8]; 256] = {
+    let mut t = [[0u32; 8]; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut j = 0;
+        while j < 8 {
+            if b & (1 << j) == 0 {
+                t[b][j] = 1 << 31;
+            }
+            j += 1;
+        }
+        b += 1;
+    }
+    t
+};
 
 /// Weighted SimHash of `(feature hash, weight)` pairs.
 pub fn simhash_weighted(features: impl IntoIterator<Item = (u64, f32)>) -> u64 {
     let mut acc = [0f32; 64];
     for (h, w) in features {
-        for (i, a) in acc.iter_mut().enumerate() {
-            if (h >> i) & 1 == 1 {
-                *a += w;
-            } else {
-                *a -= w;
+        let w = w.to_bits();
+        for (k, lanes) in acc.chunks_exact_mut(8).enumerate() {
+            let neg = &NEG[((h >> (8 * k)) & 0xff) as usize];
+            for (a, n) in lanes.iter_mut().zip(neg) {
+                *a += f32::from_bits(w ^ n);
             }
         }
     }
@@ -139,19 +195,68 @@ pub fn simhash_weighted(features: impl IntoIterator<Item = (u64, f32)>) -> u64 {
     )
 }
 
-/// Collapses repeated word hashes into `tf * idf` weights, in first-seen
-/// order (deterministic).
-pub(crate) fn tfidf_weights(words: impl IntoIterator<Item = (u64, f32)>) -> Vec<(u64, f32)> {
-    let mut index: FixedMap<u64, usize> = FixedMap::default();
-    let mut out: Vec<(u64, f32, f32)> = Vec::new();
-    for (h, idf) in words {
-        let i = *index.entry(h).or_insert_with(|| {
-            out.push((h, 0.0, idf));
-            out.len() - 1
-        });
-        out[i].1 += 1.0;
+/// Term frequencies of word hashes, in first-seen order (deterministic).
+#[derive(Debug, Default)]
+pub(crate) struct TermCounts {
+    index: FixedMap<u64, u32>,
+    /// `(hash, tf)` in first-seen order.
+    terms: Vec<(u64, f32)>,
+}
+
+impl TermCounts {
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Self {
+            index: FixedMap::with_capacity_and_hasher(n, Default::default()),
+            terms: Vec::with_capacity(n),
+        }
     }
-    out.into_iter().map(|(h, tf, idf)| (h, tf * idf)).collect()
+
+    #[inline]
+    pub(crate) fn add(&mut self, h: u64) {
+        let terms = &mut self.terms;
+        let i = *self.index.entry(h).or_insert_with(|| {
+            terms.push((h, 0.0));
+            (terms.len() - 1) as u32
+        });
+        self.terms[i as usize].1 += 1.0;
+    }
+
+    /// `(hash, tf)` pairs in first-seen order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, f32)> + '_ {
+        self.terms.iter().copied()
+    }
+}
+
+/// Calls `f` with the xxh3 of every `k`-token window (tokens as 4 LE bytes
+/// each; `1 <= k <= 16`), in order.
+#[inline]
+pub(crate) fn for_each_window_hash<T: Copy + Into<u32>>(
+    tokens: &[T],
+    k: usize,
+    f: impl FnMut(u64),
+) {
+    // Windows are slices of one byte string: copying each window into a
+    // buffer made every hash wait on store forwarding.
+    let bytes: Vec<u8> = tokens
+        .iter()
+        .flat_map(|&t| t.into().to_le_bytes())
+        .collect();
+    // The default shingle and anchor lengths get a constant-length xxh3.
+    match k {
+        3 => window_hashes(&bytes, 3, f),
+        6 => window_hashes(&bytes, 6, f),
+        _ => window_hashes(&bytes, k, f),
+    }
+}
+
+#[inline(always)]
+fn window_hashes(bytes: &[u8], k: usize, mut f: impl FnMut(u64)) {
+    let len = 4 * k;
+    let mut at = 0;
+    while at + len <= bytes.len() {
+        f(feature_hash(&bytes[at..at + len]));
+        at += 4;
+    }
 }
 
 /// SimHash over overlapping `k`-char shingles of `chars` (xxh3, fixed seed).
@@ -162,14 +267,8 @@ pub fn shingle_simhash(chars: &[char], k: usize) -> u64 {
         return 0;
     }
     let mut counter = BitCounter::default();
-    let mut buf = [0u8; 64];
     let k_eff = k.min(chars.len()).min(16);
-    for w in chars.windows(k_eff) {
-        for (j, &c) in w.iter().enumerate() {
-            buf[4 * j..4 * j + 4].copy_from_slice(&u32::from(c).to_le_bytes());
-        }
-        counter.add(feature_hash(&buf[..4 * k_eff]));
-    }
+    for_each_window_hash(chars, k_eff, |h| counter.add(h));
     counter.finish()
 }
 
@@ -181,16 +280,9 @@ pub fn token_shingle_hashes(tokens: &[u32], k: usize) -> Vec<u64> {
         return Vec::new();
     }
     let k_eff = k.min(tokens.len());
-    let mut buf = [0u8; 64];
-    tokens
-        .windows(k_eff)
-        .map(|w| {
-            for (j, &t) in w.iter().enumerate() {
-                buf[4 * j..4 * j + 4].copy_from_slice(&t.to_le_bytes());
-            }
-            feature_hash(&buf[..4 * k_eff])
-        })
-        .collect()
+    let mut out = Vec::with_capacity(tokens.len() + 1 - k_eff);
+    for_each_window_hash(tokens, k_eff, |h| out.push(h));
+    out
 }
 
 /// Unweighted SimHash of precomputed feature hashes (0 when empty).
@@ -212,14 +304,8 @@ pub fn token_shingle_simhash(tokens: &[u32], k: usize) -> u64 {
         return 0;
     }
     let mut counter = BitCounter::default();
-    let mut buf = [0u8; 64];
     let k_eff = k.min(tokens.len());
-    for w in tokens.windows(k_eff) {
-        for (j, &t) in w.iter().enumerate() {
-            buf[4 * j..4 * j + 4].copy_from_slice(&t.to_le_bytes());
-        }
-        counter.add(feature_hash(&buf[..4 * k_eff]));
-    }
+    for_each_window_hash(tokens, k_eff, |h| counter.add(h));
     counter.finish()
 }
 
@@ -239,6 +325,46 @@ mod tests {
     }
 
     #[test]
+    fn weighted_matches_branchy_reference() {
+        let feats: Vec<(u64, f32)> = (0..500u64)
+            .map(|i| (crate::hash::mix64(i), (i % 17) as f32 * 0.7 - 3.1))
+            .collect();
+        let mut acc = [0f32; 64];
+        for &(h, w) in &feats {
+            for (i, a) in acc.iter_mut().enumerate() {
+                if (h >> i) & 1 == 1 {
+                    *a += w;
+                } else {
+                    *a -= w;
+                }
+            }
+        }
+        let reference = acc
+            .iter()
+            .enumerate()
+            .fold(0u64, |o, (i, &a)| if a > 0.0 { o | (1 << i) } else { o });
+        assert_eq!(simhash_weighted(feats), reference);
+    }
+
+    #[test]
+    fn ranges_match_one_simhash_per_range() {
+        let hashes: Vec<u64> = (0..3000u64).map(crate::hash::mix64).collect();
+        let ranges = [
+            (0, 300),
+            (150, 450),
+            (450, 900),
+            (10, 10),
+            (5, 4),
+            (2990, 3000),
+        ];
+        let expected: Vec<u64> = ranges
+            .iter()
+            .map(|&(a, b)| simhash_of_hashes(hashes.get(a..b).unwrap_or(&[])))
+            .collect();
+        assert_eq!(simhash_of_ranges(&hashes, &ranges), expected);
+    }
+
+    #[test]
     fn shingles_identity_and_small_edit() {
         let a: Vec<char> = "天下大势分久必合合久必分周末七国分争并入于秦"
             .chars()
@@ -252,8 +378,11 @@ mod tests {
     }
 
     #[test]
-    fn tfidf_collapses_repeats() {
-        let w = tfidf_weights([(1, 2.0), (2, 3.0), (1, 2.0)]);
-        assert_eq!(w, vec![(1, 4.0), (2, 3.0)]);
+    fn term_counts_collapse_repeats_in_first_seen_order() {
+        let mut t = TermCounts::default();
+        for h in [7, 2, 7, 7] {
+            t.add(h);
+        }
+        assert_eq!(t.iter().collect::<Vec<_>>(), vec![(7, 3.0), (2, 1.0)]);
     }
 }
