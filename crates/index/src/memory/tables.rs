@@ -1,9 +1,12 @@
 //! The immutable multi-index of one entry kind: fingerprints stored once, in
-//! owner order, and one table per segment holding packed `u32` slots grouped by
+//! owner order, and one table per segment holding packed slots grouped by
 //! bucket (a counting sort, so building is linear).
 //!
 //! A slot packs the entry's position (the high `index_bits`) with a filter: the
-//! `32 - index_bits` fingerprint bits that follow the table's segment. Any bit
+//! remaining fingerprint bits that follow the table's segment. Slots are `u32`
+//! up to 2^21 entries and `u64` beyond, where a `u32` would leave fewer than 11
+//! filter bits and buckets grow past a hundred slots: the wide filter keeps
+//! candidates to true neighbours at 10M entries for 12 more bytes per entry. Any bit
 //! subset of a neighbour within distance `k` differs in at most `k` bits, so a
 //! slot whose filter differs in more is rejected without touching the
 //! fingerprint array: most random candidates die in the slot itself.
@@ -14,6 +17,9 @@ use crate::layout::{SegmentLayout, hamming};
 
 /// Bucket keys never exceed this many bits (bounds the offsets array).
 const MAX_BUCKET_BITS: u32 = 24;
+
+/// Kinds needing more position bits than this get `u64` slots.
+const NARROW_INDEX_BITS: u32 = 21;
 
 /// Positions per `owner_blocks` entry: log2.
 const OWNER_BLOCK_BITS: u32 = 6;
@@ -29,7 +35,67 @@ pub(crate) type RawEntry = (u32, u32, u64);
 struct Table {
     bucket_bits: u32,
     offsets: Vec<u32>,
-    slots: Vec<u32>,
+    slots: Slots,
+}
+
+/// Packed slots of one table: narrow for small kinds, wide for large ones.
+#[derive(Debug)]
+enum Slots {
+    Narrow(Vec<u32>),
+    Wide(Vec<u64>),
+}
+
+impl Slots {
+    #[inline]
+    fn get(&self, index: usize) -> u64 {
+        match self {
+            Self::Narrow(slots) => u64::from(slots[index]),
+            Self::Wide(slots) => slots[index],
+        }
+    }
+
+    /// Calls `pass(position)` for each slot of `range` whose filter is within `max_distance`.
+    #[inline]
+    fn scan(
+        &self,
+        range: std::ops::Range<usize>,
+        filter_bits: u32,
+        query_filter: u64,
+        max_distance: u32,
+        pass: impl FnMut(u32),
+    ) {
+        match self {
+            Self::Narrow(slots) => {
+                scan(&slots[range], filter_bits, query_filter, max_distance, pass)
+            }
+            Self::Wide(slots) => scan(&slots[range], filter_bits, query_filter, max_distance, pass),
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        match self {
+            Self::Narrow(slots) => slots.capacity() * 4,
+            Self::Wide(slots) => slots.capacity() * 8,
+        }
+    }
+}
+
+#[inline]
+fn scan<S: Copy + Into<u64>>(
+    slots: &[S],
+    filter_bits: u32,
+    query_filter: u64,
+    max_distance: u32,
+    mut pass: impl FnMut(u32),
+) {
+    let mask = low_mask(filter_bits);
+    for &slot in slots {
+        let slot: u64 = slot.into();
+        if ((slot & mask) ^ query_filter).count_ones() <= max_distance {
+            // Positions fit u32: checked by `index_bits`.
+            pass((slot >> filter_bits) as u32);
+        }
+    }
 }
 
 /// The multi-index of one kind.
@@ -51,9 +117,24 @@ pub(crate) struct KindTables {
 impl KindTables {
     /// Builds the tables of `entries`, sorted by (owner, ordinal), for `owner_count` owners.
     pub fn build(layout: &SegmentLayout, entries: &[RawEntry], owner_count: usize) -> Result<Self> {
+        Self::build_with(layout, entries, owner_count, NARROW_INDEX_BITS)
+    }
+
+    /// [`Self::build`] with `u64` slots past `narrow_index_bits` position bits.
+    fn build_with(
+        layout: &SegmentLayout,
+        entries: &[RawEntry],
+        owner_count: usize,
+        narrow_index_bits: u32,
+    ) -> Result<Self> {
         let count = entries.len();
         let index_bits = index_bits(count)?;
-        let filter_bits = 32 - index_bits;
+        let slot_bits = if index_bits > narrow_index_bits {
+            64
+        } else {
+            32
+        };
+        let filter_bits = slot_bits - index_bits;
         let fingerprints: Vec<u64> = entries.iter().map(|entry| entry.2).collect();
         let ordinals: Vec<u32> = entries.iter().map(|entry| entry.1).collect();
         let mut owner_starts = vec![0_u32; owner_count + 1];
@@ -140,7 +221,6 @@ impl KindTables {
             return;
         }
         let tables = layout.tables_for(max_distance).min(self.tables.len());
-        let filter_mask = low_mask(self.filter_bits);
         let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(GROUP * tables);
         // (query index, table, position) of slots passing the filter.
         let mut candidates: Vec<(u32, u32, u32)> = Vec::new();
@@ -156,11 +236,11 @@ impl KindTables {
                 }
             }
             // Touch each bucket's first slot so the scans below hit the cache.
-            let mut touched = 0_u32;
+            let mut touched = 0_u64;
             for (pair, &(start, end)) in ranges.iter().enumerate() {
                 if start < end {
                     let slots = &self.tables[pair % tables].slots;
-                    touched ^= slots[start as usize] ^ slots[end as usize - 1];
+                    touched ^= slots.get(start as usize) ^ slots.get(end as usize - 1);
                 }
             }
             std::hint::black_box(touched);
@@ -169,15 +249,15 @@ impl KindTables {
                 for (table_index, table) in self.tables[..tables].iter().enumerate() {
                     let (start, end) = ranges[offset * tables + table_index];
                     let query_filter = filter(layout, table_index, query, self.filter_bits);
-                    for &slot in &table.slots[start as usize..end as usize] {
-                        if ((slot & filter_mask) ^ query_filter).count_ones() <= max_distance {
-                            candidates.push((
-                                offset as u32,
-                                table_index as u32,
-                                slot >> self.filter_bits,
-                            ));
-                        }
-                    }
+                    table.slots.scan(
+                        start as usize..end as usize,
+                        self.filter_bits,
+                        query_filter,
+                        max_distance,
+                        |position| {
+                            candidates.push((offset as u32, table_index as u32, position));
+                        },
+                    );
                 }
             }
             loaded.clear();
@@ -215,7 +295,7 @@ impl KindTables {
         let tables: usize = self
             .tables
             .iter()
-            .map(|table| (table.offsets.capacity() + table.slots.capacity()) * 4)
+            .map(|table| table.offsets.capacity() * 4 + table.slots.bytes())
             .sum();
         (self.fingerprints.capacity() * 8
             + (self.ordinals.capacity()
@@ -238,22 +318,22 @@ fn index_bits(count: usize) -> Result<u32> {
     Ok((64 - largest.leading_zeros()).max(1))
 }
 
-fn low_mask(bits: u32) -> u32 {
+fn low_mask(bits: u32) -> u64 {
     if bits == 0 {
         0
     } else {
-        u32::MAX >> (32 - bits)
+        u64::MAX >> (64 - bits)
     }
 }
 
 /// Returns the `bits` fingerprint bits that follow segment `table` (wrapping).
 #[inline]
-fn filter(layout: &SegmentLayout, table: usize, fingerprint: u64, bits: u32) -> u32 {
+fn filter(layout: &SegmentLayout, table: usize, fingerprint: u64, bits: u32) -> u64 {
     if bits == 0 {
         return 0;
     }
     let rotated = fingerprint.rotate_left(layout.start(table) + layout.length(table));
-    u32::try_from(rotated >> (64 - bits)).expect("at most 31 filter bits")
+    rotated >> (64 - bits)
 }
 
 fn build_table(
@@ -276,18 +356,23 @@ fn build_table(
         offsets[bucket + 1] += offsets[bucket];
     }
     let mut cursors = offsets.clone();
-    let mut slots = vec![0_u32; fingerprints.len()];
+    let mut packed = vec![0_u64; fingerprints.len()];
     for (position, &fingerprint) in fingerprints.iter().enumerate() {
         let bucket = layout.bucket(table, fingerprint, bucket_bits) as usize;
-        let position = u32::try_from(position).expect("positions fit u32: checked by index_bits");
-        let packed = if filter_bits == 0 {
+        let position = position as u64;
+        let high = if filter_bits == 0 {
             position
         } else {
             position << filter_bits
         };
-        slots[cursors[bucket] as usize] = packed | filter(layout, table, fingerprint, filter_bits);
+        packed[cursors[bucket] as usize] = high | filter(layout, table, fingerprint, filter_bits);
         cursors[bucket] += 1;
     }
+    let slots = if index_bits + filter_bits > 32 {
+        Slots::Wide(packed)
+    } else {
+        Slots::Narrow(packed.into_iter().map(|slot| slot as u32).collect())
+    };
     Table {
         bucket_bits,
         offsets,
@@ -316,8 +401,56 @@ mod tests {
         found.sort_unstable();
         assert_eq!(found, [(0, 0), (1, 1), (2, 3), (5, 2)]);
         assert_eq!(tables.owner_of(4), 4);
+        assert!(matches!(tables.tables[0].slots, Slots::Narrow(_)));
         assert_eq!(index_bits(0).unwrap(), 1);
         assert_eq!(index_bits(1 << 20).unwrap(), 20);
         assert_eq!(index_bits((1 << 20) + 1).unwrap(), 21);
+    }
+
+    #[test]
+    fn narrow_and_wide_slots_agree_with_a_scan() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+        let layout = SegmentLayout::new(3).unwrap();
+        let mut fingerprints: Vec<u64> = (0..20_000).map(|_| rng.random()).collect();
+        let centres: Vec<u64> = fingerprints[..50].to_vec();
+        for (index, centre) in centres.iter().enumerate() {
+            fingerprints.push(centre ^ (1 << (index % 64)) ^ (1 << ((index * 7) % 64)));
+        }
+        let entries: Vec<RawEntry> = fingerprints
+            .iter()
+            .enumerate()
+            .map(|(i, fp)| ((i / 10) as u32, (i % 10) as u32, *fp))
+            .collect();
+        let owners = entries.len() / 10 + 1;
+        let narrow = KindTables::build_with(&layout, &entries, owners, 32).unwrap();
+        let wide = KindTables::build_with(&layout, &entries, owners, 1).unwrap();
+        assert!(matches!(narrow.tables[0].slots, Slots::Narrow(_)));
+        assert!(matches!(wide.tables[0].slots, Slots::Wide(_)));
+        let mut queries = centres.clone();
+        queries.extend((0..50).map(|_| rng.random::<u64>()));
+        for k in 0..=3 {
+            let mut expected: Vec<(usize, u32, u32)> = Vec::new();
+            for (query_index, query) in queries.iter().enumerate() {
+                for (position, fp) in fingerprints.iter().enumerate() {
+                    let distance = hamming(*fp, *query);
+                    if distance <= k {
+                        expected.push((query_index, position as u32, distance));
+                    }
+                }
+            }
+            for tables in [&narrow, &wide] {
+                let mut found = Vec::new();
+                tables.query_many(&layout, &queries, k, |query, position, distance| {
+                    found.push((query, position, distance))
+                });
+                found.sort_unstable();
+                assert_eq!(found, expected, "k = {k}");
+            }
+        }
+        for position in [0, 9, 10, 19_999, 20_049] {
+            assert_eq!(narrow.owner_of(position), position / 10);
+            assert_eq!(wide.owner_of(position), position / 10);
+        }
     }
 }
