@@ -7,9 +7,9 @@
 //! and synonyms change words); character shingles need no dictionary and are
 //! several times faster, but every substitution breaks `k` shingles.
 //!
-//! Unweighted shingles use a SWAR bit counter: each hash byte selects a table
-//! entry that spreads its 8 bits into 8 byte-lanes, so a feature costs eight
-//! table lookups and adds instead of 64 branchy updates.
+//! Unweighted shingles use a SWAR bit counter: each of 8 lanes takes every
+//! 8th bit of the hash into its byte counters (shift, mask, add), so a
+//! feature costs eight adds instead of 64 branchy updates.
 
 use serde::{Deserialize, Serialize};
 
