@@ -375,30 +375,53 @@ impl State {
 
     /// Returns a base holding every live entry (base minus dead and shadowed, plus delta).
     pub fn compact(&self) -> Result<Base> {
-        let total_owners = self.base.owners.len() + self.delta.new_owners.len();
+        let base_owners = self.base.owners.len();
+        let total_owners = base_owners + self.delta.new_owners.len();
+        // Only base owners the delta removes or writes need the hash lookups.
+        let mut touched = vec![false; base_owners];
+        for &owner in &self.delta.dead_base_owners {
+            touched[owner as usize] = true;
+        }
+        for kind in &self.delta.kinds {
+            for &(owner, _) in &kind.keys {
+                if let Some(flag) = touched.get_mut(owner as usize) {
+                    *flag = true;
+                }
+            }
+        }
         let mut used = vec![false; total_owners];
-        let mut entries: [Vec<RawEntry>; KIND_COUNT] = Default::default();
-        for (slot, collected) in entries.iter_mut().enumerate() {
+        let mut base_parts: [Vec<RawEntry>; KIND_COUNT] = Default::default();
+        let mut delta_parts: [Vec<RawEntry>; KIND_COUNT] = Default::default();
+        for slot in 0..KIND_COUNT {
             let recent = &self.delta.kinds[slot];
-            let live_base = self.base.raw_entries(slot).filter(|(owner, ordinal, _)| {
-                !self.delta.dead_base_owners.contains(owner) && !recent.shadows((*owner, *ordinal))
-            });
-            collected.extend(live_base);
-            collected.extend(
+            base_parts[slot].extend(self.base.raw_entries(slot).filter(|(owner, ordinal, _)| {
+                !touched[*owner as usize]
+                    || (!self.delta.dead_base_owners.contains(owner)
+                        && !recent.shadows((*owner, *ordinal)))
+            }));
+            delta_parts[slot].extend(
                 recent
                     .keys
                     .iter()
                     .zip(&recent.fingerprints)
                     .map(|(key, fp)| (key.0, key.1, *fp)),
             );
-            for entry in collected.iter() {
+            for entry in base_parts[slot].iter().chain(&delta_parts[slot]) {
                 used[entry.0 as usize] = true;
             }
         }
-        let mut live: Vec<u32> = (0..total_owners as u32)
+        // Base ids are ranks in name order already: sort only the new owners, then merge.
+        let mut new_live: Vec<u32> = (base_owners as u32..total_owners as u32)
             .filter(|id| used[*id as usize])
             .collect();
-        live.sort_unstable_by(|left, right| self.owner_name(*left).cmp(self.owner_name(*right)));
+        new_live
+            .sort_unstable_by(|left, right| self.owner_name(*left).cmp(self.owner_name(*right)));
+        let base_live: Vec<u32> = (0..base_owners as u32)
+            .filter(|id| used[*id as usize])
+            .collect();
+        let live = merge_sorted(base_live, new_live, |left, right| {
+            self.owner_name(*left) <= self.owner_name(*right)
+        });
         let mut renumbered = vec![0_u32; total_owners];
         for (new_id, old_id) in live.iter().enumerate() {
             renumbered[*old_id as usize] = new_id as u32;
@@ -407,12 +430,41 @@ impl State {
             .iter()
             .map(|id| self.owner_name(*id).to_owned())
             .collect();
-        for collected in &mut entries {
-            for entry in collected.iter_mut() {
-                entry.0 = renumbered[entry.0 as usize];
-            }
-            collected.sort_unstable_by_key(|entry| (entry.0, entry.1));
+        let mut entries: [Vec<RawEntry>; KIND_COUNT] = Default::default();
+        for ((collected, base_part), mut delta_part) in
+            entries.iter_mut().zip(base_parts).zip(delta_parts)
+        {
+            // Renumbering keeps base owners in order, so the base part stays sorted.
+            let renumber = |entries: &mut Vec<RawEntry>| {
+                for entry in entries.iter_mut() {
+                    entry.0 = renumbered[entry.0 as usize];
+                }
+            };
+            let mut base_part = base_part;
+            renumber(&mut base_part);
+            renumber(&mut delta_part);
+            delta_part.sort_unstable_by_key(|entry| (entry.0, entry.1));
+            *collected = merge_sorted(base_part, delta_part, |left, right| {
+                (left.0, left.1) <= (right.0, right.1)
+            });
         }
         Base::build(&self.layout, &names, entries)
     }
+}
+
+/// Merges two sorted vectors; `first(l, r)` says whether `l` goes before `r`.
+fn merge_sorted<T: Copy>(left: Vec<T>, right: Vec<T>, first: impl Fn(&T, &T) -> bool) -> Vec<T> {
+    if right.is_empty() {
+        return left;
+    }
+    let mut merged = Vec::with_capacity(left.len() + right.len());
+    let mut right = right.into_iter().peekable();
+    for item in left {
+        while let Some(next) = right.next_if(|next| !first(&item, next)) {
+            merged.push(next);
+        }
+        merged.push(item);
+    }
+    merged.extend(right);
+    merged
 }
