@@ -56,6 +56,16 @@ impl OwnerNames {
         &self.bytes[start..self.ends[index]]
     }
 
+    /// Reads the end and last byte of a name (a load to overlap with others).
+    pub fn touch(&self, id: u32) -> u8 {
+        let end = self.ends[id as usize];
+        self.bytes
+            .as_bytes()
+            .get(end.saturating_sub(1))
+            .copied()
+            .unwrap_or(0)
+    }
+
     pub fn find(&self, name: &str) -> Option<u32> {
         let mut low = 0;
         let mut high = self.len();
@@ -296,15 +306,18 @@ impl State {
         let slot = kind_slot(kind);
         let tables = &self.base.kinds[slot];
         let recent = &self.delta.kinds[slot];
-        let mut results: Vec<Option<Vec<IndexHit>>> = vec![Some(Vec::new()); queries.len()];
+        // Base hits are gathered as ids first; their names are read in a
+        // second pass, whose loads overlap instead of stalling one hit at a time.
+        let mut counts = vec![0_usize; queries.len()];
+        let mut found: Vec<(u32, u32, u32, u64, u32)> = Vec::new();
         tables.query_many(
             &self.layout,
             queries,
             max_distance,
             |query, position, distance| {
-                let Some(hits) = &mut results[query] else {
+                if counts[query] > max_hits {
                     return;
-                };
+                }
                 let owner = tables.owner_of(position);
                 let ordinal = tables.ordinals[position as usize];
                 // Most queries run with an empty delta: skip the hash lookups then.
@@ -314,19 +327,26 @@ impl State {
                 {
                     return;
                 }
-                if hits.len() == max_hits {
-                    results[query] = None;
-                    return;
+                counts[query] += 1;
+                if counts[query] <= max_hits {
+                    let fingerprint = tables.fingerprints[position as usize];
+                    found.push((query as u32, owner, ordinal, fingerprint, distance));
                 }
-                hits.push(self.hit(
-                    kind,
-                    owner,
-                    ordinal,
-                    tables.fingerprints[position as usize],
-                    distance,
-                ));
             },
         );
+        let touched = found
+            .iter()
+            .fold(0_u8, |acc, hit| acc ^ self.base.owners.touch(hit.1));
+        std::hint::black_box(touched);
+        let mut results: Vec<Option<Vec<IndexHit>>> = counts
+            .iter()
+            .map(|&count| (count <= max_hits).then(|| Vec::with_capacity(count)))
+            .collect();
+        for (query, owner, ordinal, fingerprint, distance) in found {
+            if let Some(hits) = &mut results[query as usize] {
+                hits.push(self.hit(kind, owner, ordinal, fingerprint, distance));
+            }
+        }
         if recent.keys.is_empty() {
             return results;
         }
