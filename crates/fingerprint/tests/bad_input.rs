@@ -76,7 +76,6 @@ fn fifty_megabytes_are_truncated_not_fatal() {
 }
 
 #[test]
-#[ignore = "slow in debug builds: 50 MB through the full pipeline with default limits"]
 fn fifty_megabytes_default_limits() {
     let fp = fp();
     let big: String = "滚滚长江东逝水，浪花淘尽英雄。\n".repeat(50 * 1024 * 1024 / 48);
