@@ -180,7 +180,7 @@ fn build_match(
     duplicate_page_ids: Vec<PageId>,
 ) -> Match {
     let now = Utc::now();
-    let spans: Vec<CopiedSpan> = verification
+    let runs: Vec<CopiedSpan> = verification
         .spans
         .iter()
         .map(|span| CopiedSpan {
@@ -203,8 +203,8 @@ fn build_match(
         score: decision.score,
         chapter_coverage: verification.chapter_coverage,
         page_coverage: verification.page_coverage,
-        evidence: evidence::excerpts(chapter_text, &page.text, &spans),
-        spans,
+        evidence: evidence::excerpts(chapter_text, &page.text, &runs),
+        spans: evidence::regions(&runs),
         page_body_sha256: page.body_sha256.clone(),
         duplicate_page_ids,
         status: if licensed {

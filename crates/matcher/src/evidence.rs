@@ -8,6 +8,39 @@ const MAX_EXCERPTS: usize = 5;
 /// Characters per excerpt.
 const MAX_EXCERPT_CHARS: usize = 240;
 
+/// Gaps longer than this (chars, either side) are never bridged.
+const MAX_REWRITE_GAP: u32 = 1_500;
+/// Gap lengths this close (chars) always count as alike.
+const GAP_SLACK: u32 = 20;
+
+/// Joins consecutive copied runs into regions where the page text between two
+/// runs stands in for the chapter text between them: both sides moved forward
+/// by a similar amount, as in a rewrite (洗稿) that keeps scattered verbatim
+/// runs. An injected ad (a page gap with no chapter gap) or a dropped passage
+/// (the reverse) keeps the runs apart, and so does any reordering.
+pub(crate) fn regions(spans: &[CopiedSpan]) -> Vec<CopiedSpan> {
+    let mut ordered: Vec<CopiedSpan> = spans.to_vec();
+    ordered.sort_by_key(|span| (span.page_start, span.chapter_start));
+    let mut joined: Vec<CopiedSpan> = Vec::with_capacity(ordered.len());
+    for span in ordered {
+        if let Some(last) = joined.last_mut()
+            && span.chapter_start >= last.chapter_end
+            && span.page_start >= last.page_end
+        {
+            let chapter_gap = span.chapter_start - last.chapter_end;
+            let page_gap = span.page_start - last.page_end;
+            let (short, long) = (chapter_gap.min(page_gap), chapter_gap.max(page_gap));
+            if long <= MAX_REWRITE_GAP && long - short <= GAP_SLACK.max(long / 2) {
+                last.chapter_end = span.chapter_end;
+                last.page_end = span.page_end;
+                continue;
+            }
+        }
+        joined.push(span);
+    }
+    joined
+}
+
 /// Returns excerpts of the longest spans, in chapter order.
 pub(crate) fn excerpts(
     chapter_text: &str,
@@ -74,5 +107,30 @@ mod tests {
         let found = excerpts("短", "短", &[span((0, 99), (5, 2))]);
         assert_eq!(found[0].chapter_excerpt, "短");
         assert_eq!(found[0].page_excerpt, "");
+    }
+
+    #[test]
+    fn rewritten_gaps_join_runs_but_ads_drops_and_reorders_do_not() {
+        // Both sides advance alike between the runs: a rewrite, joined.
+        let rewrite = [span((0, 100), (10, 110)), span((400, 500), (380, 490))];
+        assert_eq!(regions(&rewrite), [span((0, 500), (10, 490))]);
+        // An ad on the page, nothing skipped in the chapter.
+        let ad = [span((0, 100), (0, 100)), span((100, 200), (180, 280))];
+        assert_eq!(regions(&ad), ad);
+        // A dropped passage: the chapter skips ahead, the page does not.
+        let dropped = [span((0, 100), (0, 100)), span((400, 500), (105, 205))];
+        assert_eq!(regions(&dropped), dropped);
+        // Reordered paragraphs (given in page order or not).
+        let shuffled = [span((400, 500), (0, 100)), span((0, 100), (120, 220))];
+        assert_eq!(regions(&shuffled), shuffled);
+        // Too far apart to vouch for the text between.
+        let far = [
+            span((0, 100), (0, 100)),
+            span((3_100, 3_200), (3_100, 3_200)),
+        ];
+        assert_eq!(regions(&far), far);
+        // Small edits keep adjacent runs together; input order does not matter.
+        let close = [span((60, 120), (65, 130)), span((0, 50), (0, 52))];
+        assert_eq!(regions(&close), [span((0, 120), (0, 130))]);
     }
 }
