@@ -108,7 +108,8 @@ pub struct Match {
     pub chapter_coverage: f32,
     /// Share of the page that is copied.
     pub page_coverage: f32,
-    /// Copied runs.
+    /// Copied regions: the verifier's runs, joined where the text between two
+    /// runs was rewritten on the page (both sides advance alike).
     pub spans: Vec<CopiedSpan>,
     /// Side-by-side excerpts of the longest runs.
     pub evidence: Vec<EvidenceExcerpt>,
