@@ -151,14 +151,7 @@ impl MemoryFingerprintIndex {
         });
         Ok(())
     }
-}
 
-/// Returns how many delta entries a base of `base_entries` tolerates before compaction.
-fn delta_limit(base_entries: u64) -> usize {
-    (base_entries / 256).clamp(4096, 16_384) as usize
-}
-
-impl MemoryFingerprintIndex {
     /// Runs a batch on one state: inline when small, else on the blocking pool.
     async fn query_many(
         &self,
@@ -178,6 +171,11 @@ impl MemoryFingerprintIndex {
         .await
         .map_err(join_error)
     }
+}
+
+/// Returns how many delta entries a base of `base_entries` tolerates before compaction.
+fn delta_limit(base_entries: u64) -> usize {
+    (base_entries / 256).clamp(4096, 16_384) as usize
 }
 
 fn join_error(error: tokio::task::JoinError) -> Error {
