@@ -207,9 +207,10 @@ impl KindTables {
     /// Calls `found(query index, position, distance)` once for every entry
     /// within `max_distance` of each query, queries in order.
     ///
-    /// Queries run in groups, one stage at a time (bucket bounds, then slot
-    /// scans, then fingerprint loads): the loads of a stage are independent,
-    /// so the CPU overlaps their cache misses instead of waiting on each.
+    /// Queries run in groups, one stage at a time (bucket bounds, slot
+    /// touches, slot scans, fingerprint loads, ordinal loads): the loads of a
+    /// stage are independent, so the CPU overlaps their cache misses instead
+    /// of waiting on each.
     pub fn query_many(
         &self,
         layout: &SegmentLayout,
@@ -235,7 +236,7 @@ impl KindTables {
                     ranges.push((table.offsets[bucket], table.offsets[bucket + 1]));
                 }
             }
-            // Touch each bucket's first slot so the scans below hit the cache.
+            // Touch each bucket's first and last slot so the scans below hit the cache.
             let mut touched = 0_u64;
             for (pair, &(start, end)) in ranges.iter().enumerate() {
                 if start < end {
