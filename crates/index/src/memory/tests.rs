@@ -9,6 +9,7 @@ use copyhound_core::model::{FingerprintOwner, FingerprintRecord, PassageRecord};
 use copyhound_core::ports::{FingerprintStore, PageRequest, Paged};
 
 use super::*;
+use crate::rebuild::rebuild_in_batches;
 use crate::testsuite::{random_entries, seeded, sort_hits};
 use crate::{entries_for_record, rebuild_index};
 
@@ -186,8 +187,22 @@ async fn rebuild_inserts_every_record() {
     .await
     .unwrap();
     assert_eq!(done, 1_200);
-    assert_eq!(*progress.lock().unwrap(), [500, 1_000, 1_200]);
+    assert_eq!(
+        *progress.lock().unwrap(),
+        [1_200],
+        "6,000 entries: one insert"
+    );
     assert_eq!(index.stats().await.unwrap().entries, 5 * 1_200);
+    // Small batches: one insert per store page here (2,500 entries each).
+    let paged = MemoryFingerprintIndex::new(3).unwrap();
+    let progress = Mutex::new(Vec::new());
+    rebuild_in_batches(&store, &paged, 1, 2_000, |count| {
+        progress.lock().unwrap().push(count)
+    })
+    .await
+    .unwrap();
+    assert_eq!(*progress.lock().unwrap(), [500, 1_000, 1_200]);
+    assert_eq!(paged.stats().await.unwrap().entries, 5 * 1_200);
     let owner = records[7].owner.index_key();
     let hits = index
         .query(EntryKind::Passage, !records[7].simhash, 0)
