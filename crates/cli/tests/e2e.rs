@@ -7,6 +7,7 @@
 use std::path::Path;
 
 use assert_cmd::Command;
+use copyhound_core::test_services;
 
 const CHAPTER: &str = include_str!("../samples/registered-chapter.txt");
 const PIRATED: &[u8] = include_bytes!("../samples/pirated-page.html");
@@ -118,17 +119,11 @@ fn eval_on_the_embedded_default_flags_only_the_copy() {
 
 #[test]
 fn eval_on_mongodb_and_redis_flags_only_the_copy() {
-    let (Ok(mongo), Ok(redis)) = (
-        std::env::var("COPYHOUND_TEST_MONGODB_URL"),
-        std::env::var("COPYHOUND_TEST_REDIS_URL"),
+    const TEST: &str = "eval_on_mongodb_and_redis_flags_only_the_copy";
+    let (Some(mongo), Some(redis)) = (
+        test_services::service_url(test_services::MONGODB_URL, TEST),
+        test_services::service_url(test_services::REDIS_URL, TEST),
     ) else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but COPYHOUND_TEST_MONGODB_URL / COPYHOUND_TEST_REDIS_URL are not set: run deploy/dev/test.sh"
-        );
-        eprintln!(
-            "skipping: COPYHOUND_TEST_MONGODB_URL / COPYHOUND_TEST_REDIS_URL not set (deploy/dev/services.sh start)"
-        );
         return;
     };
     let predictions = run_eval(|command| {

@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use copyhound_core::test_services;
+
 const CHAPTER: &str = include_str!("../samples/registered-chapter.txt");
 const PIRATED: &[u8] = include_bytes!("../samples/pirated-page.html");
 const PAGES: usize = 24;
@@ -175,12 +177,10 @@ impl Env {
 
 #[test]
 fn three_workers_share_the_queue_and_survive_a_kill_and_a_redis_restart() {
-    let Ok(mongo) = std::env::var("COPYHOUND_TEST_MONGODB_URL") else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but COPYHOUND_TEST_MONGODB_URL is not set"
-        );
-        eprintln!("skipping: COPYHOUND_TEST_MONGODB_URL not set (deploy/dev/services.sh start)");
+    let Some(mongo) = test_services::service_url(
+        test_services::MONGODB_URL,
+        "three_workers_share_the_queue_and_survive_a_kill_and_a_redis_restart",
+    ) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();

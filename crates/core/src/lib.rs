@@ -12,5 +12,6 @@ pub mod error;
 pub mod ids;
 pub mod model;
 pub mod ports;
+pub mod test_services;
 
 pub use error::{Error, ErrorKind, Result};

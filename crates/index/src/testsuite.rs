@@ -6,26 +6,13 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use copyhound_core::ports::{EntryKind, IndexEntry, IndexHit};
+use copyhound_core::test_services;
 
 use crate::layout::hamming;
 
-/// Returns the test Redis URL from `COPYHOUND_TEST_REDIS_URL`. When unset it
-/// panics if `CI=true` (a CI run must not skip silently) and otherwise prints a
-/// skip note for `test` and returns `None`.
+/// Returns the test Redis URL (see [`copyhound_core::test_services`]).
 pub fn redis_url_for_test(test: &str) -> Option<String> {
-    if let Ok(url) = std::env::var("COPYHOUND_TEST_REDIS_URL") {
-        return Some(url);
-    }
-    let on_ci = std::env::var("CI").is_ok_and(|value| value == "true");
-    assert!(
-        !on_ci,
-        "COPYHOUND_TEST_REDIS_URL is not set but CI=true: start Redis with \
-         `eval \"$(deploy/dev/services.sh start)\"` before `cargo test`"
-    );
-    eprintln!(
-        "skipping {test}: COPYHOUND_TEST_REDIS_URL is not set (eval \"$(deploy/dev/services.sh start)\")"
-    );
-    None
+    test_services::service_url(test_services::REDIS_URL, test)
 }
 
 /// Returns a Redis key prefix no other test run uses.

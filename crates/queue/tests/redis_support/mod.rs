@@ -6,21 +6,11 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use copyhound_core::test_services;
+
 /// Returns the test Redis URL; `None` (skip) when unset, a panic on CI.
 pub fn redis_url(test: &str) -> Option<String> {
-    if let Ok(url) = std::env::var("COPYHOUND_TEST_REDIS_URL") {
-        return Some(url);
-    }
-    let on_ci = std::env::var("CI").is_ok_and(|value| value == "true");
-    assert!(
-        !on_ci,
-        "COPYHOUND_TEST_REDIS_URL is not set but CI=true: start Redis with \
-         `eval \"$(deploy/dev/services.sh start)\"` before `cargo test`"
-    );
-    eprintln!(
-        "skipping {test}: COPYHOUND_TEST_REDIS_URL is not set (eval \"$(deploy/dev/services.sh start)\")"
-    );
-    None
+    test_services::service_url(test_services::REDIS_URL, test)
 }
 
 /// Returns a key prefix no other test run uses.

@@ -59,21 +59,8 @@ impl Harness {
 /// Returns the test server URL; without one, skips (or fails on CI).
 #[cfg(feature = "mongodb")]
 pub(crate) fn mongo_url() -> Option<String> {
-    match std::env::var("COPYHOUND_TEST_MONGODB_URL") {
-        Ok(url) if !url.is_empty() => Some(url),
-        _ => {
-            let on_ci = std::env::var("CI").is_ok_and(|value| value == "true");
-            assert!(
-                !on_ci,
-                "COPYHOUND_TEST_MONGODB_URL is unset but CI=true: start the test services with \
-                 `eval \"$(deploy/dev/services.sh start)\"` before `cargo test`"
-            );
-            eprintln!(
-                "skipping the MongoDB run: COPYHOUND_TEST_MONGODB_URL is unset (eval \"$(deploy/dev/services.sh start)\")"
-            );
-            None
-        }
-    }
+    use copyhound_core::test_services::{MONGODB_URL, service_url};
+    service_url(MONGODB_URL, "the MongoDB run")
 }
 
 macro_rules! conformance {
