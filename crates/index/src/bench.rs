@@ -11,6 +11,8 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use copyhound_core::Result;
+#[cfg(feature = "redis")]
+use copyhound_core::config::IndexLayout;
 use copyhound_core::ports::{EntryKind, FingerprintIndex, IndexEntry};
 
 use crate::MemoryFingerprintIndex;
@@ -94,7 +96,9 @@ pub async fn run_bench(params: BenchParams) -> Result<BenchReport> {
     );
     #[cfg(feature = "redis")]
     if let Some(url) = &params.redis_url {
-        rows.push(redis_row(url, &entries, &queries, &params, &scan_hits).await?);
+        for layout in [IndexLayout::Exact, IndexLayout::Compact] {
+            rows.push(redis_row(url, layout, &entries, &queries, &params, &scan_hits).await?);
+        }
     }
     rows.push(BenchRow {
         name: "linear scan".into(),
@@ -182,6 +186,7 @@ async fn measure(
 #[cfg(feature = "redis")]
 async fn redis_row(
     url: &str,
+    layout: IndexLayout,
     entries: &[IndexEntry],
     queries: &[u64],
     params: &BenchParams,
@@ -194,13 +199,18 @@ async fn redis_row(
         cluster: false,
         prefix,
         max_distance: params.k,
+        layout,
     };
     let index =
         RedisFingerprintIndex::connect_with(url, &config, RedisIndexOptions::for_config(&config))
             .await?;
     let before = index.stats().await?.memory_bytes;
+    let name = match layout {
+        IndexLayout::Exact => "redis exact",
+        IndexLayout::Compact => "redis compact",
+    };
     let row = measure(
-        "redis",
+        name,
         &index,
         entries,
         queries,
@@ -223,7 +233,7 @@ impl fmt::Display for BenchReport {
         )?;
         writeln!(
             f,
-            "{:<12} {:>9} {:>11} {:>10} {:>11} {:>9} {:>6}",
+            "{:<14} {:>9} {:>11} {:>10} {:>11} {:>9} {:>6}",
             "impl", "build s", "inserts/s", "us/query", "bytes/entry", "hits", "exact"
         )?;
         for row in &self.rows {
@@ -235,7 +245,7 @@ impl fmt::Display for BenchReport {
                 .map_or("-".to_owned(), |rate| format!("{rate:.0}"));
             writeln!(
                 f,
-                "{:<12} {:>9} {:>11} {:>10.3} {:>11.1} {:>9} {:>6}",
+                "{:<14} {:>9} {:>11} {:>10.3} {:>11.1} {:>9} {:>6}",
                 row.name,
                 build,
                 rate,

@@ -31,7 +31,13 @@ impl SegmentLayout {
                 ),
             ));
         }
-        let tables = max_distance + 1;
+        Ok(Self::split(max_distance, max_distance + 1))
+    }
+
+    /// Returns a layout of `segments` contiguous segments (the longer ones
+    /// first) for an index answering distances up to `max_distance`.
+    pub fn split(max_distance: u32, segments: u32) -> Self {
+        let tables = segments.clamp(1, 64);
         let base = 64 / tables;
         let longer = 64 % tables;
         let mut starts = Vec::with_capacity(tables as usize);
@@ -44,11 +50,11 @@ impl SegmentLayout {
             start += length;
         }
         debug_assert_eq!(start, 64);
-        Ok(Self {
+        Self {
             max_distance,
             starts,
             lengths,
-        })
+        }
     }
 
     /// Returns the largest distance answered exactly.

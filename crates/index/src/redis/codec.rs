@@ -1,30 +1,32 @@
-//! Redis key names and the binary layouts of bucket members and owner records:
-//! every key pattern of the Redis index is spelled here and nowhere else.
+//! Redis key names and the binary layouts of bucket members and group
+//! records: every key pattern of the Redis index is spelled here and nowhere
+//! else.
 //!
-//! Keys of shard `s` share the hash tag `{s}`, so one owner's record and all
-//! its buckets live in one cluster slot (scripts stay atomic) and a query's
-//! `MGET` of its buckets never crosses slots.
+//! Keys of shard `s` share the hash tag `{s}`, so a write's records and
+//! buckets live in one cluster slot (its script stays atomic) and a query's
+//! `MGET` of its buckets never crosses slots. Keys are short and binary
+//! because Redis charges ~72 bytes per key before the value.
 
 use std::collections::BTreeMap;
 
 use copyhound_core::ports::EntryKind;
 use copyhound_core::{Error, ErrorKind, Result};
 
-use crate::layout::SegmentLayout;
-
-/// Bytes of an owner id in a bucket member.
-pub const OWNER_ID_BYTES: usize = 4;
+/// Fewest owner-id bits a member carries (the rest of its bytes hold the residue).
+const MIN_ID_BITS: u32 = 24;
 
 /// Key names of one index.
 #[derive(Clone, Debug)]
 pub struct Keys {
     prefix: String,
+    bucket_bytes: usize,
 }
 
 impl Keys {
-    pub fn new(prefix: &str) -> Self {
+    pub fn new(prefix: &str, bucket_bits: u32) -> Self {
         Self {
             prefix: prefix.to_owned(),
+            bucket_bytes: bucket_bits.div_ceil(8) as usize,
         }
     }
 
@@ -33,7 +35,7 @@ impl Keys {
         &self.prefix
     }
 
-    /// The hash of fixed parameters (max distance, shards, bucket bits).
+    /// The hash of fixed parameters (format, max distance, shards, bucket bits, groups).
     pub fn meta(&self) -> String {
         format!("{}meta", self.prefix)
     }
@@ -42,33 +44,28 @@ impl Keys {
         format!("{}{{{shard}}}:", self.prefix)
     }
 
-    /// Owner name -> owner id, per shard.
-    pub fn owners(&self, shard: u32) -> String {
-        format!("{}owners", self.shard(shard))
-    }
-
-    /// Owner id counter, per shard.
-    pub fn sequence(&self, shard: u32) -> String {
-        format!("{}seq", self.shard(shard))
-    }
-
     /// Live entry counter, per shard.
     pub fn count(&self, shard: u32) -> String {
         format!("{}count", self.shard(shard))
     }
 
-    /// Prefix of owner record keys (`<prefix>{s}:o:<id>`).
-    pub fn record_prefix(&self, shard: u32) -> String {
-        format!("{}o:", self.shard(shard))
+    /// The record of owner group `group`.
+    pub fn group(&self, shard: u32, group: u32) -> Vec<u8> {
+        let mut key = format!("{}g:", self.shard(shard)).into_bytes();
+        key.extend_from_slice(&group.to_be_bytes());
+        key
     }
 
-    /// The bucket of (kind, table, bucket value).
-    pub fn bucket(&self, shard: u32, kind: EntryKind, table: usize, bucket: u64) -> Vec<u8> {
-        let mut key = format!("{}b:", self.shard(shard)).into_bytes();
-        key.push(kind_byte(kind));
-        key.push(table as u8);
-        key.extend_from_slice(&(bucket as u32).to_be_bytes());
-        key
+    /// Returns the key prefix of shard `shard`'s buckets (to append [`Keys::bucket_suffix`] to).
+    pub fn bucket_prefix(&self, shard: u32) -> Vec<u8> {
+        format!("{}b:", self.shard(shard)).into_bytes()
+    }
+
+    /// Appends the (kind, table, bucket) part of a bucket key to `key`.
+    #[inline]
+    pub fn bucket_suffix(&self, key: &mut Vec<u8>, kind: EntryKind, table: usize, bucket: u64) {
+        key.push(kind_byte(kind) << 5 | table as u8);
+        key.extend_from_slice(&bucket.to_be_bytes()[8 - self.bucket_bytes..]);
     }
 }
 
@@ -81,124 +78,234 @@ pub fn kind_byte(kind: EntryKind) -> u8 {
     }
 }
 
-/// How one table's members are cut: the fingerprint bytes its bucket key
-/// already fixes are left out of the member.
-#[derive(Clone, Debug)]
-pub struct MemberLayout {
-    bucket_bits: Vec<u32>,
-    covered: Vec<[bool; 8]>,
+pub fn kind_of_byte(byte: u8) -> Result<EntryKind> {
+    Ok(match byte {
+        0 => EntryKind::Document,
+        1 => EntryKind::Passage,
+        2 => EntryKind::Dna,
+        3 => EntryKind::Anchor,
+        _ => return Err(corrupt()),
+    })
 }
 
-impl MemberLayout {
-    pub fn new(layout: &SegmentLayout, bucket_bits: u32) -> Self {
-        let bucket_bits: Vec<u32> = (0..layout.tables())
-            .map(|table| bucket_bits.min(layout.length(table)).max(1))
-            .collect();
-        let covered = (0..layout.tables())
-            .map(|table| {
-                let start = layout.start(table);
-                let end = start + bucket_bits[table];
-                std::array::from_fn(|byte| 8 * byte as u32 >= start && 8 * byte as u32 + 8 <= end)
-            })
-            .collect();
+/// Fixed-width bucket members: the residue (fingerprint bits not in the key)
+/// and the owner id, packed big-endian into as few bytes as leave the id at
+/// least 24 bits (10 bytes and 31-bit ids at 15-bit buckets).
+#[derive(Clone, Copy, Debug)]
+pub struct Members {
+    width: usize,
+    id_bits: u32,
+}
+
+impl Members {
+    pub fn new(residue_bits: u32) -> Self {
+        let width = (residue_bits + MIN_ID_BITS).div_ceil(8);
         Self {
-            bucket_bits,
-            covered,
+            width: width as usize,
+            id_bits: (8 * width - residue_bits).min(32),
         }
     }
 
-    pub fn bucket_bits(&self, table: usize) -> u32 {
-        self.bucket_bits[table]
+    pub fn width(&self) -> usize {
+        self.width
     }
 
-    /// Returns the member width of `table`, bytes.
-    pub fn width(&self, table: usize) -> usize {
-        8 - self.covered[table]
-            .iter()
-            .filter(|covered| **covered)
-            .count()
-            + OWNER_ID_BYTES
+    pub fn id_bits(&self) -> u32 {
+        self.id_bits
     }
 
-    /// Appends the member of (fingerprint, owner id) for `table` to `out`.
-    pub fn encode(&self, table: usize, fingerprint: u64, owner_id: u32, out: &mut Vec<u8>) {
-        for (byte, covered) in fingerprint.to_be_bytes().iter().zip(self.covered[table]) {
-            if !covered {
-                out.push(*byte);
-            }
-        }
-        out.extend_from_slice(&owner_id.to_be_bytes());
+    #[inline]
+    pub fn encode(&self, residue: u64, id: u32, out: &mut Vec<u8>) {
+        let packed = (u128::from(residue) << self.id_bits) | u128::from(id);
+        out.extend_from_slice(&packed.to_be_bytes()[16 - self.width..]);
     }
 
-    /// Decodes one member of `table` in the bucket `bucket` (start bit `start`).
-    pub fn decode(&self, table: usize, start: u32, bucket: u64, member: &[u8]) -> (u64, u32) {
-        let fixed = (bucket << (64 - start - self.bucket_bits[table])).to_be_bytes();
-        let mut bytes = [0_u8; 8];
-        let mut next = 0;
-        for (index, byte) in bytes.iter_mut().enumerate() {
-            if self.covered[table][index] {
-                *byte = fixed[index];
-            } else {
-                *byte = member[next];
-                next += 1;
-            }
-        }
-        let owner = u32::from_be_bytes(
-            member[next..next + OWNER_ID_BYTES]
-                .try_into()
-                .expect("4 owner id bytes"),
-        );
-        (u64::from_be_bytes(bytes), owner)
+    /// Returns (residue, owner id) of one member (`width` bytes).
+    #[inline]
+    pub fn decode(&self, member: &[u8]) -> (u64, u32) {
+        let mut bytes = [0_u8; 16];
+        bytes[16 - self.width..].copy_from_slice(member);
+        let packed = u128::from_be_bytes(bytes);
+        let id = (packed & ((1 << self.id_bits) - 1)) as u32;
+        ((packed >> self.id_bits) as u64, id)
     }
 }
 
 /// The entries of one owner: (kind byte, ordinal) -> fingerprint.
 pub type OwnerEntries = BTreeMap<(u8, u32), u64>;
 
-/// Encodes an owner record: name, then (kind, ordinal, fingerprint) per entry;
-/// empty when the owner has no entry (the key is deleted).
-pub fn encode_record(name: &str, entries: &OwnerEntries) -> Vec<u8> {
-    if entries.is_empty() {
-        return Vec::new();
-    }
-    let name_length = u16::try_from(name.len()).expect("owner names are checked to fit u16");
-    let mut record = Vec::with_capacity(2 + name.len() + entries.len() * 13);
-    record.extend_from_slice(&name_length.to_be_bytes());
-    record.extend_from_slice(name.as_bytes());
-    for ((kind, ordinal), fingerprint) in entries {
-        record.push(*kind);
-        record.extend_from_slice(&ordinal.to_be_bytes());
-        record.extend_from_slice(&fingerprint.to_be_bytes());
-    }
-    record
+/// One owner inside a group record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OwnerRecord {
+    /// The owner's number within its group (its id is `group << seq_bits | seq`).
+    pub seq: u32,
+    pub name: String,
+    pub entries: OwnerEntries,
 }
 
-/// Decodes an owner record into its name and entries (empty record: no entries).
-pub fn decode_record(record: &[u8]) -> Result<(String, OwnerEntries)> {
-    let mut entries = OwnerEntries::new();
-    if record.is_empty() {
-        return Ok((String::new(), entries));
+/// The record of one owner group: a version (bumped by every write, compared
+/// by the commit script) and the group's owners in `seq` order.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct GroupRecord {
+    pub version: u64,
+    pub owners: Vec<OwnerRecord>,
+}
+
+impl GroupRecord {
+    /// Returns the position of the owner called `name`.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.owners.iter().position(|owner| owner.name == name)
     }
-    let corrupt = || Error::new(ErrorKind::Corrupt, "redis index owner record is malformed");
-    let name_length = u16::from_be_bytes(
-        record
-            .get(..2)
-            .ok_or_else(corrupt)?
-            .try_into()
-            .expect("2 bytes"),
-    ) as usize;
-    let name = record.get(2..2 + name_length).ok_or_else(corrupt)?;
-    let name = std::str::from_utf8(name).map_err(|_| corrupt())?.to_owned();
-    let body = &record[2 + name_length..];
-    if !body.len().is_multiple_of(13) {
-        return Err(corrupt());
+
+    /// Adds an owner under the smallest free number below `limit`; returns its position.
+    pub fn add(&mut self, name: &str, limit: u32) -> Result<usize> {
+        let mut seq = 0;
+        let mut position = 0;
+        while position < self.owners.len() && self.owners[position].seq == seq {
+            seq += 1;
+            position += 1;
+        }
+        if seq >= limit {
+            return Err(Error::new(
+                ErrorKind::Config,
+                "redis index owner group is full: recreate the index with more groups",
+            ));
+        }
+        self.owners.insert(
+            position,
+            OwnerRecord {
+                seq,
+                name: name.to_owned(),
+                entries: OwnerEntries::new(),
+            },
+        );
+        Ok(position)
     }
-    for chunk in body.chunks_exact(13) {
-        let ordinal = u32::from_be_bytes(chunk[1..5].try_into().expect("4 bytes"));
-        let fingerprint = u64::from_be_bytes(chunk[5..13].try_into().expect("8 bytes"));
-        entries.insert((chunk[0], ordinal), fingerprint);
+
+    /// Encodes the record; `version` first, so the commit script compares 8 bytes.
+    ///
+    /// Per owner: seq, name, then runs of consecutive ordinals of one kind
+    /// (kind, first ordinal, length, fingerprints), varints elsewhere.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(
+            8 + self
+                .owners
+                .iter()
+                .map(|owner| 8 + owner.name.len() + 9 * owner.entries.len())
+                .sum::<usize>(),
+        );
+        out.extend_from_slice(&self.version.to_be_bytes());
+        for owner in &self.owners {
+            put_varint(&mut out, u64::from(owner.seq));
+            put_varint(&mut out, owner.name.len() as u64);
+            out.extend_from_slice(owner.name.as_bytes());
+            let runs = runs(&owner.entries);
+            put_varint(&mut out, runs.len() as u64);
+            for run in runs {
+                out.push(run[0].0.0);
+                put_varint(&mut out, u64::from(run[0].0.1));
+                put_varint(&mut out, run.len() as u64);
+                for (_, fingerprint) in run {
+                    out.extend_from_slice(&fingerprint.to_be_bytes());
+                }
+            }
+        }
+        out
     }
-    Ok((name, entries))
+
+    /// Decodes a record; an absent key is the empty record of version 0.
+    pub fn decode(bytes: &[u8]) -> Result<Self> {
+        if bytes.is_empty() {
+            return Ok(Self::default());
+        }
+        let mut reader = Reader { bytes, at: 0 };
+        let version = u64::from_be_bytes(reader.take(8)?.try_into().map_err(|_| corrupt())?);
+        let mut owners = Vec::new();
+        while reader.at < bytes.len() {
+            let seq = u32::try_from(reader.varint()?).map_err(|_| corrupt())?;
+            let name_length = reader.varint()? as usize;
+            let name = std::str::from_utf8(reader.take(name_length)?)
+                .map_err(|_| corrupt())?
+                .to_owned();
+            let mut entries = OwnerEntries::new();
+            for _ in 0..reader.varint()? {
+                let kind = reader.take(1)?[0];
+                kind_of_byte(kind)?;
+                let first = u32::try_from(reader.varint()?).map_err(|_| corrupt())?;
+                let length = u32::try_from(reader.varint()?).map_err(|_| corrupt())?;
+                for offset in 0..length {
+                    let ordinal = first.checked_add(offset).ok_or_else(corrupt)?;
+                    let fingerprint =
+                        u64::from_be_bytes(reader.take(8)?.try_into().map_err(|_| corrupt())?);
+                    entries.insert((kind, ordinal), fingerprint);
+                }
+            }
+            if owners
+                .last()
+                .is_some_and(|last: &OwnerRecord| last.seq >= seq)
+            {
+                return Err(corrupt());
+            }
+            owners.push(OwnerRecord { seq, name, entries });
+        }
+        Ok(Self { version, owners })
+    }
+}
+
+/// Splits entries (sorted by kind, ordinal) into runs of consecutive ordinals of one kind.
+fn runs(entries: &OwnerEntries) -> Vec<Vec<(&(u8, u32), &u64)>> {
+    let mut runs: Vec<Vec<(&(u8, u32), &u64)>> = Vec::new();
+    for entry in entries {
+        match runs.last_mut() {
+            Some(run)
+                if run.last().is_some_and(|(last, _)| {
+                    last.0 == entry.0.0 && last.1.checked_add(1) == Some(entry.0.1)
+                }) =>
+            {
+                run.push(entry);
+            }
+            _ => runs.push(vec![entry]),
+        }
+    }
+    runs
+}
+
+fn corrupt() -> Error {
+    Error::new(ErrorKind::Corrupt, "redis index group record is malformed")
+}
+
+fn put_varint(out: &mut Vec<u8>, mut value: u64) {
+    while value >= 0x80 {
+        out.push(value as u8 | 0x80);
+        value >>= 7;
+    }
+    out.push(value as u8);
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, length: usize) -> Result<&'a [u8]> {
+        let end = self.at.checked_add(length).ok_or_else(corrupt)?;
+        let slice = self.bytes.get(self.at..end).ok_or_else(corrupt)?;
+        self.at = end;
+        Ok(slice)
+    }
+
+    fn varint(&mut self) -> Result<u64> {
+        let mut value = 0_u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.take(1)?[0];
+            value |= u64::from(byte & 0x7f) << shift;
+            if byte < 0x80 {
+                return Ok(value);
+            }
+        }
+        Err(corrupt())
+    }
 }
 
 #[cfg(test)]
@@ -206,32 +313,55 @@ mod tests {
     use super::*;
 
     #[test]
-    fn members_round_trip_and_drop_covered_bytes() {
-        for max_distance in [0, 1, 3, 5] {
-            let layout = SegmentLayout::new(max_distance).unwrap();
-            let members = MemberLayout::new(&layout, 16);
-            for table in 0..layout.tables() {
-                let fingerprint = 0xfedc_ba98_7654_3210_u64 ^ table as u64;
-                let mut member = Vec::new();
-                members.encode(table, fingerprint, 77, &mut member);
-                assert_eq!(member.len(), members.width(table));
-                let bucket = layout.bucket(table, fingerprint, members.bucket_bits(table));
-                assert_eq!(
-                    members.decode(table, layout.start(table), bucket, &member),
-                    (fingerprint, 77)
-                );
-            }
+    fn members_round_trip() {
+        for residue_bits in [40, 48, 49, 56, 63] {
+            let members = Members::new(residue_bits);
+            assert!(members.id_bits() >= 24);
+            let residue = u64::MAX >> (64 - residue_bits);
+            let id = (1_u32 << members.id_bits()) - 1;
+            let mut out = Vec::new();
+            members.encode(residue, id, &mut out);
+            members.encode(5, 7, &mut out);
+            assert_eq!(out.len(), 2 * members.width());
+            assert_eq!(members.decode(&out[..members.width()]), (residue, id));
+            assert_eq!(members.decode(&out[members.width()..]), (5, 7));
         }
-        let members = MemberLayout::new(&SegmentLayout::new(3).unwrap(), 16);
-        assert_eq!(members.width(0), 10);
+        assert_eq!(Members::new(49).width(), 10);
+        assert_eq!(Members::new(49).id_bits(), 31);
     }
 
     #[test]
-    fn records_round_trip() {
-        let entries: OwnerEntries = [((0, 0), 5), ((1, 9), u64::MAX)].into_iter().collect();
-        let record = encode_record("p:x", &entries);
-        assert_eq!(decode_record(&record).unwrap(), ("p:x".to_owned(), entries));
-        assert!(decode_record(&record[..record.len() - 1]).is_err());
-        assert!(encode_record("p:x", &OwnerEntries::new()).is_empty());
+    fn group_records_round_trip_and_reject_damage() {
+        let mut record = GroupRecord {
+            version: 9,
+            ..GroupRecord::default()
+        };
+        let first = record.add("c:work:1", 16).unwrap();
+        record.owners[first].entries = [((0, 0), 5), ((1, 0), 1), ((1, 1), 2), ((1, 7), u64::MAX)]
+            .into_iter()
+            .collect();
+        record.add("p:页面", 16).unwrap();
+        let bytes = record.encode();
+        assert_eq!(GroupRecord::decode(&bytes).unwrap(), record);
+        assert_eq!(record.owners[1].seq, 1);
+        for cut in 1..bytes.len() {
+            if let Ok(decoded) = GroupRecord::decode(&bytes[..cut]) {
+                assert_ne!(decoded, record);
+            }
+        }
+        assert_eq!(GroupRecord::decode(b"").unwrap(), GroupRecord::default());
+    }
+
+    #[test]
+    fn owners_take_the_smallest_free_number() {
+        let mut record = GroupRecord::default();
+        for name in ["a", "b", "c"] {
+            record.add(name, 3).unwrap();
+        }
+        assert_eq!(record.add("d", 3).unwrap_err().kind(), ErrorKind::Config);
+        record.owners.remove(1);
+        let position = record.add("d", 3).unwrap();
+        assert_eq!(record.owners[position].seq, 1);
+        assert_eq!(record.find("d"), Some(1));
     }
 }

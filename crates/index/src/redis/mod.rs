@@ -2,37 +2,41 @@
 //! See `design.md` for the layout, the write protocol and the cluster story.
 //!
 //! Each (kind, table, bucket) is one binary string of fixed-width members
-//! (fingerprint bytes not fixed by the key, then the owner id), so a query
-//! fetches its `k + 1` buckets with one `MGET` and verifies distances locally;
-//! only hits need a second, pipelined read (the owner records, for names and
-//! ordinals). Owners are spread over shards by hash; all keys of a shard share
-//! a hash tag.
+//! (fingerprint bits not fixed by the key, then the owner id), so a query
+//! fetches its buckets with one `MGET` and verifies distances locally; only
+//! hits need a second, pipelined read (their group records, for names and
+//! ordinals). Owners are spread over shards by hash, and within a shard over
+//! a fixed number of record groups; all keys of a shard share a hash tag.
 
 mod codec;
 mod connection;
+mod probe;
 mod scripts;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 use async_trait::async_trait;
 use xxhash_rust::xxh3::xxh3_64;
 
-use copyhound_core::config::IndexConfig;
+use copyhound_core::config::{IndexConfig, IndexLayout};
 use copyhound_core::ports::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
 use copyhound_core::{Error, ErrorKind, Result};
 
-use crate::layout::{SegmentLayout, hamming};
-use codec::{Keys, MemberLayout, OwnerEntries, decode_record, kind_byte};
+use crate::layout::hamming;
+use codec::{GroupRecord, Keys, Members, OwnerEntries, kind_byte};
 use connection::{Connection, redis_error};
-use scripts::{OwnerState, Plan};
+use probe::ProbeLayout;
+use scripts::{Geometry, OwnerWrite, Plan};
 
 /// Format version recorded in the meta key.
-const FORMAT: u32 = 1;
-/// Owners per write script (bounds how long one script blocks Redis).
-const OWNERS_PER_SCRIPT: usize = 512;
+const FORMAT: u32 = 2;
+/// Entries per commit script (bounds how long one script blocks Redis: ~0.1 s).
+const ENTRIES_PER_SCRIPT: usize = 32_768;
+/// Owners per commit script.
+const OWNERS_PER_SCRIPT: usize = 4_096;
 /// Queries per pipeline.
-const QUERIES_PER_PIPELINE: usize = 512;
+const QUERIES_PER_PIPELINE: usize = 256;
 /// Attempts of an optimistic write before giving up (retryable).
 const WRITE_ATTEMPTS: usize = 8;
 
@@ -44,14 +48,23 @@ pub struct RedisIndexOptions {
     pub shards: u32,
     /// Bits of a segment used as bucket key (at most the segment length).
     pub bucket_bits: u32,
+    /// Owner record groups per shard (a power of two).
+    pub groups: u32,
+    /// The compact layout (half the copies, 8x the bucket reads) instead of the exact one.
+    pub compact: bool,
 }
 
 impl RedisIndexOptions {
-    /// Returns the defaults for a config: 1 shard on a single Redis, 16 on a cluster; 16-bit buckets.
+    /// Returns the defaults for a config: 1 shard on a single Redis, 16 on a
+    /// cluster; 8192 record groups; the layout the config names (`exact`:
+    /// 16-bit buckets, `compact`: 15-bit).
     pub fn for_config(config: &IndexConfig) -> Self {
+        let compact = config.layout == IndexLayout::Compact;
         Self {
             shards: if config.cluster { 16 } else { 1 },
-            bucket_bits: 16,
+            bucket_bits: if compact { 15 } else { 16 },
+            groups: 8192,
+            compact,
         }
     }
 }
@@ -61,8 +74,9 @@ impl RedisIndexOptions {
 pub struct RedisFingerprintIndex {
     connection: Connection,
     keys: Keys,
-    layout: SegmentLayout,
-    members: MemberLayout,
+    layout: ProbeLayout,
+    members: Members,
+    seq_bits: u32,
     options: RedisIndexOptions,
 }
 
@@ -95,21 +109,36 @@ impl RedisFingerprintIndex {
         config: &IndexConfig,
         options: RedisIndexOptions,
     ) -> Result<Self> {
-        let layout = SegmentLayout::new(config.max_distance)?;
+        // Checks the distance bound (the probe layout itself accepts any).
+        crate::layout::SegmentLayout::new(config.max_distance)?;
+        let layout = ProbeLayout::new(
+            config.max_distance,
+            options.bucket_bits,
+            u32::from(options.compact),
+        );
+        let members = Members::new(layout.residue_bits());
+        let group_bits = options.groups.trailing_zeros();
         if options.shards == 0
-            || !(1..=24).contains(&options.bucket_bits)
+            || !(8..=24).contains(&options.bucket_bits)
+            || !options.groups.is_power_of_two()
+            || group_bits + 8 > members.id_bits()
             || config.prefix.contains(['{', '}'])
         {
             return Err(Error::new(
                 ErrorKind::Config,
-                "redis index needs shards >= 1, bucket_bits in 1..=24 and a prefix without braces",
+                format!(
+                    "redis index needs shards >= 1, bucket_bits in 8..=24, groups a power of two \
+                     up to 2^{} and a prefix without braces",
+                    members.id_bits() - 8
+                ),
             ));
         }
         let connection = Connection::open(url, config.cluster).await?;
         let index = Self {
             connection,
-            keys: Keys::new(&config.prefix),
-            members: MemberLayout::new(&layout, options.bucket_bits),
+            keys: Keys::new(&config.prefix, options.bucket_bits),
+            seq_bits: members.id_bits() - group_bits,
+            members,
             layout,
             options,
         };
@@ -161,6 +190,8 @@ impl RedisFingerprintIndex {
             ("max_distance", self.layout.max_distance()),
             ("shards", self.options.shards),
             ("bucket_bits", self.options.bucket_bits),
+            ("groups", self.options.groups),
+            ("radius", u32::from(self.options.compact)),
         ];
         let mut pipeline = redis::pipe();
         for (field, value) in wanted {
@@ -192,29 +223,38 @@ impl RedisFingerprintIndex {
         Ok(())
     }
 
-    fn shard_of(&self, owner: &str) -> u32 {
-        (xxh3_64(owner.as_bytes()) % u64::from(self.options.shards)) as u32
+    /// Returns (shard, group) of an owner.
+    fn place(&self, owner: &str) -> (u32, u32) {
+        let hash = xxh3_64(owner.as_bytes());
+        (
+            (hash % u64::from(self.options.shards)) as u32,
+            ((hash >> 32) % u64::from(self.options.groups)) as u32,
+        )
+    }
+
+    fn geometry(&self) -> Geometry<'_> {
+        Geometry {
+            layout: &self.layout,
+            members: self.members,
+            keys: &self.keys,
+            seq_bits: self.seq_bits,
+        }
     }
 
     /// Writes one shard's owners: `target` maps each owner's current entries to the wanted ones.
     async fn write_shard(
         &self,
         shard: u32,
-        names: &[String],
-        allocate: bool,
+        owners: &[OwnerWrite<'_>],
         target: impl Fn(&str, &OwnerEntries) -> OwnerEntries,
     ) -> Result<()> {
+        let mut groups: Vec<u32> = owners.iter().map(|owner| owner.group).collect();
+        groups.sort_unstable();
+        groups.dedup();
         for _attempt in 0..WRITE_ATTEMPTS {
-            let owners = self.read_owners(shard, names, allocate).await?;
-            let plan = scripts::plan(
-                &self.layout,
-                &self.members,
-                &self.keys,
-                shard,
-                &owners,
-                &target,
-            )?;
-            if plan.is_empty() || self.apply(shard, &plan).await? {
+            let mut records = self.read_groups(shard, &groups).await?;
+            let plan = scripts::plan(self.geometry(), shard, owners, &mut records, &target)?;
+            if plan.is_empty() || self.commit(shard, &plan).await? {
                 return Ok(());
             }
         }
@@ -223,51 +263,46 @@ impl RedisFingerprintIndex {
         ))
     }
 
-    async fn read_owners(
+    /// Reads group records: group -> (bytes read, decoded).
+    async fn read_groups(
         &self,
         shard: u32,
-        names: &[String],
-        allocate: bool,
-    ) -> Result<Vec<OwnerState>> {
-        let mut invocation = scripts::OWNERS.key(self.keys.owners(shard));
-        invocation
-            .key(self.keys.sequence(shard))
-            .arg(self.keys.record_prefix(shard))
-            .arg(if allocate { "1" } else { "0" });
-        for name in names {
-            invocation.arg(name);
+        groups: &[u32],
+    ) -> Result<BTreeMap<u32, (Vec<u8>, GroupRecord)>> {
+        let mut records = BTreeMap::new();
+        for chunk in groups.chunks(1024) {
+            let mut command = redis::cmd("MGET");
+            for group in chunk {
+                command.arg(self.keys.group(shard, *group));
+            }
+            let values: Vec<Option<Vec<u8>>> = command
+                .query_async(&mut self.connection())
+                .await
+                .map_err(redis_error("failed to read index owners"))?;
+            for (group, value) in chunk.iter().zip(values) {
+                let bytes = value.unwrap_or_default();
+                let record = GroupRecord::decode(&bytes)?;
+                records.insert(*group, (bytes, record));
+            }
         }
-        let flat: Vec<(u32, Vec<u8>)> = invocation
-            .invoke_async(&mut self.connection())
-            .await
-            .map_err(redis_error("failed to read index owners"))?;
-        Ok(names
-            .iter()
-            .zip(flat)
-            .map(|(name, (id, record))| OwnerState {
-                name: name.clone(),
-                id,
-                record,
-            })
-            .collect())
+        Ok(records)
     }
 
-    async fn apply(&self, shard: u32, plan: &Plan) -> Result<bool> {
-        let mut invocation = scripts::APPLY.key(self.keys.owners(shard));
+    async fn commit(&self, shard: u32, plan: &Plan) -> Result<bool> {
+        let mut invocation = scripts::COMMIT.key(self.keys.count(shard));
         invocation
-            .key(self.keys.count(shard))
-            .arg(plan.owners.len())
-            .arg(plan.count_delta);
-        for (key, expected, wanted) in &plan.owners {
-            invocation
-                .arg(key)
-                .arg(expected.as_slice())
-                .arg(wanted.as_slice());
-        }
-        for (key, (width, removes, adds)) in &plan.buckets {
+            .arg(plan.groups.len())
+            .arg(plan.count_delta)
+            .arg(self.members.width());
+        for (key, version, record) in &plan.groups {
             invocation
                 .arg(key.as_slice())
-                .arg(*width)
+                .arg(version.as_slice())
+                .arg(record.as_slice());
+        }
+        for (key, removes, adds) in &plan.buckets {
+            invocation
+                .arg(key.as_slice())
                 .arg(removes.as_slice())
                 .arg(adds.as_slice());
         }
@@ -278,7 +313,43 @@ impl RedisFingerprintIndex {
         Ok(applied == 1)
     }
 
-    /// Fetches and verifies the buckets of `queries` on one shard: per query, (owner id, fingerprint, distance).
+    /// Splits owners by shard and into script-sized chunks, and writes each.
+    async fn write(
+        &self,
+        owners: Vec<(&str, usize)>,
+        target: impl Fn(&str, &OwnerEntries) -> OwnerEntries,
+    ) -> Result<()> {
+        let mut by_shard: BTreeMap<u32, Vec<(OwnerWrite<'_>, usize)>> = BTreeMap::new();
+        for (name, weight) in owners {
+            let (shard, group) = self.place(name);
+            by_shard
+                .entry(shard)
+                .or_default()
+                .push((OwnerWrite { name, group }, weight));
+        }
+        for (shard, owners) in by_shard {
+            let mut chunk = Vec::new();
+            let mut weight = 0;
+            for (owner, entries) in owners {
+                if !chunk.is_empty()
+                    && (weight + entries > ENTRIES_PER_SCRIPT || chunk.len() >= OWNERS_PER_SCRIPT)
+                {
+                    self.write_shard(shard, &chunk, &target).await?;
+                    chunk.clear();
+                    weight = 0;
+                }
+                chunk.push(owner);
+                weight += entries;
+            }
+            if !chunk.is_empty() {
+                self.write_shard(shard, &chunk, &target).await?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Fetches and verifies the buckets of `queries` on one shard: per query,
+    /// (owner id, fingerprint, distance), sorted and without repeats.
     async fn candidates(
         &self,
         shard: u32,
@@ -287,41 +358,48 @@ impl RedisFingerprintIndex {
         k: u32,
     ) -> Result<Vec<Vec<(u32, u64, u32)>>> {
         let tables = self.layout.tables_for(k);
+        let radius = self.layout.radius(k);
+        let prefix = self.keys.bucket_prefix(shard);
+        let mut key = prefix.clone();
         let mut pipeline = redis::pipe();
         for query in queries {
             pipeline.cmd("MGET");
             for table in 0..tables {
-                let bucket = self
-                    .layout
-                    .bucket(table, *query, self.members.bucket_bits(table));
-                pipeline.arg(self.keys.bucket(shard, kind, table, bucket));
+                self.layout.probes(table, *query, radius, |bucket| {
+                    key.truncate(prefix.len());
+                    self.keys.bucket_suffix(&mut key, kind, table, bucket);
+                    pipeline.arg(key.as_slice());
+                });
             }
         }
         let replies: Vec<Vec<Option<Vec<u8>>>> = pipeline
             .query_async(&mut self.connection())
             .await
             .map_err(redis_error("failed to query the index"))?;
+        let width = self.members.width();
         let mut results = Vec::with_capacity(queries.len());
         for (query, buckets) in queries.iter().zip(replies) {
             let mut found = Vec::new();
-            for (table, value) in buckets.iter().enumerate() {
-                let Some(value) = value else { continue };
-                let bucket = self
-                    .layout
-                    .bucket(table, *query, self.members.bucket_bits(table));
-                let segment = self.layout.segment(table, *query);
-                for member in value.chunks_exact(self.members.width(table)) {
-                    let (fingerprint, owner) =
-                        self.members
-                            .decode(table, self.layout.start(table), bucket, member);
-                    let distance = hamming(fingerprint, *query);
-                    if distance <= k
-                        && self.layout.segment(table, fingerprint) == segment
-                        && !self.layout.found_earlier(table, *query, fingerprint)
-                    {
-                        found.push((owner, fingerprint, distance));
+            let mut values = buckets.iter();
+            for table in 0..tables {
+                let own_residue = self.layout.residue(table, *query);
+                self.layout.probes(table, *query, radius, |bucket| {
+                    let Some(Some(value)) = values.next() else {
+                        return;
+                    };
+                    // Distance over the key bits, then over the residue, before any decoding.
+                    let key_distance = hamming(bucket, self.layout.bucket(table, *query));
+                    for member in value.chunks_exact(width) {
+                        let (residue, owner) = self.members.decode(member);
+                        if key_distance + hamming(residue, own_residue) > k {
+                            continue;
+                        }
+                        let fingerprint = self.layout.restore(table, bucket, residue);
+                        if self.layout.reports(table, *query, fingerprint, k) {
+                            found.push((owner, fingerprint, hamming(fingerprint, *query)));
+                        }
                     }
-                }
+                });
             }
             found.sort_unstable();
             found.dedup();
@@ -330,37 +408,24 @@ impl RedisFingerprintIndex {
         Ok(results)
     }
 
-    /// Reads the records of `owner_ids` on one shard: id -> (name, entries).
-    async fn records(
+    /// Reads the owners behind `owner_ids` on one shard: id -> record.
+    async fn owners_of(
         &self,
         shard: u32,
-        owner_ids: &HashSet<u32>,
-    ) -> Result<HashMap<u32, (String, OwnerEntries)>> {
-        let ids: Vec<u32> = owner_ids.iter().copied().collect();
-        let prefix = self.keys.record_prefix(shard);
-        let mut pipeline = redis::pipe();
-        for id in &ids {
-            pipeline.cmd("GET").arg(format!("{prefix}{id}"));
+        owner_ids: impl Iterator<Item = u32>,
+    ) -> Result<HashMap<u32, codec::OwnerRecord>> {
+        let geometry = self.geometry();
+        let mut groups: Vec<u32> = owner_ids.map(|id| geometry.split_id(id).0).collect();
+        groups.sort_unstable();
+        groups.dedup();
+        let records = self.read_groups(shard, &groups).await?;
+        let mut owners = HashMap::new();
+        for (group, (_, record)) in records {
+            for owner in record.owners {
+                owners.insert(geometry.owner_id(group, owner.seq), owner);
+            }
         }
-        let records: Vec<Option<Vec<u8>>> = pipeline
-            .query_async(&mut self.connection())
-            .await
-            .map_err(redis_error("failed to read index owners"))?;
-        let mut decoded = HashMap::with_capacity(ids.len());
-        for (id, record) in ids.into_iter().zip(records) {
-            decoded.insert(id, decode_record(record.as_deref().unwrap_or_default())?);
-        }
-        Ok(decoded)
-    }
-}
-
-/// Returns the kind of a kind byte.
-fn kind_of_byte(byte: u8) -> EntryKind {
-    match byte {
-        0 => EntryKind::Document,
-        1 => EntryKind::Passage,
-        2 => EntryKind::Dna,
-        _ => EntryKind::Anchor,
+        Ok(owners)
     }
 }
 
@@ -391,13 +456,10 @@ impl FingerprintIndex for RedisFingerprintIndex {
                 .or_default()
                 .push(entry);
         }
-        let mut by_shard: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-        for owner in by_owner.keys() {
-            by_shard
-                .entry(self.shard_of(owner))
-                .or_default()
-                .push((*owner).to_owned());
-        }
+        let owners = by_owner
+            .iter()
+            .map(|(name, entries)| (*name, entries.len()))
+            .collect();
         let target = |name: &str, current: &OwnerEntries| {
             let mut wanted = current.clone();
             for entry in by_owner.get(name).into_iter().flatten() {
@@ -405,29 +467,16 @@ impl FingerprintIndex for RedisFingerprintIndex {
             }
             wanted
         };
-        for (shard, names) in by_shard {
-            for chunk in names.chunks(OWNERS_PER_SCRIPT) {
-                self.write_shard(shard, chunk, true, target).await?;
-            }
-        }
-        Ok(())
+        self.write(owners, target).await
     }
 
     async fn remove_owners(&self, owners: &[String]) -> Result<()> {
-        let mut by_shard: BTreeMap<u32, Vec<String>> = BTreeMap::new();
-        for owner in owners {
-            by_shard
-                .entry(self.shard_of(owner))
-                .or_default()
-                .push(owner.clone());
-        }
-        for (shard, names) in by_shard {
-            for chunk in names.chunks(OWNERS_PER_SCRIPT) {
-                self.write_shard(shard, chunk, false, |_, _| OwnerEntries::new())
-                    .await?;
-            }
-        }
-        Ok(())
+        let mut names: Vec<&str> = owners.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        names.dedup();
+        // Weighted as 8 entries each: their sizes are known only once read.
+        let owners = names.into_iter().map(|name| (name, 8)).collect();
+        self.write(owners, |_, _| OwnerEntries::new()).await
     }
 
     async fn query_batch(
@@ -436,33 +485,36 @@ impl FingerprintIndex for RedisFingerprintIndex {
         fingerprints: &[u64],
         max_distance: u32,
     ) -> Result<Vec<Vec<IndexHit>>> {
-        self.layout.check_query_distance(max_distance)?;
+        if max_distance > self.layout.max_distance() {
+            return Err(Error::invalid(format!(
+                "query distance {max_distance} exceeds the index max_distance {}",
+                self.layout.max_distance()
+            )));
+        }
         let mut results = Vec::with_capacity(fingerprints.len());
         for queries in fingerprints.chunks(QUERIES_PER_PIPELINE) {
             let mut hits: Vec<Vec<IndexHit>> = vec![Vec::new(); queries.len()];
             for shard in 0..self.options.shards {
                 let candidates = self.candidates(shard, kind, queries, max_distance).await?;
-                let owner_ids: HashSet<u32> = candidates
-                    .iter()
-                    .flatten()
-                    .map(|candidate| candidate.0)
-                    .collect();
-                if owner_ids.is_empty() {
+                if candidates.iter().all(Vec::is_empty) {
                     continue;
                 }
-                let records = self.records(shard, &owner_ids).await?;
+                let owners = self
+                    .owners_of(shard, candidates.iter().flatten().map(|found| found.0))
+                    .await?;
                 for (slot, list) in hits.iter_mut().zip(candidates) {
                     for (owner_id, fingerprint, distance) in list {
-                        // An owner changed between the two reads shows its new state.
-                        let Some((owner, entries)) = records.get(&owner_id) else {
+                        // The records are the truth: an owner changed between
+                        // the two reads shows its new entries.
+                        let Some(owner) = owners.get(&owner_id) else {
                             continue;
                         };
-                        let matching = entries.iter().filter(|((kind_of, _), stored)| {
+                        let matching = owner.entries.iter().filter(|((kind_of, _), stored)| {
                             *kind_of == kind_byte(kind) && **stored == fingerprint
                         });
                         for ((_, ordinal), _) in matching {
                             let entry = IndexEntry {
-                                owner: owner.clone(),
+                                owner: owner.name.clone(),
                                 kind,
                                 ordinal: *ordinal,
                                 fingerprint,

@@ -1,75 +1,49 @@
-//! The two Lua scripts of the Redis index and the write planning around them.
+//! The commit script of the Redis index and the write planning around it.
 //!
-//! A write is optimistic: `OWNERS` returns (allocating when inserting) the ids
-//! and current records of a batch's owners; the client computes the new records
-//! and the exact bucket members to remove and add; `APPLY` checks every record
-//! is unchanged and applies everything at once, or changes nothing and returns
-//! 0 (the client re-reads and re-plans). Each script runs atomically on one
-//! shard's slot, so a failure between two scripts leaves whole owners written
+//! A write is optimistic: the client reads the group records of a batch's
+//! owners (plain `MGET`), plans the new records and the exact members to
+//! remove from and add to each bucket, and `COMMIT` checks that every record
+//! still has the version it read, then applies everything at once; otherwise
+//! it changes nothing and the client re-reads and re-plans. The script runs
+//! atomically on one shard's slot, so a failure leaves whole batches written
 //! or untouched, and a retried write re-plans against what is there: it
 //! converges, and a write already applied plans to nothing.
+//!
+//! Buckets are rewritten with `SET` of the exact new value: `APPEND` grows a
+//! string to twice its length, which costs more memory than the members.
+//! A bucket touched by a batch is rewritten once, however many members the
+//! batch adds to it, so bulk loads cost about one rewrite per bucket per batch.
 
-use std::collections::BTreeMap;
 use std::sync::LazyLock;
 
 use redis::Script;
 
-use copyhound_core::Result;
+use copyhound_core::{Error, ErrorKind, Result};
 
-use super::codec::{Keys, MemberLayout, OwnerEntries, decode_record, encode_record};
-use crate::layout::SegmentLayout;
+use super::codec::{GroupRecord, Keys, Members, OwnerEntries, kind_of_byte};
+use super::probe::ProbeLayout;
 
-/// Returns, per owner name in ARGV[3..], its id (0 when absent and not allocated)
-/// and its record ("" when none). KEYS: owners hash, id counter. ARGV[1]: record
-/// key prefix; ARGV[2]: "1" to allocate ids for unknown owners.
-pub static OWNERS: LazyLock<Script> = LazyLock::new(|| {
-    Script::new(
-        r"
-local out = {}
-local allocate = ARGV[2] == '1'
-for i = 3, #ARGV do
-  local id = redis.call('HGET', KEYS[1], ARGV[i])
-  if (not id) and allocate then
-    id = redis.call('INCR', KEYS[2])
-    redis.call('HSET', KEYS[1], ARGV[i], id)
-  end
-  if id then
-    out[#out + 1] = tonumber(id)
-    out[#out + 1] = redis.call('GET', ARGV[1] .. id) or ''
-  else
-    out[#out + 1] = 0
-    out[#out + 1] = ''
-  end
-end
-return out
-",
-    )
-});
-
-/// Applies a planned write if no owner record changed since it was read.
-/// KEYS: owners hash (routing), entry counter. ARGV[1]: owner count n; ARGV[2]:
-/// entry count delta; then n (record key, expected, new) triples; then
-/// (bucket key, member width, members to remove, members to add) quadruples.
-pub static APPLY: LazyLock<Script> = LazyLock::new(|| {
+/// Applies a planned write if no group record changed since it was read.
+/// KEYS[1]: the shard's entry counter. ARGV[1]: group count n; ARGV[2]: entry
+/// count delta; ARGV[3]: member width; then n (record key, version read as 8
+/// bytes or "" when absent, new record) triples; then (bucket key, members to
+/// remove, members to add) triples.
+pub static COMMIT: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"
 local n = tonumber(ARGV[1])
-local position = 3
+local width = tonumber(ARGV[3])
+local position = 4
 for i = 1, n do
-  local current = redis.call('GET', ARGV[position]) or ''
-  if current ~= ARGV[position + 1] then return 0 end
+  if redis.call('GETRANGE', ARGV[position], 0, 7) ~= ARGV[position + 1] then return 0 end
   position = position + 3
 end
-position = 3
+position = 4
 for i = 1, n do
-  if ARGV[position + 2] == '' then
-    redis.call('DEL', ARGV[position])
-  else
-    redis.call('SET', ARGV[position], ARGV[position + 2])
-  end
+  redis.call('SET', ARGV[position], ARGV[position + 2])
   position = position + 3
 end
-local function remove_one(value, member, width)
+local function remove_one(value, member)
   local from = 1
   while true do
     local found = string.find(value, member, from, true)
@@ -80,130 +54,189 @@ local function remove_one(value, member, width)
     from = found + 1
   end
 end
+-- Buckets in chunks: one MGET and one MSET per chunk instead of a call per bucket.
+local chunk = 2000
 while position <= #ARGV do
-  local key = ARGV[position]
-  local width = tonumber(ARGV[position + 1])
-  local removes = ARGV[position + 2]
-  local value = redis.call('GET', key) or ''
-  for offset = 1, #removes, width do
-    value = remove_one(value, string.sub(removes, offset, offset + width - 1), width)
+  local keys = {}
+  local last = math.min(#ARGV, position + 3 * chunk - 1)
+  for p = position, last, 3 do keys[#keys + 1] = ARGV[p] end
+  local values = redis.call('MGET', unpack(keys))
+  local writes = {}
+  local i = 0
+  for p = position, last, 3 do
+    i = i + 1
+    local value = values[i]
+    local removes = ARGV[p + 1]
+    if removes ~= '' and value then
+      for offset = 1, #removes, width do
+        value = remove_one(value, string.sub(removes, offset, offset + width - 1))
+      end
+    end
+    if value then value = value .. ARGV[p + 2] else value = ARGV[p + 2] end
+    if value == '' then
+      redis.call('DEL', ARGV[p])
+    else
+      writes[#writes + 1] = ARGV[p]
+      writes[#writes + 1] = value
+    end
   end
-  value = value .. ARGV[position + 3]
-  if value == '' then redis.call('DEL', key) else redis.call('SET', key, value) end
-  position = position + 4
+  if #writes > 0 then redis.call('MSET', unpack(writes)) end
+  position = last + 1
 end
-redis.call('INCRBY', KEYS[2], ARGV[2])
+local delta = tonumber(ARGV[2])
+if delta ~= 0 then redis.call('INCRBY', KEYS[1], delta) end
 return 1
 ",
     )
 });
 
-/// One owner as read by `OWNERS`.
-#[derive(Debug)]
-pub struct OwnerState {
-    pub name: String,
-    pub id: u32,
-    pub record: Vec<u8>,
+/// What a write needs to know about the index.
+#[derive(Clone, Copy, Debug)]
+pub struct Geometry<'a> {
+    pub layout: &'a ProbeLayout,
+    pub members: Members,
+    pub keys: &'a Keys,
+    /// Bits of an owner id below its group number.
+    pub seq_bits: u32,
 }
 
-/// A planned write of one shard: arguments of `APPLY` (after the counters).
+impl Geometry<'_> {
+    pub fn owner_id(&self, group: u32, seq: u32) -> u32 {
+        group << self.seq_bits | seq
+    }
+
+    /// Returns (group, seq) of an owner id.
+    pub fn split_id(&self, id: u32) -> (u32, u32) {
+        (id >> self.seq_bits, id & ((1 << self.seq_bits) - 1))
+    }
+}
+
+/// One owner to write: its name and group.
+pub struct OwnerWrite<'a> {
+    pub name: &'a str,
+    pub group: u32,
+}
+
+/// A planned write of one shard: the arguments of `COMMIT` after the counters.
 #[derive(Debug, Default)]
 pub struct Plan {
-    pub owners: Vec<(String, Vec<u8>, Vec<u8>)>,
-    pub buckets: BTreeMap<Vec<u8>, (usize, Vec<u8>, Vec<u8>)>,
+    pub groups: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+    pub buckets: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
     pub count_delta: i64,
 }
 
 impl Plan {
     pub fn is_empty(&self) -> bool {
-        self.owners.is_empty()
+        self.groups.is_empty()
     }
 }
 
-/// Plans the change of each owner from its current record to `target(current)`.
+/// A member change: kind byte, add (or remove), owner id, fingerprint.
+type MemberChange = (u8, bool, u32, u64);
+
+/// Plans the change of each owner from what `records` hold to `target(current)`.
+/// `records` maps group -> (bytes read, decoded).
 pub fn plan(
-    layout: &SegmentLayout,
-    members: &MemberLayout,
-    keys: &Keys,
+    geometry: Geometry<'_>,
     shard: u32,
-    owners: &[OwnerState],
+    owners: &[OwnerWrite<'_>],
+    records: &mut std::collections::BTreeMap<u32, (Vec<u8>, GroupRecord)>,
     mut target: impl FnMut(&str, &OwnerEntries) -> OwnerEntries,
 ) -> Result<Plan> {
     let mut plan = Plan::default();
-    let record_prefix = keys.record_prefix(shard);
-    for owner in owners.iter().filter(|owner| owner.id != 0) {
-        let (_, current) = decode_record(&owner.record)?;
-        let wanted = target(&owner.name, &current);
-        if wanted == current {
+    let mut changes: Vec<MemberChange> = Vec::new();
+    let mut dirty = std::collections::BTreeSet::new();
+    let seq_limit = 1_u32 << geometry.seq_bits;
+    for owner in owners {
+        let (_, record) = records.get_mut(&owner.group).ok_or_else(|| {
+            Error::new(ErrorKind::Internal, "group record missing from a write plan")
+        })?;
+        let position = record.find(owner.name);
+        let empty = OwnerEntries::new();
+        let current = position.map_or(&empty, |position| &record.owners[position].entries);
+        let wanted = target(owner.name, current);
+        if &wanted == current {
             continue;
         }
-        for (key, fingerprint) in &current {
-            if wanted.get(key) != Some(fingerprint) {
-                plan_members(
-                    layout,
-                    members,
-                    keys,
-                    shard,
-                    *key,
-                    *fingerprint,
-                    owner.id,
-                    &mut plan,
-                    false,
-                );
-                plan.count_delta -= 1;
-            }
+        let position = match position {
+            Some(position) => position,
+            None => record.add(owner.name, seq_limit)?,
+        };
+        let id = geometry.owner_id(owner.group, record.owners[position].seq);
+        let before = distinct(&record.owners[position].entries);
+        let after = distinct(&wanted);
+        for (kind, fingerprint) in before.difference(&after) {
+            changes.push((*kind, false, id, *fingerprint));
         }
-        for (key, fingerprint) in &wanted {
-            if current.get(key) != Some(fingerprint) {
-                plan_members(
-                    layout,
-                    members,
-                    keys,
-                    shard,
-                    *key,
-                    *fingerprint,
-                    owner.id,
-                    &mut plan,
-                    true,
-                );
-                plan.count_delta += 1;
-            }
+        for (kind, fingerprint) in after.difference(&before) {
+            changes.push((*kind, true, id, *fingerprint));
         }
-        let key = format!("{record_prefix}{}", owner.id);
-        plan.owners.push((
-            key,
-            owner.record.clone(),
-            encode_record(&owner.name, &wanted),
+        plan.count_delta += wanted.len() as i64 - record.owners[position].entries.len() as i64;
+        if wanted.is_empty() {
+            record.owners.remove(position);
+        } else {
+            record.owners[position].entries = wanted;
+        }
+        dirty.insert(owner.group);
+    }
+    for group in dirty {
+        let (read, record) = &mut records.get_mut(&group).expect("dirty groups were read");
+        record.version = record.version.wrapping_add(1);
+        plan.groups.push((
+            geometry.keys.group(shard, group),
+            read.get(..8).unwrap_or_default().to_vec(),
+            record.encode(),
         ));
     }
+    plan.buckets = bucket_edits(geometry, shard, changes)?;
     Ok(plan)
 }
 
-#[allow(clippy::too_many_arguments)]
-fn plan_members(
-    layout: &SegmentLayout,
-    members: &MemberLayout,
-    keys: &Keys,
+/// Distinct (kind, fingerprint) pairs: an owner holds one member per pair and table.
+fn distinct(entries: &OwnerEntries) -> std::collections::BTreeSet<(u8, u64)> {
+    entries
+        .iter()
+        .map(|((kind, _), fingerprint)| (*kind, *fingerprint))
+        .collect()
+}
+
+/// Expands member changes into per-bucket (key, removes, adds).
+fn bucket_edits(
+    geometry: Geometry<'_>,
     shard: u32,
-    (kind, _ordinal): (u8, u32),
-    fingerprint: u64,
-    owner_id: u32,
-    plan: &mut Plan,
-    add: bool,
-) {
-    let kind = super::kind_of_byte(kind);
-    for table in 0..layout.tables() {
-        let bucket = layout.bucket(table, fingerprint, members.bucket_bits(table));
-        let key = keys.bucket(shard, kind, table, bucket);
-        let group = plan
-            .buckets
-            .entry(key)
-            .or_insert_with(|| (members.width(table), Vec::new(), Vec::new()));
-        members.encode(
-            table,
-            fingerprint,
-            owner_id,
-            if add { &mut group.2 } else { &mut group.1 },
-        );
+    changes: Vec<MemberChange>,
+) -> Result<Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>> {
+    let layout = geometry.layout;
+    let mut placed: Vec<(u8, u64, bool, u64, u32)> =
+        Vec::with_capacity(changes.len() * layout.tables());
+    for (kind, add, id, fingerprint) in changes {
+        for table in 0..layout.tables() {
+            placed.push((
+                kind << 5 | table as u8,
+                layout.bucket(table, fingerprint),
+                add,
+                layout.residue(table, fingerprint),
+                id,
+            ));
+        }
     }
+    placed.sort_unstable();
+    let prefix = geometry.keys.bucket_prefix(shard);
+    let mut edits: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut last = None;
+    for (kind_table, bucket, add, residue, id) in placed {
+        if last != Some((kind_table, bucket)) {
+            last = Some((kind_table, bucket));
+            let mut key = prefix.clone();
+            let kind = kind_of_byte(kind_table >> 5)?;
+            geometry
+                .keys
+                .bucket_suffix(&mut key, kind, usize::from(kind_table & 31), bucket);
+            edits.push((key, Vec::new(), Vec::new()));
+        }
+        let edit = edits.last_mut().expect("an edit was pushed");
+        let out = if add { &mut edit.2 } else { &mut edit.1 };
+        geometry.members.encode(residue, id, out);
+    }
+    Ok(edits)
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use copyhound_core::ErrorKind;
-use copyhound_core::config::IndexConfig;
+use copyhound_core::config::{IndexConfig, IndexLayout};
 use copyhound_core::ports::{EntryKind, FingerprintIndex, IndexEntry};
 
 use super::{Factory, conformance_suite};
@@ -22,12 +22,19 @@ struct RedisFactory {
 
 impl RedisFactory {
     fn for_test(test: &str, shards: u32) -> Option<Self> {
+        Self::with_layout(test, shards, false)
+    }
+
+    fn with_layout(test: &str, shards: u32, compact: bool) -> Option<Self> {
         let url = redis_url_for_test(test)?;
         Some(Self {
             url,
             options: RedisIndexOptions {
                 shards,
-                bucket_bits: 16,
+                bucket_bits: if compact { 15 } else { 16 },
+                // Few groups, so tests share groups between owners.
+                groups: 256,
+                compact,
             },
             cleanups: Mutex::new(Vec::new()),
         })
@@ -44,6 +51,11 @@ impl RedisFactory {
             cluster: false,
             prefix,
             max_distance,
+            layout: if self.options.compact {
+                IndexLayout::Compact
+            } else {
+                IndexLayout::Exact
+            },
         }
     }
 }
@@ -68,6 +80,16 @@ mod single_shard {
 mod three_shards {
     use super::*;
     conformance_suite!(RedisFactory::for_test(module_path!(), 3));
+}
+
+mod compact_single_shard {
+    use super::*;
+    conformance_suite!(RedisFactory::with_layout(module_path!(), 1, true));
+}
+
+mod compact_three_shards {
+    use super::*;
+    conformance_suite!(RedisFactory::with_layout(module_path!(), 3, true));
 }
 
 #[tokio::test]
