@@ -49,6 +49,12 @@ impl Keys {
         format!("{}count", self.shard(shard))
     }
 
+    /// Write counter, per shard: every write bumps it, so a `WATCH` on it
+    /// sees any other write of the shard.
+    pub fn writes(&self, shard: u32) -> String {
+        format!("{}writes", self.shard(shard))
+    }
+
     /// The record of owner group `group`.
     pub fn group(&self, shard: u32, group: u32) -> Vec<u8> {
         let mut key = format!("{}g:", self.shard(shard)).into_bytes();

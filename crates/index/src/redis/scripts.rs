@@ -24,18 +24,24 @@ use super::codec::{GroupRecord, Keys, Members, OwnerEntries, kind_of_byte};
 use super::probe::ProbeLayout;
 
 /// Applies a planned write if no group record changed since it was read.
-/// KEYS[1]: the shard's entry counter. ARGV[1]: group count n; ARGV[2]: entry
+/// KEYS[1]: the shard's entry counter; KEYS[2]: its write counter. ARGV[1]: group count n; ARGV[2]: entry
 /// count delta; ARGV[3]: member width; then n (record key, version read as 8
 /// bytes or "" when absent, new record) triples; then (bucket key, members to
 /// remove, members to add) triples.
 pub static COMMIT: LazyLock<Script> = LazyLock::new(|| {
     Script::new(
         r"
+-- Many short-lived bucket strings: collecting them during the script costs
+-- more than the memory they hold until it ends.
+collectgarbage('stop')
 local n = tonumber(ARGV[1])
 local width = tonumber(ARGV[3])
 local position = 4
 for i = 1, n do
-  if redis.call('GETRANGE', ARGV[position], 0, 7) ~= ARGV[position + 1] then return 0 end
+  if redis.call('GETRANGE', ARGV[position], 0, 7) ~= ARGV[position + 1] then
+    collectgarbage('restart')
+    return 0
+  end
   position = position + 3
 end
 position = 4
@@ -85,6 +91,8 @@ while position <= #ARGV do
 end
 local delta = tonumber(ARGV[2])
 if delta ~= 0 then redis.call('INCRBY', KEYS[1], delta) end
+redis.call('INCR', KEYS[2])
+collectgarbage('restart')
 return 1
 ",
     )
@@ -239,4 +247,31 @@ fn bucket_edits(
         geometry.members.encode(residue, id, out);
     }
     Ok(edits)
+}
+
+/// Applies one bucket edit as the commit script does: each member of
+/// `removes` drops one aligned occurrence, then `adds` is appended.
+pub fn edit_bucket(current: Option<Vec<u8>>, removes: &[u8], adds: &[u8], width: usize) -> Vec<u8> {
+    let mut value = current.unwrap_or_default();
+    for member in removes.chunks_exact(width) {
+        if let Some(position) = value.chunks_exact(width).position(|stored| stored == member) {
+            value.drain(position * width..(position + 1) * width);
+        }
+    }
+    value.extend_from_slice(adds);
+    value
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_edits_remove_aligned_members_then_append() {
+        let value = b"abcdefcdab".to_vec();
+        assert_eq!(edit_bucket(Some(value.clone()), b"cd", b"xy", 2), b"abefcdabxy");
+        // "bc" is not aligned, so nothing is removed.
+        assert_eq!(edit_bucket(Some(value), b"bcab", b"", 2), b"cdefcdab");
+        assert_eq!(edit_bucket(None, b"ab", b"", 2), b"");
+    }
 }

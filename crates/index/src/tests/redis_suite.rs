@@ -17,6 +17,7 @@ use crate::{RedisFingerprintIndex, RedisIndexOptions};
 struct RedisFactory {
     url: String,
     options: RedisIndexOptions,
+    scripted: bool,
     cleanups: Mutex<Vec<PrefixCleanup>>,
 }
 
@@ -29,6 +30,7 @@ impl RedisFactory {
         let url = redis_url_for_test(test)?;
         Some(Self {
             url,
+            scripted: false,
             options: RedisIndexOptions {
                 shards,
                 bucket_bits: if compact { 15 } else { 16 },
@@ -64,11 +66,14 @@ impl RedisFactory {
 impl Factory for RedisFactory {
     async fn index(&self, max_distance: u32) -> Arc<dyn FingerprintIndex> {
         let config = self.config(max_distance);
-        Arc::new(
-            RedisFingerprintIndex::connect_with(&self.url, &config, self.options)
-                .await
-                .unwrap(),
-        )
+        let index = RedisFingerprintIndex::connect_with(&self.url, &config, self.options)
+            .await
+            .unwrap();
+        if self.scripted {
+            Arc::new(index.with_scripted_writes())
+        } else {
+            Arc::new(index)
+        }
     }
 }
 
@@ -80,6 +85,16 @@ mod single_shard {
 mod three_shards {
     use super::*;
     conformance_suite!(RedisFactory::for_test(module_path!(), 3));
+}
+
+mod scripted_writes {
+    use super::*;
+    conformance_suite!(
+        RedisFactory::with_layout(module_path!(), 2, true).map(|factory| RedisFactory {
+            scripted: true,
+            ..factory
+        })
+    );
 }
 
 mod compact_single_shard {
