@@ -89,6 +89,22 @@ fn env_overrides_file_and_flags_override_env() {
 }
 
 #[test]
+fn index_layout_is_named_in_snake_case() {
+    let (config, _) = ConfigLoader::default()
+        .env(env(&[("COPYHOUND_INDEX_LAYOUT", "compact")]))
+        .load()
+        .unwrap();
+    assert_eq!(config.index.layout, crate::config::IndexLayout::Compact);
+    let (config, _) = ConfigLoader::default().load().unwrap();
+    assert_eq!(config.index.layout, crate::config::IndexLayout::Exact);
+    let error = ConfigLoader::default()
+        .set("index.layout", "tiny")
+        .load()
+        .unwrap_err();
+    assert!(error.to_string().contains("index.layout"), "{error}");
+}
+
+#[test]
 fn unknown_env_and_flags_are_rejected_by_name() {
     let error = ConfigLoader::default()
         .env(env(&[("COPYHOUND_REDIS_URL", "redis://x")]))

@@ -18,6 +18,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use async_trait::async_trait;
+use futures_util::{StreamExt, TryStreamExt, stream};
 use xxhash_rust::xxh3::xxh3_64;
 
 use copyhound_core::config::{IndexConfig, IndexLayout};
@@ -40,6 +41,8 @@ const ENTRIES_PER_SCRIPT: usize = 65_536;
 const OWNERS_PER_SCRIPT: usize = 4_096;
 /// Queries per pipeline.
 const QUERIES_PER_PIPELINE: usize = 256;
+/// Query pipelines in flight at once.
+const PIPELINES_IN_FLIGHT: usize = 2;
 /// Attempts of an optimistic write before giving up (retryable).
 const WRITE_ATTEMPTS: usize = 8;
 /// Attempts through `WATCH`/`MULTI` before a write falls back to the commit
@@ -342,7 +345,11 @@ impl RedisFingerprintIndex {
         let mut transaction = redis::pipe();
         transaction.atomic();
         for (key, _, record) in &plan.groups {
-            transaction.cmd("SET").arg(key.as_slice()).arg(record).ignore();
+            transaction
+                .cmd("SET")
+                .arg(key.as_slice())
+                .arg(record)
+                .ignore();
         }
         let mut sets = Vec::new();
         let mut deletes = Vec::new();
@@ -525,6 +532,47 @@ impl RedisFingerprintIndex {
         Ok(results)
     }
 
+    /// Answers one pipeline's worth of queries (all shards).
+    async fn query_chunk(
+        &self,
+        kind: EntryKind,
+        queries: &[u64],
+        max_distance: u32,
+    ) -> Result<Vec<Vec<IndexHit>>> {
+        let mut hits: Vec<Vec<IndexHit>> = vec![Vec::new(); queries.len()];
+        for shard in 0..self.options.shards {
+            let candidates = self.candidates(shard, kind, queries, max_distance).await?;
+            if candidates.iter().all(Vec::is_empty) {
+                continue;
+            }
+            let owners = self
+                .owners_of(shard, candidates.iter().flatten().map(|found| found.0))
+                .await?;
+            for (slot, list) in hits.iter_mut().zip(candidates) {
+                for (owner_id, fingerprint, distance) in list {
+                    // The records are the truth: an owner changed between
+                    // the two reads shows its new entries.
+                    let Some(owner) = owners.get(&owner_id) else {
+                        continue;
+                    };
+                    let matching = owner.entries.iter().filter(|((kind_of, _), stored)| {
+                        *kind_of == kind_byte(kind) && **stored == fingerprint
+                    });
+                    for ((_, ordinal), _) in matching {
+                        let entry = IndexEntry {
+                            owner: owner.name.clone(),
+                            kind,
+                            ordinal: *ordinal,
+                            fingerprint,
+                        };
+                        slot.push(IndexHit { entry, distance });
+                    }
+                }
+            }
+        }
+        Ok(hits)
+    }
+
     /// Reads the owners behind `owner_ids` on one shard: id -> record.
     async fn owners_of(
         &self,
@@ -608,42 +656,17 @@ impl FingerprintIndex for RedisFingerprintIndex {
                 self.layout.max_distance()
             )));
         }
-        let mut results = Vec::with_capacity(fingerprints.len());
-        for queries in fingerprints.chunks(QUERIES_PER_PIPELINE) {
-            let mut hits: Vec<Vec<IndexHit>> = vec![Vec::new(); queries.len()];
-            for shard in 0..self.options.shards {
-                let candidates = self.candidates(shard, kind, queries, max_distance).await?;
-                if candidates.iter().all(Vec::is_empty) {
-                    continue;
-                }
-                let owners = self
-                    .owners_of(shard, candidates.iter().flatten().map(|found| found.0))
-                    .await?;
-                for (slot, list) in hits.iter_mut().zip(candidates) {
-                    for (owner_id, fingerprint, distance) in list {
-                        // The records are the truth: an owner changed between
-                        // the two reads shows its new entries.
-                        let Some(owner) = owners.get(&owner_id) else {
-                            continue;
-                        };
-                        let matching = owner.entries.iter().filter(|((kind_of, _), stored)| {
-                            *kind_of == kind_byte(kind) && **stored == fingerprint
-                        });
-                        for ((_, ordinal), _) in matching {
-                            let entry = IndexEntry {
-                                owner: owner.name.clone(),
-                                kind,
-                                ordinal: *ordinal,
-                                fingerprint,
-                            };
-                            slot.push(IndexHit { entry, distance });
-                        }
-                    }
-                }
-            }
-            results.extend(hits);
-        }
-        Ok(results)
+        // Two pipelines in flight: Redis serves one while this side decodes the other.
+        let chunks: Vec<Vec<Vec<IndexHit>>> =
+            stream::iter((0..fingerprints.len()).step_by(QUERIES_PER_PIPELINE))
+                .map(|start| {
+                    let end = (start + QUERIES_PER_PIPELINE).min(fingerprints.len());
+                    self.query_chunk(kind, &fingerprints[start..end], max_distance)
+                })
+                .buffered(PIPELINES_IN_FLIGHT)
+                .try_collect()
+                .await?;
+        Ok(chunks.into_iter().flatten().collect())
     }
 
     async fn stats(&self) -> Result<IndexStats> {
@@ -674,10 +697,7 @@ impl FingerprintIndex for RedisFingerprintIndex {
 }
 
 /// Reads `keys`, in chunks.
-async fn read_values(
-    writer: &mut Connection,
-    keys: &[Vec<u8>],
-) -> Result<Vec<Option<Vec<u8>>>> {
+async fn read_values(writer: &mut Connection, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
     let mut values = Vec::with_capacity(keys.len());
     for chunk in keys.chunks(KEYS_PER_COMMAND) {
         let read: Vec<Option<Vec<u8>>> = redis::cmd("MGET")

@@ -89,7 +89,8 @@ impl ProbeLayout {
     pub fn restore(&self, table: usize, bucket: u64, residue: u64) -> u64 {
         let (start, bits) = (self.segments.start(table), self.bucket_bits[table]);
         let low_bits = 64 - start - bits;
-        let high = ((u128::from(residue >> low_bits) << (64 - start)) & u128::from(u64::MAX)) as u64;
+        let high =
+            ((u128::from(residue >> low_bits) << (64 - start)) & u128::from(u64::MAX)) as u64;
         high | (bucket << low_bits) | (residue & low_mask(low_bits))
     }
 
@@ -125,7 +126,11 @@ impl ProbeLayout {
 }
 
 fn low_mask(bits: u32) -> u64 {
-    if bits >= 64 { u64::MAX } else { (1 << bits) - 1 }
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1 << bits) - 1
+    }
 }
 
 #[cfg(test)]

@@ -125,11 +125,15 @@ pub struct OwnerWrite<'a> {
     pub group: u32,
 }
 
+/// (key, old, new) for a group record (old: the version read);
+/// (key, members to remove, members to add) for a bucket.
+pub type Edit = (Vec<u8>, Vec<u8>, Vec<u8>);
+
 /// A planned write of one shard: the arguments of `COMMIT` after the counters.
 #[derive(Debug, Default)]
 pub struct Plan {
-    pub groups: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
-    pub buckets: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>,
+    pub groups: Vec<Edit>,
+    pub buckets: Vec<Edit>,
     pub count_delta: i64,
 }
 
@@ -157,7 +161,10 @@ pub fn plan(
     let seq_limit = 1_u32 << geometry.seq_bits;
     for owner in owners {
         let (_, record) = records.get_mut(&owner.group).ok_or_else(|| {
-            Error::new(ErrorKind::Internal, "group record missing from a write plan")
+            Error::new(
+                ErrorKind::Internal,
+                "group record missing from a write plan",
+            )
         })?;
         let position = record.find(owner.name);
         let empty = OwnerEntries::new();
@@ -213,7 +220,7 @@ fn bucket_edits(
     geometry: Geometry<'_>,
     shard: u32,
     changes: Vec<MemberChange>,
-) -> Result<Vec<(Vec<u8>, Vec<u8>, Vec<u8>)>> {
+) -> Result<Vec<Edit>> {
     let layout = geometry.layout;
     let mut placed: Vec<(u8, u64, bool, u64, u32)> =
         Vec::with_capacity(changes.len() * layout.tables());
@@ -230,7 +237,7 @@ fn bucket_edits(
     }
     placed.sort_unstable();
     let prefix = geometry.keys.bucket_prefix(shard);
-    let mut edits: Vec<(Vec<u8>, Vec<u8>, Vec<u8>)> = Vec::new();
+    let mut edits: Vec<Edit> = Vec::new();
     let mut last = None;
     for (kind_table, bucket, add, residue, id) in placed {
         if last != Some((kind_table, bucket)) {
@@ -254,7 +261,10 @@ fn bucket_edits(
 pub fn edit_bucket(current: Option<Vec<u8>>, removes: &[u8], adds: &[u8], width: usize) -> Vec<u8> {
     let mut value = current.unwrap_or_default();
     for member in removes.chunks_exact(width) {
-        if let Some(position) = value.chunks_exact(width).position(|stored| stored == member) {
+        if let Some(position) = value
+            .chunks_exact(width)
+            .position(|stored| stored == member)
+        {
             value.drain(position * width..(position + 1) * width);
         }
     }
@@ -269,7 +279,10 @@ mod tests {
     #[test]
     fn bucket_edits_remove_aligned_members_then_append() {
         let value = b"abcdefcdab".to_vec();
-        assert_eq!(edit_bucket(Some(value.clone()), b"cd", b"xy", 2), b"abefcdabxy");
+        assert_eq!(
+            edit_bucket(Some(value.clone()), b"cd", b"xy", 2),
+            b"abefcdabxy"
+        );
         // "bc" is not aligned, so nothing is removed.
         assert_eq!(edit_bucket(Some(value), b"bcab", b"", 2), b"cdefcdab");
         assert_eq!(edit_bucket(None, b"ab", b"", 2), b"");
