@@ -172,3 +172,148 @@ async fn unreachable_redis_is_retryable() {
         ErrorKind::Config
     );
 }
+
+/// A Redis server of one test's own, so the test may kill every client of it.
+struct OwnRedis {
+    port: u16,
+    child: std::process::Child,
+}
+
+impl OwnRedis {
+    fn start() -> Self {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("redis-server is installed (deploy/dev/services.sh installs it)");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "redis did not start");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Self { port, child }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Inserts while another client keeps killing the index's connections: every
+/// failure is retryable, and retrying each batch until it succeeds leaves
+/// exactly the inserted entries (no partial or doubled batch), on both write
+/// paths.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writes_cut_by_killed_connections_converge() {
+    use crate::testsuite::{flip_bits, linear_scan, random_entries, seeded, sort_hits};
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::time::Duration;
+
+    if redis_url_for_test("writes_cut_by_killed_connections_converge").is_none() {
+        return;
+    }
+    let redis = OwnRedis::start();
+    let url = redis.url();
+    let mut rng = seeded(11);
+    for scripted in [false, true] {
+        let config = IndexConfig {
+            url: Some(url.clone()),
+            cluster: false,
+            prefix: unique_prefix("killed"),
+            max_distance: 3,
+            layout: IndexLayout::Compact,
+        };
+        let options = RedisIndexOptions {
+            groups: 256,
+            ..RedisIndexOptions::for_config(&config)
+        };
+        let index = RedisFingerprintIndex::connect_with(&url, &config, options)
+            .await
+            .unwrap();
+        let index = if scripted {
+            index.with_scripted_writes()
+        } else {
+            index
+        };
+        let entries = random_entries(&mut rng, EntryKind::Passage, 12_000, 16);
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let killed = Arc::new(AtomicU64::new(0));
+        let killer = {
+            let (stop, killed, url) = (stop.clone(), killed.clone(), url.clone());
+            tokio::spawn(async move {
+                let client = redis::Client::open(url).unwrap();
+                let mut connection = client.get_multiplexed_async_connection().await.unwrap();
+                let mut delay = 20;
+                while !stop.load(Ordering::Relaxed) {
+                    tokio::time::sleep(Duration::from_millis(delay)).await;
+                    delay = 20 + (delay * 7 + 13) % 60;
+                    let count: u64 = redis::cmd("CLIENT")
+                        .arg(&["KILL", "TYPE", "normal", "SKIPME", "yes"])
+                        .query_async(&mut connection)
+                        .await
+                        .unwrap();
+                    killed.fetch_add(count, Ordering::Relaxed);
+                }
+            })
+        };
+        let mut failures = 0;
+        for batch in entries.chunks(1_000) {
+            loop {
+                match index.insert(batch).await {
+                    Ok(()) => break,
+                    Err(error) => {
+                        assert!(error.is_retryable(), "{error}");
+                        failures += 1;
+                        assert!(failures < 2_000, "no progress: {error}");
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        killer.await.unwrap();
+        assert!(
+            killed.load(Ordering::Relaxed) > 0,
+            "the killer killed nothing"
+        );
+        eprintln!(
+            "scripted={scripted}: {} connections killed, {failures} inserts retried",
+            killed.load(Ordering::Relaxed)
+        );
+
+        // The connections reconnect on their next command.
+        let mut stats = index.stats().await;
+        for _ in 0..20 {
+            if stats.is_ok() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            stats = index.stats().await;
+        }
+        assert_eq!(
+            stats.unwrap().entries,
+            entries.len() as u64,
+            "scripted={scripted}"
+        );
+        for entry in entries.iter().step_by(40) {
+            let query = flip_bits(&mut rng, entry.fingerprint, 2);
+            let mut hits = index.query(EntryKind::Passage, query, 3).await.unwrap();
+            sort_hits(&mut hits);
+            assert_eq!(hits, linear_scan(&entries, EntryKind::Passage, query, 3));
+        }
+    }
+}
