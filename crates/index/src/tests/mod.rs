@@ -30,7 +30,8 @@ macro_rules! conformance_suite {
             empty_index_answers_nothing, oracle_matches_linear_scan, exact_index_with_k_zero,
             duplicate_fingerprints_under_different_owners, extreme_fingerprints, remove_then_query,
             reinsert_after_remove, insert_replaces_and_is_idempotent, distance_above_max_is_refused,
-            kinds_are_separate, stats_count_live_entries, capped_batches_refuse_common_codes);
+            kinds_are_separate, stats_count_live_entries, capped_batches_refuse_common_codes,
+            repeated_fingerprints_within_an_owner);
     };
     (@tests $factory:expr; $($name:ident),*) => {
         $(
@@ -321,6 +322,51 @@ pub(crate) async fn insert_replaces_and_is_idempotent(factory: &impl Factory) {
         }]
     );
     assert_eq!(index.stats().await.unwrap().entries, 1);
+}
+
+/// An owner holding one fingerprint at several ordinals: each ordinal is its
+/// own hit, and replacing one leaves the others findable.
+pub(crate) async fn repeated_fingerprints_within_an_owner(factory: &impl Factory) {
+    let index = factory.index(3).await;
+    let (x, y, z) = (
+        0x1111_2222_3333_4444_u64,
+        0x5555_6666_7777_8888,
+        0x9999_aaaa_bbbb_cccc,
+    );
+    let ordinals = |hits: Vec<IndexHit>| {
+        let mut ordinals: Vec<u32> = hits.iter().map(|hit| hit.entry.ordinal).collect();
+        ordinals.sort_unstable();
+        ordinals
+    };
+    index
+        .insert(&[
+            entry("p:s", EntryKind::Passage, 0, x),
+            entry("p:s", EntryKind::Passage, 1, x),
+            entry("p:s", EntryKind::Passage, 2, y),
+        ])
+        .await
+        .unwrap();
+    let query = |fingerprint| index.query(EntryKind::Passage, fingerprint, 0);
+    assert_eq!(ordinals(query(x).await.unwrap()), [0, 1]);
+    index
+        .insert(&[entry("p:s", EntryKind::Passage, 0, z)])
+        .await
+        .unwrap();
+    assert_eq!(ordinals(query(x).await.unwrap()), [1]);
+    assert_eq!(ordinals(query(z).await.unwrap()), [0]);
+    index
+        .insert(&[entry("p:s", EntryKind::Passage, 1, z)])
+        .await
+        .unwrap();
+    assert!(query(x).await.unwrap().is_empty());
+    assert_eq!(ordinals(query(z).await.unwrap()), [0, 1]);
+    assert_eq!(ordinals(query(y).await.unwrap()), [2]);
+    assert_eq!(index.stats().await.unwrap().entries, 3);
+    index.remove_owners(&["p:s".to_owned()]).await.unwrap();
+    for fingerprint in [x, y, z] {
+        assert!(query(fingerprint).await.unwrap().is_empty());
+    }
+    assert_eq!(index.stats().await.unwrap().entries, 0);
 }
 
 pub(crate) async fn distance_above_max_is_refused(factory: &impl Factory) {
