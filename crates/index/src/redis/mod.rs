@@ -68,12 +68,12 @@ pub struct RedisIndexOptions {
 impl RedisIndexOptions {
     /// Returns the defaults for a config: 1 shard on a single Redis, 16 on a
     /// cluster; 8192 record groups; the layout the config names (`exact`:
-    /// 16-bit buckets, `compact`: 15-bit).
+    /// 14-bit buckets, `compact`: 15-bit).
     pub fn for_config(config: &IndexConfig) -> Self {
         let compact = config.layout == IndexLayout::Compact;
         Self {
             shards: if config.cluster { 16 } else { 1 },
-            bucket_bits: if compact { 15 } else { 16 },
+            bucket_bits: if compact { 15 } else { 14 },
             groups: 8192,
             compact,
         }

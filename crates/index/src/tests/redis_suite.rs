@@ -33,7 +33,7 @@ impl RedisFactory {
             scripted: false,
             options: RedisIndexOptions {
                 shards,
-                bucket_bits: if compact { 15 } else { 16 },
+                bucket_bits: if compact { 15 } else { 14 },
                 // Few groups, so tests share groups between owners.
                 groups: 256,
                 compact,
