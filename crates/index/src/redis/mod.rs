@@ -340,7 +340,7 @@ impl RedisFingerprintIndex {
                 .map_err(redis_error("failed to write the index"))?;
             return Ok(true);
         }
-        let bucket_keys: Vec<Vec<u8>> = plan.buckets.iter().map(|edit| edit.0.clone()).collect();
+        let bucket_keys: Vec<&[u8]> = plan.buckets.iter().map(|edit| edit.0.as_slice()).collect();
         let current = read_values(writer, &bucket_keys).await?;
         let mut transaction = redis::pipe();
         transaction.atomic();
@@ -696,16 +696,26 @@ impl FingerprintIndex for RedisFingerprintIndex {
     }
 }
 
-/// Reads `keys`, in chunks.
-async fn read_values(writer: &mut Connection, keys: &[Vec<u8>]) -> Result<Vec<Option<Vec<u8>>>> {
-    let mut values = Vec::with_capacity(keys.len());
-    for chunk in keys.chunks(KEYS_PER_COMMAND) {
-        let read: Vec<Option<Vec<u8>>> = redis::cmd("MGET")
-            .arg(chunk)
-            .query_async(writer)
-            .await
-            .map_err(redis_error("failed to read the index for a write"))?;
-        values.extend(read);
+/// Reads `keys`: one pipeline of `MGET`s, so Redis serves a chunk while the
+/// previous one is decoded here.
+async fn read_values<K: AsRef<[u8]>>(
+    writer: &mut Connection,
+    keys: &[K],
+) -> Result<Vec<Option<Vec<u8>>>> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
     }
-    Ok(values)
+    let mut pipeline = redis::pipe();
+    for chunk in keys.chunks(KEYS_PER_COMMAND) {
+        let mut command = redis::cmd("MGET");
+        for key in chunk {
+            command.arg(key.as_ref());
+        }
+        pipeline.add_command(command);
+    }
+    let chunks: Vec<Vec<Option<Vec<u8>>>> = pipeline
+        .query_async(writer)
+        .await
+        .map_err(redis_error("failed to read the index for a write"))?;
+    Ok(chunks.into_iter().flatten().collect())
 }

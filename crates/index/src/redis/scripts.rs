@@ -242,7 +242,8 @@ fn bucket_edits(
     for (kind_table, bucket, add, residue, id) in placed {
         if last != Some((kind_table, bucket)) {
             last = Some((kind_table, bucket));
-            let mut key = prefix.clone();
+            let mut key = Vec::with_capacity(prefix.len() + 4);
+            key.extend_from_slice(&prefix);
             let kind = kind_of_byte(kind_table >> 5)?;
             geometry
                 .keys
@@ -260,6 +261,7 @@ fn bucket_edits(
 /// `removes` drops one aligned occurrence, then `adds` is appended.
 pub fn edit_bucket(current: Option<Vec<u8>>, removes: &[u8], adds: &[u8], width: usize) -> Vec<u8> {
     let mut value = current.unwrap_or_default();
+    value.reserve_exact(adds.len());
     for member in removes.chunks_exact(width) {
         if let Some(position) = value
             .chunks_exact(width)
