@@ -23,6 +23,12 @@ pub struct SegmentLayout {
 impl SegmentLayout {
     /// Returns the layout of an index answering distances up to `max_distance`.
     pub fn new(max_distance: u32) -> Result<Self> {
+        Self::split(max_distance, max_distance + 1)
+    }
+
+    /// Returns a layout of `segments` contiguous segments (the longer ones
+    /// first) for an index answering distances up to `max_distance`.
+    pub fn split(max_distance: u32, segments: u32) -> Result<Self> {
         if max_distance > MAX_SUPPORTED_DISTANCE {
             return Err(Error::new(
                 ErrorKind::Config,
@@ -31,12 +37,6 @@ impl SegmentLayout {
                 ),
             ));
         }
-        Ok(Self::split(max_distance, max_distance + 1))
-    }
-
-    /// Returns a layout of `segments` contiguous segments (the longer ones
-    /// first) for an index answering distances up to `max_distance`.
-    pub fn split(max_distance: u32, segments: u32) -> Self {
         let tables = segments.clamp(1, 64);
         let base = 64 / tables;
         let longer = 64 % tables;
@@ -50,11 +50,11 @@ impl SegmentLayout {
             start += length;
         }
         debug_assert_eq!(start, 64);
-        Self {
+        Ok(Self {
             max_distance,
             starts,
             lengths,
-        }
+        })
     }
 
     /// Returns the largest distance answered exactly.

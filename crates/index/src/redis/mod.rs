@@ -48,7 +48,7 @@ const WRITE_ATTEMPTS: usize = 8;
 /// Attempts through `WATCH`/`MULTI` before a write falls back to the commit
 /// script (which conflicts only on its own groups, so it cannot starve).
 const WATCHED_ATTEMPTS: usize = 3;
-/// Keys per `WATCH` or `MGET` of a watched write.
+/// Keys per `MGET`, `MSET` or `DEL` of a write.
 const KEYS_PER_COMMAND: usize = 8_192;
 
 /// Fixed parameters of a Redis index beyond the config: recorded in the meta
@@ -122,13 +122,11 @@ impl RedisFingerprintIndex {
         config: &IndexConfig,
         options: RedisIndexOptions,
     ) -> Result<Self> {
-        // Checks the distance bound (the probe layout itself accepts any).
-        crate::layout::SegmentLayout::new(config.max_distance)?;
         let layout = ProbeLayout::new(
             config.max_distance,
             options.bucket_bits,
             u32::from(options.compact),
-        );
+        )?;
         let members = Members::new(layout.residue_bits());
         let group_bits = options.groups.trailing_zeros();
         if options.shards == 0
@@ -290,7 +288,9 @@ impl RedisFingerprintIndex {
                 }
                 continue;
             }
-            let mut records = self.read_groups(shard, &groups).await?;
+            let mut records = self
+                .read_groups(&mut self.connection(), shard, &groups)
+                .await?;
             let plan = scripts::plan(self.geometry(), shard, owners, &mut records, &target)?;
             if plan.is_empty() || self.commit(shard, &plan).await? {
                 return Ok(());
@@ -316,22 +316,14 @@ impl RedisFingerprintIndex {
         groups: &[u32],
         target: impl Fn(&str, &OwnerEntries) -> OwnerEntries,
     ) -> Result<bool> {
-        let failed = redis_error("failed to write the index");
         let mut watch = redis::pipe();
         watch.cmd("UNWATCH").ignore();
         watch.cmd("WATCH").arg(self.keys.writes(shard)).ignore();
-        watch.query_async::<()>(writer).await.map_err(failed)?;
-        let group_keys: Vec<Vec<u8>> = groups
-            .iter()
-            .map(|group| self.keys.group(shard, *group))
-            .collect();
-        let group_values = read_values(writer, &group_keys).await?;
-        let mut records = BTreeMap::new();
-        for (group, value) in groups.iter().zip(group_values) {
-            let bytes = value.unwrap_or_default();
-            let record = GroupRecord::decode(&bytes)?;
-            records.insert(*group, (bytes, record));
-        }
+        watch
+            .query_async::<()>(writer)
+            .await
+            .map_err(redis_error("failed to write the index"))?;
+        let mut records = self.read_groups(writer, shard, groups).await?;
         let plan = scripts::plan(self.geometry(), shard, owners, &mut records, &target)?;
         if plan.is_empty() {
             redis::cmd("UNWATCH")
@@ -386,27 +378,23 @@ impl RedisFingerprintIndex {
         Ok(applied.is_some())
     }
 
-    /// Reads group records: group -> (bytes read, decoded).
+    /// Reads group records over `connection`: group -> (bytes read, decoded).
     async fn read_groups(
         &self,
+        connection: &mut Connection,
         shard: u32,
         groups: &[u32],
     ) -> Result<BTreeMap<u32, (Vec<u8>, GroupRecord)>> {
+        let keys: Vec<Vec<u8>> = groups
+            .iter()
+            .map(|group| self.keys.group(shard, *group))
+            .collect();
+        let values = read_values(connection, &keys).await?;
         let mut records = BTreeMap::new();
-        for chunk in groups.chunks(1024) {
-            let mut command = redis::cmd("MGET");
-            for group in chunk {
-                command.arg(self.keys.group(shard, *group));
-            }
-            let values: Vec<Option<Vec<u8>>> = command
-                .query_async(&mut self.connection())
-                .await
-                .map_err(redis_error("failed to read index owners"))?;
-            for (group, value) in chunk.iter().zip(values) {
-                let bytes = value.unwrap_or_default();
-                let record = GroupRecord::decode(&bytes)?;
-                records.insert(*group, (bytes, record));
-            }
+        for (group, value) in groups.iter().zip(values) {
+            let bytes = value.unwrap_or_default();
+            let record = GroupRecord::decode(&bytes)?;
+            records.insert(*group, (bytes, record));
         }
         Ok(records)
     }
@@ -506,13 +494,14 @@ impl RedisFingerprintIndex {
             let mut found = Vec::new();
             let mut values = buckets.iter();
             for table in 0..tables {
+                let own_bucket = self.layout.bucket(table, *query);
                 let own_residue = self.layout.residue(table, *query);
                 self.layout.probes(table, *query, radius, |bucket| {
                     let Some(Some(value)) = values.next() else {
                         return;
                     };
                     // Distance over the key bits, then over the residue, before any decoding.
-                    let key_distance = hamming(bucket, self.layout.bucket(table, *query));
+                    let key_distance = hamming(bucket, own_bucket);
                     for member in value.chunks_exact(width) {
                         let (residue, owner) = self.members.decode(member);
                         if key_distance + hamming(residue, own_residue) > k {
@@ -583,7 +572,9 @@ impl RedisFingerprintIndex {
         let mut groups: Vec<u32> = owner_ids.map(|id| geometry.split_id(id).0).collect();
         groups.sort_unstable();
         groups.dedup();
-        let records = self.read_groups(shard, &groups).await?;
+        let records = self
+            .read_groups(&mut self.connection(), shard, &groups)
+            .await?;
         let mut owners = HashMap::new();
         for (group, (_, record)) in records {
             for owner in record.owners {
@@ -650,12 +641,7 @@ impl FingerprintIndex for RedisFingerprintIndex {
         fingerprints: &[u64],
         max_distance: u32,
     ) -> Result<Vec<Vec<IndexHit>>> {
-        if max_distance > self.layout.max_distance() {
-            return Err(Error::invalid(format!(
-                "query distance {max_distance} exceeds the index max_distance {}",
-                self.layout.max_distance()
-            )));
-        }
+        self.layout.check_query_distance(max_distance)?;
         // Two pipelines in flight: Redis serves one while this side decodes the other.
         let chunks: Vec<Vec<Vec<IndexHit>>> =
             stream::iter((0..fingerprints.len()).step_by(QUERIES_PER_PIPELINE))
@@ -696,8 +682,8 @@ impl FingerprintIndex for RedisFingerprintIndex {
     }
 }
 
-/// Reads `keys`: one pipeline of `MGET`s, so Redis serves a chunk while the
-/// previous one is decoded here.
+/// Reads `keys` (absent: `None`): one pipeline of `MGET`s, so Redis serves a
+/// chunk while the previous one is decoded here.
 async fn read_values<K: AsRef<[u8]>>(
     writer: &mut Connection,
     keys: &[K],

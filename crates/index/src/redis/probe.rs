@@ -13,6 +13,8 @@
 //! small one; see `docs/performance.md`. Bits of a segment beyond the bucket
 //! key stay in the member and are checked locally.
 
+use copyhound_core::Result;
+
 use crate::layout::{SegmentLayout, hamming};
 
 /// Segments, bucket widths and the radius rule of a Redis index.
@@ -26,21 +28,26 @@ pub struct ProbeLayout {
 impl ProbeLayout {
     /// Returns the layout for `max_distance` probed at `radius` (0 or 1), with
     /// buckets keyed by (at most) `bucket_bits` bits.
-    pub fn new(max_distance: u32, bucket_bits: u32, radius: u32) -> Self {
+    pub fn new(max_distance: u32, bucket_bits: u32, radius: u32) -> Result<Self> {
         let radius = radius.min(1);
-        let segments = SegmentLayout::split(max_distance, max_distance / (radius + 1) + 1);
+        let segments = SegmentLayout::split(max_distance, max_distance / (radius + 1) + 1)?;
         let bucket_bits = (0..segments.tables())
             .map(|table| bucket_bits.clamp(1, segments.length(table)))
             .collect();
-        Self {
+        Ok(Self {
             segments,
             bucket_bits,
             radius,
-        }
+        })
     }
 
     pub fn max_distance(&self) -> u32 {
         self.segments.max_distance()
+    }
+
+    /// Checks a query distance against the index's fixed maximum.
+    pub fn check_query_distance(&self, k: u32) -> Result<()> {
+        self.segments.check_query_distance(k)
     }
 
     pub fn tables(&self) -> usize {
@@ -144,7 +151,7 @@ mod tests {
         let mut rng = ChaCha8Rng::seed_from_u64(7);
         for max_distance in [0, 1, 2, 3, 4, 7, 16] {
             for (bits, radius) in [(1, 1), (8, 0), (15, 1), (16, 0), (24, 1)] {
-                let layout = ProbeLayout::new(max_distance, bits, radius);
+                let layout = ProbeLayout::new(max_distance, bits, radius).unwrap();
                 for _ in 0..200 {
                     let fingerprint: u64 = rng.random();
                     for table in 0..layout.tables() {
@@ -167,7 +174,7 @@ mod tests {
     fn every_neighbour_is_reported_by_exactly_one_probed_table() {
         let mut rng = ChaCha8Rng::seed_from_u64(9);
         for (max_distance, radius) in [0, 1, 2, 3, 5].into_iter().flat_map(|k| [(k, 0), (k, 1)]) {
-            let layout = ProbeLayout::new(max_distance, 12, radius);
+            let layout = ProbeLayout::new(max_distance, 12, radius).unwrap();
             for k in 0..=max_distance {
                 for _ in 0..300 {
                     let query: u64 = rng.random();
@@ -189,9 +196,9 @@ mod tests {
                 }
             }
         }
-        assert_eq!(ProbeLayout::new(3, 16, 1).tables(), 2);
-        assert_eq!(ProbeLayout::new(3, 16, 1).tables_for(1), 1);
-        assert_eq!(ProbeLayout::new(3, 16, 0).tables(), 4);
-        assert_eq!(ProbeLayout::new(3, 16, 0).tables_for(1), 2);
+        assert_eq!(ProbeLayout::new(3, 16, 1).unwrap().tables(), 2);
+        assert_eq!(ProbeLayout::new(3, 16, 1).unwrap().tables_for(1), 1);
+        assert_eq!(ProbeLayout::new(3, 16, 0).unwrap().tables(), 4);
+        assert_eq!(ProbeLayout::new(3, 16, 0).unwrap().tables_for(1), 2);
     }
 }

@@ -14,6 +14,7 @@
 //! A bucket touched by a batch is rewritten once, however many members the
 //! batch adds to it, so bulk loads cost about one rewrite per bucket per batch.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::LazyLock;
 
 use redis::Script;
@@ -152,12 +153,12 @@ pub fn plan(
     geometry: Geometry<'_>,
     shard: u32,
     owners: &[OwnerWrite<'_>],
-    records: &mut std::collections::BTreeMap<u32, (Vec<u8>, GroupRecord)>,
+    records: &mut BTreeMap<u32, (Vec<u8>, GroupRecord)>,
     mut target: impl FnMut(&str, &OwnerEntries) -> OwnerEntries,
 ) -> Result<Plan> {
     let mut plan = Plan::default();
     let mut changes: Vec<MemberChange> = Vec::new();
-    let mut dirty = std::collections::BTreeSet::new();
+    let mut dirty = BTreeSet::new();
     let seq_limit = 1_u32 << geometry.seq_bits;
     for owner in owners {
         let (_, record) = records.get_mut(&owner.group).ok_or_else(|| {
@@ -208,7 +209,7 @@ pub fn plan(
 }
 
 /// Distinct (kind, fingerprint) pairs: an owner holds one member per pair and table.
-fn distinct(entries: &OwnerEntries) -> std::collections::BTreeSet<(u8, u64)> {
+fn distinct(entries: &OwnerEntries) -> BTreeSet<(u8, u64)> {
     entries
         .iter()
         .map(|((kind, _), fingerprint)| (*kind, *fingerprint))
