@@ -2,14 +2,33 @@
 //! `chapters/*.txt`), the format publishers' bulk exports are converted to. Parsing
 //! is separate from storing so a broken folder is reported before anything is
 //! written.
+//!
+//! The folder is untrusted input: a `meta.json` names files, and an import must
+//! never read outside the folder it was given (no `..`, no absolute paths, no
+//! symlink that resolves elsewhere, no devices or FIFOs) nor more bytes than the
+//! limits below, whatever the file system claims about sizes.
 
-use std::path::{Path, PathBuf};
+use std::io::Read;
+use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, bail};
 use chrono::Utc;
 use copyhound_core::ids::{ChapterId, PublisherId, WorkId};
 use copyhound_core::model::{Chapter, Language, Publisher, PublisherKind, Work, WorkKind};
 use serde::Deserialize;
+
+/// Largest `meta.json`.
+pub const MAX_META_BYTES: u64 = 4 << 20;
+/// Largest chapter file.
+pub const MAX_CHAPTER_FILE_BYTES: u64 = 8 << 20;
+/// Most chapter bytes of one work.
+pub const MAX_WORK_BYTES: u64 = 256 << 20;
+/// Most chapters of one work.
+pub const MAX_CHAPTERS: usize = 50_000;
+/// Longest title, characters.
+pub const MAX_TITLE_CHARS: usize = 500;
+/// Longest author, characters.
+pub const MAX_AUTHOR_CHARS: usize = 200;
 
 /// One work read from disk, with its publisher and chapters.
 #[derive(Debug)]
@@ -52,7 +71,10 @@ pub fn read_works(dir: &Path) -> anyhow::Result<Vec<ImportedWork>> {
     } else {
         dir.to_path_buf()
     };
-    let mut folders: Vec<PathBuf> = std::fs::read_dir(&works_dir)
+    let root = works_dir
+        .canonicalize()
+        .with_context(|| format!("cannot open {}", works_dir.display()))?;
+    let mut folders: Vec<PathBuf> = std::fs::read_dir(&root)
         .with_context(|| format!("cannot list {}", works_dir.display()))?
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .filter(|path| path.join("meta.json").is_file())
@@ -61,16 +83,102 @@ pub fn read_works(dir: &Path) -> anyhow::Result<Vec<ImportedWork>> {
     if folders.is_empty() {
         bail!("no works/<id>/meta.json under {}", dir.display());
     }
-    folders.iter().map(|folder| read_work(folder)).collect()
+    folders
+        .iter()
+        .map(|folder| {
+            let folder = contained(&root, folder, "work folder")?;
+            read_work(&folder)
+        })
+        .collect()
+}
+
+/// Returns `path` resolved, or an error when it resolves outside `root`.
+fn contained(root: &Path, path: &Path, what: &str) -> anyhow::Result<PathBuf> {
+    let resolved = path
+        .canonicalize()
+        .with_context(|| format!("cannot open {what} {}", path.display()))?;
+    if !resolved.starts_with(root) {
+        bail!(
+            "{what} {} leaves the imported folder {} (symlink?); refused",
+            path.display(),
+            root.display()
+        );
+    }
+    Ok(resolved)
+}
+
+/// Returns the chapter path named in `meta.json`, refusing any that could leave `folder`.
+fn chapter_path(folder: &Path, named: &Path) -> anyhow::Result<PathBuf> {
+    let plain = !named.as_os_str().is_empty()
+        && named
+            .components()
+            .all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
+    if !plain {
+        bail!(
+            "chapter file {:?} must be a relative path inside the work folder (no `..`, no absolute path)",
+            named.display().to_string()
+        );
+    }
+    contained(folder, &folder.join(named), "chapter file")
+}
+
+/// Reads a regular file of at most `limit` bytes (the size is checked while
+/// reading too: a growing or lying file never reads past the limit).
+fn read_bounded(path: &Path, limit: u64, what: &str) -> anyhow::Result<Vec<u8>> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    let metadata = file
+        .metadata()
+        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    if !metadata.is_file() {
+        bail!("{what} {} is not a regular file; refused", path.display());
+    }
+    if metadata.len() > limit {
+        bail!(
+            "{what} {} has {} bytes, more than the limit of {limit}",
+            path.display(),
+            metadata.len()
+        );
+    }
+    let mut bytes = Vec::with_capacity(metadata.len() as usize);
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {what} {}", path.display()))?;
+    if bytes.len() as u64 > limit {
+        bail!(
+            "{what} {} grew past the limit of {limit} bytes",
+            path.display()
+        );
+    }
+    Ok(bytes)
+}
+
+fn bounded_text(path: &Path, field: &str, text: &str, max_chars: usize) -> anyhow::Result<()> {
+    let chars = text.chars().count();
+    if chars > max_chars {
+        bail!(
+            "{}: {field} has {chars} characters, more than the limit of {max_chars}",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 fn read_work(folder: &Path) -> anyhow::Result<ImportedWork> {
-    let meta_path = folder.join("meta.json");
-    let meta_text = std::fs::read_to_string(&meta_path)
-        .with_context(|| format!("cannot read {}", meta_path.display()))?;
-    let meta: MetaFile = serde_json::from_str(&meta_text)
+    let meta_path = contained(folder, &folder.join("meta.json"), "work description")?;
+    let meta_bytes = read_bounded(&meta_path, MAX_META_BYTES, "work description")?;
+    let meta: MetaFile = serde_json::from_slice(&meta_bytes)
         .with_context(|| format!("{} is not a valid work description", meta_path.display()))?;
     let invalid = |what: &str| format!("{}: invalid {what}", meta_path.display());
+    bounded_text(&meta_path, "title", &meta.title, MAX_TITLE_CHARS)?;
+    bounded_text(&meta_path, "author", &meta.author, MAX_AUTHOR_CHARS)?;
+    if meta.chapters.len() > MAX_CHAPTERS {
+        bail!(
+            "{}: {} chapters, more than the limit of {MAX_CHAPTERS}",
+            meta_path.display(),
+            meta.chapters.len()
+        );
+    }
     let work_id: WorkId = meta.work_id.parse().with_context(|| invalid("work_id"))?;
     let publisher_id: PublisherId = meta
         .publisher_id
@@ -94,10 +202,20 @@ fn read_work(folder: &Path) -> anyhow::Result<ImportedWork> {
     };
     let now = Utc::now();
     let mut chapters = Vec::with_capacity(meta.chapters.len());
+    let mut total_bytes = 0_u64;
     for entry in &meta.chapters {
-        let path = folder.join(&entry.file);
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read chapter {}", path.display()))?;
+        bounded_text(&meta_path, "chapter title", &entry.title, MAX_TITLE_CHARS)?;
+        let path = chapter_path(folder, &entry.file)?;
+        let bytes = read_bounded(&path, MAX_CHAPTER_FILE_BYTES, "chapter file")?;
+        total_bytes += bytes.len() as u64;
+        if total_bytes > MAX_WORK_BYTES {
+            bail!(
+                "{}: chapters exceed the limit of {MAX_WORK_BYTES} bytes per work",
+                meta_path.display()
+            );
+        }
+        let text = String::from_utf8(bytes)
+            .with_context(|| format!("chapter file {} is not UTF-8", path.display()))?;
         let chapter_id: ChapterId = entry
             .chapter_id
             .parse()
@@ -162,5 +280,96 @@ mod tests {
         std::fs::write(work.join("meta.json"), r#"{"work_id":"w 1"}"#).unwrap();
         let error = read_works(dir.path()).unwrap_err();
         assert!(format!("{error:#}").contains("meta.json"), "{error:#}");
+    }
+
+    /// Writes `works/w1` with one chapter whose `file` is `named`.
+    fn work_naming(dir: &Path, named: &str) -> PathBuf {
+        let work = dir.join("works/w1");
+        std::fs::create_dir_all(work.join("chapters")).unwrap();
+        let meta = serde_json::json!({
+            "work_id": "w1", "title": "书", "publisher_id": "P01", "type": "novel",
+            "chapters": [{"chapter_id": "c1", "index": 1, "title": "第一章", "file": named}]
+        });
+        std::fs::write(work.join("meta.json"), meta.to_string()).unwrap();
+        work
+    }
+
+    fn refusal(dir: &Path) -> String {
+        format!("{:#}", read_works(dir).unwrap_err())
+    }
+
+    #[test]
+    fn chapter_files_never_leave_the_imported_folder() {
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret.txt");
+        std::fs::write(&secret, "root:x:0:0:secret").unwrap();
+
+        let dir = tempfile::tempdir().unwrap();
+        work_naming(dir.path(), "../../../../../../../../etc/passwd");
+        assert!(
+            refusal(dir.path()).contains("no `..`"),
+            "{}",
+            refusal(dir.path())
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        work_naming(dir.path(), secret.to_str().unwrap());
+        assert!(refusal(dir.path()).contains("no absolute path"));
+
+        let dir = tempfile::tempdir().unwrap();
+        let work = work_naming(dir.path(), "chapters/c1.txt");
+        std::os::unix::fs::symlink(&secret, work.join("chapters/c1.txt")).unwrap();
+        assert!(refusal(dir.path()).contains("leaves the imported folder"));
+
+        // A symlinked work folder is refused the same way.
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = work_naming(outside.path(), "chapters/c1.txt");
+        std::fs::write(elsewhere.join("chapters/c1.txt"), "正文。").unwrap();
+        std::fs::create_dir_all(dir.path().join("works")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, dir.path().join("works/w1")).unwrap();
+        assert!(refusal(dir.path()).contains("leaves the imported folder"));
+
+        // A symlink that stays inside is fine.
+        let dir = tempfile::tempdir().unwrap();
+        let work = work_naming(dir.path(), "chapters/link.txt");
+        std::fs::write(work.join("chapters/c1.txt"), "正文。").unwrap();
+        std::os::unix::fs::symlink(work.join("chapters/c1.txt"), work.join("chapters/link.txt"))
+            .unwrap();
+        assert_eq!(
+            read_works(dir.path()).unwrap()[0].chapters[0].text,
+            "正文。"
+        );
+    }
+
+    #[test]
+    fn devices_and_oversized_files_are_refused_without_reading_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let work = work_naming(dir.path(), "chapters/c1.txt");
+        // A 1 GB sparse file: refused from its size, in no time and no memory.
+        let file = std::fs::File::create(work.join("chapters/c1.txt")).unwrap();
+        file.set_len(1 << 30).unwrap();
+        let message = refusal(dir.path());
+        assert!(message.contains("more than the limit"), "{message}");
+
+        let dir = tempfile::tempdir().unwrap();
+        let work = work_naming(dir.path(), "chapters/c1.txt");
+        std::os::unix::fs::symlink("/dev/zero", work.join("chapters/c1.txt")).unwrap();
+        let message = refusal(dir.path());
+        assert!(
+            message.contains("leaves the imported folder")
+                || message.contains("not a regular file"),
+            "{message}"
+        );
+
+        let dir = tempfile::tempdir().unwrap();
+        let work = work_naming(dir.path(), "chapters/c1.txt");
+        std::fs::write(work.join("chapters/c1.txt"), "正文。").unwrap();
+        let meta = serde_json::json!({
+            "work_id": "w1", "title": "书", "author": "某".repeat(10_000), "publisher_id": "P01",
+            "type": "novel",
+            "chapters": [{"chapter_id": "c1", "index": 1, "title": "第一章", "file": "chapters/c1.txt"}]
+        });
+        std::fs::write(work.join("meta.json"), meta.to_string()).unwrap();
+        assert!(refusal(dir.path()).contains("author has 10000 characters"));
     }
 }

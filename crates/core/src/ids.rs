@@ -139,7 +139,7 @@ define_id!(
     "pg_"
 );
 define_id!(
-    /// A match, derived from page + work + chapter + fingerprint version.
+    /// A match, derived from its owner + page + work + chapter + fingerprint version.
     MatchId,
     "m_"
 );
@@ -167,15 +167,18 @@ impl PageId {
 }
 
 impl MatchId {
-    /// Returns the id of the match of `page` against a chapter under a fingerprint version.
+    /// Returns the id of the match of `page` against a chapter of `owner`'s work
+    /// under a fingerprint version. The owner is part of the id so that a work id
+    /// reused by another publisher never lands on the first one's match.
     pub fn for_pair(
+        owner: &PublisherId,
         page: &PageId,
         work: &WorkId,
         chapter: &ChapterId,
         fingerprint_version: u32,
     ) -> Self {
         Self::derive_from(&format!(
-            "{page}\u{1f}{work}\u{1f}{chapter}\u{1f}{fingerprint_version}"
+            "{owner}\u{1f}{page}\u{1f}{work}\u{1f}{chapter}\u{1f}{fingerprint_version}"
         ))
     }
 }
@@ -192,6 +195,16 @@ mod tests {
         assert!(a.as_str().starts_with("pg_"));
         // Golden value: persisted ids must never change between builds.
         assert_eq!(a.as_str(), "pg_f4921b84f8ea960669111dd68c5840af");
+    }
+
+    #[test]
+    fn match_ids_carry_their_owner() {
+        let page = PageId::for_url("http://127.0.0.1:8001/a.html");
+        let (work, chapter) = ("w1".parse().unwrap(), "c1".parse().unwrap());
+        let of =
+            |owner: &str| MatchId::for_pair(&owner.parse().unwrap(), &page, &work, &chapter, 1);
+        assert_ne!(of("pub_a"), of("pub_b"));
+        assert_eq!(of("pub_a"), of("pub_a"));
     }
 
     #[test]

@@ -1,33 +1,20 @@
-//! Comparing a page: candidates from the index, precise verification, a decision.
-//!
-//! Candidates come from three kinds of index hits on the page's fingerprints —
-//! whole-document SimHash (verbatim or lightly edited copies), passage SimHash
-//! (a chapter inside a page full of other text), pinyin DNA codes (homophones
-//! and traditional script leave DNA untouched) and anchors (short syllable runs
-//! that survive rewriting). Codes and anchors can be shared by unrelated texts,
-//! so each one's vote is divided by the number of chapters it hits. Only the best `max_candidates` chapters are verified; the verifier, not
-//! the vote, decides.
+//! Comparing a page: candidates from the index ([`crate::candidates`]), precise
+//! verification, a decision. Only the best `max_candidates` chapters are
+//! verified; the verifier, not the vote, decides.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::HashMap;
 
 use chrono::Utc;
 use copyhound_core::config::MatcherConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, WorkId};
-use copyhound_core::model::{
-    CopiedSpan, FingerprintOwner, FingerprintRecord, Match, MatchStatus, Page, Work, dna_index_key,
-};
-use copyhound_core::ports::{EntryKind, IndexHit};
+use copyhound_core::model::{CopiedSpan, FingerprintOwner, Match, MatchStatus, Page, Work};
 use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_fingerprint::{FINGERPRINT_VERSION, NormalizedText, Verification};
 use tracing::debug;
 
+use crate::candidates::candidates;
 use crate::context::{MatcherPorts, page_at};
 use crate::evidence;
-
-const DOCUMENT_VOTE: f32 = 8.0;
-const PASSAGE_VOTE: f32 = 2.0;
-/// DNA codes and anchors hitting more chapters than this carry no information.
-const SHARED_CODE_MAX_CHAPTERS: usize = 64;
 
 /// The verdict on one (page, chapter) pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -192,7 +179,13 @@ fn build_match(
         .collect();
     let licensed = host_of(&page.url).is_some_and(|host| work.licensed_hosts.contains(&host));
     Match {
-        id: MatchId::for_pair(&page.id, &work.id, chapter_id, FINGERPRINT_VERSION),
+        id: MatchId::for_pair(
+            &work.publisher_id,
+            &page.id,
+            &work.id,
+            chapter_id,
+            FINGERPRINT_VERSION,
+        ),
         publisher_id: work.publisher_id.clone(),
         page_id: page.id.clone(),
         page_url: page.url.clone(),
@@ -238,99 +231,6 @@ async fn duplicates_of(
         }
     }
     Ok(duplicates)
-}
-
-/// Candidate chapters in vote order, and near-duplicate pages.
-struct Candidates {
-    chapters: Vec<(WorkId, ChapterId)>,
-    near_duplicates: Vec<PageId>,
-}
-
-async fn candidates(ports: &MatcherPorts, record: &FingerprintRecord) -> Result<Candidates> {
-    let max_distance = ports.index.max_distance().min(3);
-    let index = &ports.index;
-    let documents = index
-        .query_batch(
-            EntryKind::Document,
-            &[record.simhash, record.shingle_simhash],
-            max_distance,
-        )
-        .await?;
-    let passage_fingerprints: Vec<u64> = record
-        .passages
-        .iter()
-        .map(|passage| passage.simhash)
-        .collect();
-    let passages = index
-        .query_batch(EntryKind::Passage, &passage_fingerprints, max_distance)
-        .await?;
-    let mut codes: Vec<u64> = record.dna.iter().map(|code| dna_index_key(*code)).collect();
-    codes.sort_unstable();
-    codes.dedup();
-    // Codes hitting more entries than this are too common to vote; the index stops early.
-    let cap = SHARED_CODE_MAX_CHAPTERS * 4;
-    let dna = index
-        .query_batch_capped(EntryKind::Dna, &codes, 0, cap)
-        .await?;
-    let anchors = index
-        .query_batch_capped(EntryKind::Anchor, &record.anchors, 0, cap)
-        .await?;
-
-    let mut votes: BTreeMap<(WorkId, ChapterId), f32> = BTreeMap::new();
-    let mut near_duplicates = BTreeSet::new();
-    for hit in documents.iter().flatten() {
-        match FingerprintOwner::from_index_key(&hit.entry.owner) {
-            Some(FingerprintOwner::Chapter {
-                work_id,
-                chapter_id,
-            }) => {
-                *votes.entry((work_id, chapter_id)).or_default() += DOCUMENT_VOTE;
-            }
-            Some(FingerprintOwner::Page { page_id })
-                if hit.entry.owner != record.owner.index_key() =>
-            {
-                near_duplicates.insert(page_id);
-            }
-            _ => {}
-        }
-    }
-    for hits in &passages {
-        for chapter in chapters_hit(hits) {
-            *votes.entry(chapter).or_default() += PASSAGE_VOTE;
-        }
-    }
-    for hits in dna.iter().chain(&anchors).flatten() {
-        let chapters = chapters_hit(hits);
-        if chapters.is_empty() || chapters.len() > SHARED_CODE_MAX_CHAPTERS {
-            continue;
-        }
-        let weight = 1.0 / chapters.len() as f32;
-        for chapter in chapters {
-            *votes.entry(chapter).or_default() += weight;
-        }
-    }
-    let mut ranked: Vec<((WorkId, ChapterId), f32)> = votes.into_iter().collect();
-    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-    ranked.truncate(ports.config.max_candidates as usize);
-    Ok(Candidates {
-        chapters: ranked.into_iter().map(|(chapter, _)| chapter).collect(),
-        near_duplicates: near_duplicates.into_iter().collect(),
-    })
-}
-
-/// The distinct chapters among one query's hits.
-fn chapters_hit(hits: &[IndexHit]) -> BTreeSet<(WorkId, ChapterId)> {
-    hits.iter()
-        .filter_map(
-            |hit| match FingerprintOwner::from_index_key(&hit.entry.owner) {
-                Some(FingerprintOwner::Chapter {
-                    work_id,
-                    chapter_id,
-                }) => Some((work_id, chapter_id)),
-                _ => None,
-            },
-        )
-        .collect()
 }
 
 fn host_of(url: &str) -> Option<String> {

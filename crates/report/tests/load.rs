@@ -40,6 +40,15 @@ impl MatchStore for ThreeAtATime {
     async fn matches_of_page(&self, page_id: &PageId) -> Result<Vec<Match>> {
         self.inner.matches_of_page(page_id).await
     }
+    async fn delete_matches_of_work(
+        &self,
+        publisher_id: &PublisherId,
+        work_id: &copyhound_core::ids::WorkId,
+    ) -> Result<u64> {
+        self.inner
+            .delete_matches_of_work(publisher_id, work_id)
+            .await
+    }
     async fn review_match(
         &self,
         publisher_id: &PublisherId,

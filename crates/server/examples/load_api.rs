@@ -52,7 +52,7 @@ async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
             page_end: 510,
         };
         let found = Match {
-            id: MatchId::for_pair(&page_id, &work_id, &chapter_id, 1),
+            id: MatchId::for_pair(&publisher_id, &page_id, &work_id, &chapter_id, 1),
             publisher_id: publisher_id.clone(),
             page_id,
             page_url: url,
@@ -96,6 +96,7 @@ async fn main() -> anyhow::Result<()> {
         sites: stores.sites,
         pages: stores.pages,
         matches: stores.matches,
+        fingerprints: stores.fingerprints,
         reports: stores.reports,
         queue: Arc::new(MemoryQueue::default()),
         index: None,

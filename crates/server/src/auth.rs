@@ -209,9 +209,58 @@ impl FromRequestParts<AppState> for PublisherCaller {
     }
 }
 
-/// A caller with the admin role.
+/// What an admin caller may administer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AdminScope {
+    /// The operator (the configured bootstrap key): every publisher, and publishers themselves.
+    Installation,
+    /// A publisher's admin key: that publisher's keys only.
+    Publisher(PublisherId),
+}
+
+impl AdminScope {
+    /// Returns whether this scope administers `publisher_id`.
+    pub fn covers(&self, publisher_id: &PublisherId) -> bool {
+        match self {
+            AdminScope::Installation => true,
+            AdminScope::Publisher(own) => own == publisher_id,
+        }
+    }
+}
+
+/// A caller with the admin role, and the scope it administers.
 #[derive(Clone, Debug)]
 pub struct AdminCaller(pub Caller);
+
+impl AdminCaller {
+    /// Returns what this caller administers: a publisher key never reaches past its publisher.
+    pub fn scope(&self) -> AdminScope {
+        match &self.0.publisher_id {
+            Some(publisher_id) => AdminScope::Publisher(publisher_id.clone()),
+            None => AdminScope::Installation,
+        }
+    }
+
+    /// Returns `NotFound` (as for a missing tenant) unless the scope covers `publisher_id`.
+    pub fn check_covers(&self, publisher_id: &PublisherId) -> Result<()> {
+        if self.scope().covers(publisher_id) {
+            return Ok(());
+        }
+        Err(Error::not_found(format!("publisher {publisher_id}")))
+    }
+
+    /// Returns `Forbidden` unless this is the operator.
+    pub fn require_operator(&self) -> Result<()> {
+        match self.scope() {
+            AdminScope::Installation => Ok(()),
+            AdminScope::Publisher(_) => Err(Error::new(
+                ErrorKind::Forbidden,
+                "only the operator key administers the installation; a publisher's admin key \
+                 administers its own publisher",
+            )),
+        }
+    }
+}
 
 impl FromRequestParts<AppState> for AdminCaller {
     type Rejection = ApiError;

@@ -21,6 +21,7 @@ pub mod routes;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
 pub mod ui;
+pub mod uploads;
 
 #[cfg(test)]
 mod tests;
@@ -29,12 +30,13 @@ use std::future::Future;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::Extension;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Uri};
 use axum::response::{IntoResponse, Response};
 use copyhound_core::config::ServerConfig;
 use copyhound_core::ports::{
-    FingerprintIndex, MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, TaskQueue,
+    FingerprintIndex, FingerprintStore, MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, TaskQueue,
     WorkStore,
 };
 use copyhound_core::{Error, ErrorKind, Result};
@@ -57,6 +59,8 @@ pub struct AppState {
     pub pages: Arc<dyn PageStore>,
     /// Matches and reviews.
     pub matches: Arc<dyn MatchStore>,
+    /// Fingerprint records (dropped with their work).
+    pub fingerprints: Arc<dyn FingerprintStore>,
     /// Reports.
     pub reports: Arc<dyn ReportStore>,
     /// Where registrations, crawls and reports are enqueued.
@@ -78,6 +82,7 @@ pub fn router(state: AppState) -> Router {
         .fallback(no_route)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))
+        .layer(Extension(uploads::UploadPool::from_config(&state.config)))
         .layer(axum::middleware::from_fn(metrics::track_requests))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(TraceLayer::new_for_http())

@@ -33,7 +33,8 @@ pub struct Publisher {
 pub enum Role {
     /// Acts within its publisher only.
     Publisher,
-    /// Operates the installation (all tenants).
+    /// Also administers its publisher's keys (never another publisher's; only the
+    /// operator's configured key administers the installation).
     Admin,
 }
 

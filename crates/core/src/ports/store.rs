@@ -193,6 +193,8 @@ pub trait FingerprintStore: fmt::Debug + Send + Sync + 'static {
 pub trait MatchStore: fmt::Debug + Send + Sync + 'static {
     /// Inserts a match or refreshes an existing one (same id): scores, spans,
     /// evidence and `last_seen` are updated; status, reviews and `first_seen` are kept.
+    /// A stored match of another publisher under the same id is never touched:
+    /// the upsert answers `Conflict`.
     async fn upsert_match(&self, found: &Match) -> Result<()>;
     /// Returns a match of the publisher or `NotFound`.
     async fn get_match(&self, publisher_id: &PublisherId, id: &MatchId) -> Result<Match>;
@@ -200,6 +202,13 @@ pub trait MatchStore: fmt::Debug + Send + Sync + 'static {
     async fn list_matches(&self, filter: &MatchFilter, page: &PageRequest) -> Result<Paged<Match>>;
     /// Lists every match of a page (any tenant; workers only).
     async fn matches_of_page(&self, page_id: &PageId) -> Result<Vec<Match>>;
+    /// Deletes every match of the publisher's work (with its reviews); returns how
+    /// many. Other publishers' matches are untouched.
+    async fn delete_matches_of_work(
+        &self,
+        publisher_id: &PublisherId,
+        work_id: &WorkId,
+    ) -> Result<u64>;
     /// Appends a review and sets the status; returns the updated match.
     async fn review_match(
         &self,

@@ -1,4 +1,6 @@
-//! Admin routes: tenants and their keys. Only admin keys get here.
+//! Admin routes: tenants and their keys. Only admin keys get here, and each
+//! handler checks the caller's [`AdminScope`](crate::auth::AdminScope): the
+//! operator administers every publisher, a publisher's admin key only its own.
 
 use axum::Json;
 use axum::extract::State;
@@ -12,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ListQuery, page_request, required_text};
 use crate::AppState;
-use crate::auth::{AdminCaller, issue_key};
+use crate::auth::{AdminCaller, AdminScope, issue_key};
 use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
 
 /// Body of `POST /admin/publishers`.
@@ -30,9 +32,11 @@ pub struct CreatePublisher {
 /// `POST /api/v1/admin/publishers`.
 pub async fn create_publisher(
     State(state): State<AppState>,
-    AdminCaller(caller): AdminCaller,
+    admin: AdminCaller,
     ApiJson(body): ApiJson<CreatePublisher>,
 ) -> ApiResult<(StatusCode, Json<Publisher>)> {
+    admin.require_operator()?;
+    let caller = admin.0;
     let id = match &body.id {
         Some(raw) => parse_id::<PublisherId>("id", raw)?,
         None => PublisherId::generate(),
@@ -58,10 +62,20 @@ pub async fn create_publisher(
 /// `GET /api/v1/admin/publishers`.
 pub async fn list_publishers(
     State(state): State<AppState>,
-    _admin: AdminCaller,
+    admin: AdminCaller,
     ApiQuery(query): ApiQuery<ListQuery>,
 ) -> ApiResult<Json<Paged<Publisher>>> {
     let page = page_request(query.after, query.limit)?;
+    if let AdminScope::Publisher(own) = admin.scope() {
+        // A publisher's admin sees its own publisher only.
+        let publisher = state.publishers.get_publisher(&own).await?;
+        let items = if page.after.is_none() {
+            vec![publisher]
+        } else {
+            Vec::new()
+        };
+        return Ok(Json(Paged { items, next: None }));
+    }
     Ok(Json(
         state
             .publishers
@@ -100,11 +114,13 @@ pub struct CreatedKey {
 /// `POST /api/v1/admin/publishers/{publisher_id}/keys`.
 pub async fn create_key(
     State(state): State<AppState>,
-    AdminCaller(caller): AdminCaller,
+    admin: AdminCaller,
     ApiPath(publisher_id): ApiPath<String>,
     ApiJson(body): ApiJson<CreateKey>,
 ) -> ApiResult<(StatusCode, Json<CreatedKey>)> {
     let publisher_id = parse_id::<PublisherId>("publisher_id", &publisher_id)?;
+    admin.check_covers(&publisher_id)?;
+    let caller = admin.0;
     state.publishers.get_publisher(&publisher_id).await?;
     let issued = issue_key(publisher_id, body.role);
     state.publishers.put_api_key(&issued.record).await?;
@@ -124,11 +140,16 @@ pub async fn create_key(
 /// `DELETE /api/v1/admin/keys/{key_id}`: revokes a key (idempotent).
 pub async fn revoke_key(
     State(state): State<AppState>,
-    AdminCaller(caller): AdminCaller,
+    admin: AdminCaller,
     ApiPath(key_id): ApiPath<String>,
 ) -> ApiResult<StatusCode> {
     let key_id = parse_id::<ApiKeyId>("key_id", &key_id)?;
     let mut record = state.publishers.get_api_key(&key_id).await?;
+    // Another publisher's key answers exactly as a missing one.
+    if !admin.scope().covers(&record.publisher_id) {
+        return Err(Error::not_found(format!("api key {key_id}")).into());
+    }
+    let caller = admin.0;
     record.revoked = true;
     state.publishers.put_api_key(&record).await?;
     tracing::info!(key_id = %key_id, by = %caller.key_id, "api key revoked");

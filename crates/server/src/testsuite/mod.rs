@@ -12,12 +12,12 @@ use copyhound_core::ids::{
     ApiKeyId, ChapterId, CrawlRunId, MatchId, PageId, PublisherId, ReportId, SiteId, WorkId,
 };
 use copyhound_core::model::{
-    ApiKey, Chapter, CrawlRun, FingerprintStatus, Match, Page, Publisher, Report, Review, Site,
-    Work,
+    ApiKey, Chapter, CrawlRun, FingerprintOwner, FingerprintRecord, FingerprintStatus, Match, Page,
+    Publisher, Report, Review, Site, Work,
 };
 use copyhound_core::ports::{
-    MatchFilter, MatchStore, PageRequest, PageStore, PageUpsert, Paged, PublisherStore,
-    ReportStore, SiteStore, WorkStore,
+    FingerprintStore, MatchFilter, MatchStore, PageRequest, PageStore, PageUpsert, Paged,
+    PublisherStore, ReportStore, SiteStore, WorkStore,
 };
 use copyhound_core::{Error, Result};
 
@@ -37,6 +37,8 @@ struct Data {
     matches: BTreeMap<MatchId, Match>,
     reports: BTreeMap<ReportId, Report>,
     artifacts: BTreeMap<ReportId, Vec<u8>>,
+    /// Keyed by (owner index key, version).
+    fingerprints: BTreeMap<(String, u32), FingerprintRecord>,
 }
 
 /// Every store port in memory.
@@ -330,8 +332,32 @@ fn matches_filter(found: &Match, filter: &MatchFilter) -> bool {
 #[async_trait]
 impl MatchStore for MemoryStore {
     async fn upsert_match(&self, found: &Match) -> Result<()> {
-        self.data()?.matches.insert(found.id.clone(), found.clone());
+        let mut data = self.data()?;
+        let mut stored = found.clone();
+        if let Some(existing) = data.matches.get(&found.id) {
+            if existing.publisher_id != found.publisher_id {
+                return Err(Error::new(
+                    copyhound_core::ErrorKind::Conflict,
+                    format!("match {} is held by another publisher", found.id),
+                ));
+            }
+            stored.status = existing.status;
+            stored.reviews = existing.reviews.clone();
+            stored.first_seen = existing.first_seen;
+        }
+        data.matches.insert(stored.id.clone(), stored);
         Ok(())
+    }
+    async fn delete_matches_of_work(
+        &self,
+        publisher_id: &PublisherId,
+        work_id: &WorkId,
+    ) -> Result<u64> {
+        let mut data = self.data()?;
+        let before = data.matches.len();
+        data.matches
+            .retain(|_, found| &found.publisher_id != publisher_id || &found.work_id != work_id);
+        Ok((before - data.matches.len()) as u64)
     }
     async fn get_match(&self, publisher_id: &PublisherId, id: &MatchId) -> Result<Match> {
         let data = self.data()?;
@@ -376,6 +402,47 @@ impl MatchStore for MemoryStore {
         found.status = review.status;
         found.reviews.push(review.clone());
         Ok(found.clone())
+    }
+}
+
+#[async_trait]
+impl FingerprintStore for MemoryStore {
+    async fn put_fingerprint(&self, record: &FingerprintRecord) -> Result<()> {
+        let key = (record.owner.index_key(), record.version);
+        self.data()?.fingerprints.insert(key, record.clone());
+        Ok(())
+    }
+    async fn get_fingerprint(
+        &self,
+        owner: &FingerprintOwner,
+        version: u32,
+    ) -> Result<FingerprintRecord> {
+        self.data()?
+            .fingerprints
+            .get(&(owner.index_key(), version))
+            .cloned()
+            .ok_or_else(|| Error::not_found(format!("fingerprint of {}", owner.index_key())))
+    }
+    async fn delete_fingerprints(&self, owner: &FingerprintOwner) -> Result<()> {
+        let key = owner.index_key();
+        self.data()?
+            .fingerprints
+            .retain(|(owner_key, _), _| owner_key != &key);
+        Ok(())
+    }
+    async fn list_fingerprints(
+        &self,
+        version: u32,
+        page: &PageRequest,
+    ) -> Result<Paged<FingerprintRecord>> {
+        let items = self
+            .data()?
+            .fingerprints
+            .iter()
+            .filter(|((_, record_version), _)| *record_version == version)
+            .map(|(_, record)| record.clone())
+            .collect();
+        paginate(items, page)
     }
 }
 

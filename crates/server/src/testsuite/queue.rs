@@ -93,6 +93,7 @@ impl MemoryBackends {
             sites: store.clone(),
             pages: store.clone(),
             matches: store.clone(),
+            fingerprints: store.clone(),
             reports: store.clone(),
             queue: queue.clone(),
             index: None,

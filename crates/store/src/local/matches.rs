@@ -1,8 +1,8 @@
 use async_trait::async_trait;
-use copyhound_core::ids::{MatchId, PageId, PublisherId};
+use copyhound_core::ids::{MatchId, PageId, PublisherId, WorkId};
 use copyhound_core::model::{Match, Review};
 use copyhound_core::ports::{MatchFilter, MatchStore, PageRequest, Paged};
-use copyhound_core::{Error, Result};
+use copyhound_core::{Error, ErrorKind, Result};
 
 use super::{
     LocalStore, MATCHES, MATCHES_BY_PAGE, MATCHES_BY_PUBLISHER, db_error, get_doc, load_all,
@@ -43,6 +43,16 @@ pub(crate) fn passes(filter: &MatchFilter, found: &Match) -> bool {
             .is_none_or(|before| found.first_seen < before)
 }
 
+fn cross_owner(found: &Match) -> Error {
+    Error::new(
+        ErrorKind::Conflict,
+        format!(
+            "match {} is held by another publisher; it is never moved to {}",
+            found.id, found.publisher_id
+        ),
+    )
+}
+
 fn not_found(id: &MatchId) -> Error {
     Error::not_found(format!("match {id}"))
 }
@@ -56,6 +66,9 @@ impl MatchStore for LocalStore {
             let existing = get_doc::<Match>(&matches, stored.id.as_str())?;
             let mut by_publisher = txn.open_table(MATCHES_BY_PUBLISHER).map_err(db_error)?;
             if let Some(existing) = existing {
+                if existing.publisher_id != stored.publisher_id {
+                    return Err(cross_owner(&stored));
+                }
                 stored.status = existing.status;
                 stored.reviews = existing.reviews.clone();
                 stored.first_seen = existing.first_seen;
@@ -137,6 +150,46 @@ impl MatchStore for LocalStore {
             let index = txn.open_table(MATCHES_BY_PAGE).map_err(db_error)?;
             let ids = scan_scope(&index, page_id.as_str(), None, usize::MAX, false)?;
             load_all::<Match>(&txn.open_table(MATCHES).map_err(db_error)?, &ids)
+        })
+        .await
+    }
+
+    async fn delete_matches_of_work(
+        &self,
+        publisher_id: &PublisherId,
+        work_id: &WorkId,
+    ) -> Result<u64> {
+        let (publisher_id, work_id) = (publisher_id.clone(), work_id.clone());
+        self.write(move |txn| {
+            let mut matches = txn.open_table(MATCHES).map_err(db_error)?;
+            let mut by_publisher = txn.open_table(MATCHES_BY_PUBLISHER).map_err(db_error)?;
+            let mut by_page = txn.open_table(MATCHES_BY_PAGE).map_err(db_error)?;
+            let sort_keys = scan_scope(
+                &by_publisher,
+                publisher_id.as_str(),
+                None,
+                usize::MAX,
+                false,
+            )?;
+            let mut deleted = 0;
+            for sort_key in &sort_keys {
+                let (_, id) = codec::split_time_id_key(sort_key)?;
+                let Some(found) = get_doc::<Match>(&matches, &id)? else {
+                    continue;
+                };
+                if found.work_id != work_id || found.publisher_id != publisher_id {
+                    continue;
+                }
+                matches.remove(id.as_str()).map_err(db_error)?;
+                by_publisher
+                    .remove(scoped(publisher_id.as_str(), sort_key).as_str())
+                    .map_err(db_error)?;
+                by_page
+                    .remove(scoped(found.page_id.as_str(), &id).as_str())
+                    .map_err(db_error)?;
+                deleted += 1;
+            }
+            Ok(deleted)
         })
         .await
     }

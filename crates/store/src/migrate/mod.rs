@@ -15,10 +15,16 @@ use copyhound_core::{Error, ErrorKind, Result};
 use serde::{Deserialize, Serialize};
 
 /// The embedded migration files, in version order: (file name, contents).
-const FILES: &[(&str, &str)] = &[(
-    "0001_initial.json",
-    include_str!("../../../../migrations/0001_initial.json"),
-)];
+const FILES: &[(&str, &str)] = &[
+    (
+        "0001_initial.json",
+        include_str!("../../../../migrations/0001_initial.json"),
+    ),
+    (
+        "0002_match_owner_key.json",
+        include_str!("../../../../migrations/0002_match_owner_key.json"),
+    ),
+];
 
 /// One index of a collection.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -58,6 +64,9 @@ pub struct CollectionSpec {
     /// Indexes to create (creating an existing identical index is a no-op).
     #[serde(default)]
     pub indexes: Vec<IndexSpec>,
+    /// Names of indexes to drop first (dropping a missing index is a no-op).
+    #[serde(default)]
+    pub drop_indexes: Vec<String>,
 }
 
 /// One migration file.

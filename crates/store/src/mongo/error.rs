@@ -9,6 +9,8 @@ pub(crate) const DUPLICATE_KEY: i32 = 11000;
 pub(crate) const NAMESPACE_NOT_FOUND: i32 = 26;
 /// The collection exists already.
 pub(crate) const NAMESPACE_EXISTS: i32 = 48;
+/// Server code of `dropIndexes` for an index that does not exist.
+pub(crate) const INDEX_NOT_FOUND: i32 = 27;
 /// A document failed the collection's validator.
 const DOCUMENT_VALIDATION_FAILURE: i32 = 121;
 /// A document exceeds the 16 MiB limit.

@@ -1,5 +1,5 @@
 use async_trait::async_trait;
-use copyhound_core::ids::{MatchId, PageId, PublisherId};
+use copyhound_core::ids::{MatchId, PageId, PublisherId, WorkId};
 use copyhound_core::model::{Match, Review};
 use copyhound_core::ports::{MatchFilter, MatchStore, PageRequest, Paged};
 use copyhound_core::{Error, ErrorKind, Result};
@@ -90,9 +90,12 @@ impl MatchStore for MongoStore {
         let matches = self.collection(MATCHES);
         // Two workers inserting the same new match race on `_id`: the loser's
         // upsert fails with a duplicate key and succeeds as an update on retry.
+        // The owner is in the filter: a document of another publisher under the
+        // same id makes the upsert's insert fail on `_id`, never an update of it.
+        let owned = doc! { "_id": id, "publisher_id": found.publisher_id.as_str() };
         for _ in 0..3 {
             match matches
-                .update_one(doc! { "_id": id }, update.clone())
+                .update_one(owned.clone(), update.clone())
                 .upsert(true)
                 .await
             {
@@ -103,7 +106,7 @@ impl MatchStore for MongoStore {
         }
         Err(Error::new(
             ErrorKind::Conflict,
-            format!("match {id} keeps conflicting"),
+            format!("match {id} keeps conflicting or is held by another publisher"),
         ))
     }
 
@@ -137,6 +140,21 @@ impl MatchStore for MongoStore {
             None,
         )
         .await
+    }
+
+    async fn delete_matches_of_work(
+        &self,
+        publisher_id: &PublisherId,
+        work_id: &WorkId,
+    ) -> Result<u64> {
+        let deleted = self
+            .collection(MATCHES)
+            .delete_many(
+                doc! { "publisher_id": publisher_id.as_str(), "work_id": work_id.as_str() },
+            )
+            .await
+            .map_err(mongo_error)?;
+        Ok(deleted.deleted_count)
     }
 
     async fn review_match(

@@ -13,7 +13,7 @@ use mongodb::bson::{Bson, Document, doc};
 use mongodb::options::IndexOptions;
 
 use super::codec::{document_to_object, object_to_document};
-use super::error::{NAMESPACE_EXISTS, is_duplicate_key, server_code};
+use super::error::{INDEX_NOT_FOUND, NAMESPACE_EXISTS, is_duplicate_key, server_code};
 use super::{MongoStore, mongo_error};
 use crate::codec::timestamp_ns;
 use crate::collections::MIGRATIONS;
@@ -53,6 +53,13 @@ impl MongoStore {
                     .map_err(mongo_error)?;
             }
             Err(error) => return Err(mongo_error(error)),
+        }
+        for name in &spec.drop_indexes {
+            match self.collection(&spec.name).drop_index(name.as_str()).await {
+                Ok(()) => {}
+                Err(error) if server_code(&error) == Some(INDEX_NOT_FOUND) => {}
+                Err(error) => return Err(mongo_error(error)),
+            }
         }
         for index in &spec.indexes {
             let keys: Document = index

@@ -158,9 +158,10 @@ pub(crate) fn found_match(
     let page_id = PageId::for_url(page_url);
     let work_id: WorkId = work.parse().unwrap();
     let chapter_id: ChapterId = chapter.parse().unwrap();
+    let publisher_id: PublisherId = publisher.parse().unwrap();
     Match {
-        id: MatchId::for_pair(&page_id, &work_id, &chapter_id, 1),
-        publisher_id: publisher.parse::<PublisherId>().unwrap(),
+        id: MatchId::for_pair(&publisher_id, &page_id, &work_id, &chapter_id, 1),
+        publisher_id,
         page_id,
         page_url: page_url.to_string(),
         site_id: "site_a".parse().unwrap(),

@@ -95,6 +95,8 @@ conformance!(
     upserts_are_idempotent,
     page_history_follows_content_changes,
     match_upsert_keeps_the_review_state,
+    matches_never_cross_owners,
+    deleting_a_works_matches_spares_the_rest,
     keyset_pagination_spans_several_pages,
     match_filters_select,
     tenants_never_see_each_other,

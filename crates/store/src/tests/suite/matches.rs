@@ -39,6 +39,118 @@ pub(crate) async fn match_upsert_keeps_the_review_state(stores: &Stores) {
     );
 }
 
+pub(crate) async fn matches_never_cross_owners(stores: &Stores) {
+    prepare(stores).await;
+    let url = "http://127.0.0.1:8001/a.html";
+    let of_a = fixtures::found_match("pub_a", url, "wShared", "c1", 10);
+    let of_b = fixtures::found_match("pub_b", url, "wShared", "c1", 20);
+    assert_ne!(of_a.id, of_b.id, "the owner is part of a match id");
+    stores.matches.upsert_match(&of_a).await.unwrap();
+    let review = fixtures::review(MatchStatus::Confirmed);
+    stores
+        .matches
+        .review_match(&of_a.publisher_id, &of_a.id, &review)
+        .await
+        .unwrap();
+    stores.matches.upsert_match(&of_b).await.unwrap();
+    let stored_b = stores
+        .matches
+        .get_match(&of_b.publisher_id, &of_b.id)
+        .await
+        .unwrap();
+    assert_eq!(stored_b.status, MatchStatus::New);
+    assert!(stored_b.reviews.is_empty());
+    let stored_a = stores
+        .matches
+        .get_match(&of_a.publisher_id, &of_a.id)
+        .await
+        .unwrap();
+    assert_eq!(stored_a.reviews, vec![review]);
+
+    // Even a forged match under A's id never takes over A's document.
+    let mut forged = of_b.clone();
+    forged.id = of_a.id.clone();
+    let error = stores.matches.upsert_match(&forged).await.unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Conflict, "{error}");
+    let kept = stores
+        .matches
+        .get_match(&of_a.publisher_id, &of_a.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        (kept.publisher_id, kept.status),
+        (of_a.publisher_id.clone(), MatchStatus::Confirmed)
+    );
+    let error = stores
+        .matches
+        .get_match(&of_b.publisher_id, &of_a.id)
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::NotFound);
+}
+
+pub(crate) async fn deleting_a_works_matches_spares_the_rest(stores: &Stores) {
+    prepare(stores).await;
+    let mut kept = Vec::new();
+    let mut doomed = Vec::new();
+    for number in 0..5 {
+        let url = format!("http://127.0.0.1:8001/{number}.html");
+        doomed.push(fixtures::found_match("pub_a", &url, "w1", "c1", number));
+        kept.push(fixtures::found_match("pub_a", &url, "w2", "c1", number));
+        kept.push(fixtures::found_match("pub_b", &url, "w1", "c1", number));
+    }
+    for found in doomed.iter().chain(&kept) {
+        stores.matches.upsert_match(found).await.unwrap();
+    }
+    let work_id = "w1".parse().unwrap();
+    let deleted = stores
+        .matches
+        .delete_matches_of_work(&"pub_a".parse().unwrap(), &work_id)
+        .await
+        .unwrap();
+    assert_eq!(deleted, 5);
+    for found in &doomed {
+        let error = stores
+            .matches
+            .get_match(&found.publisher_id, &found.id)
+            .await
+            .unwrap_err();
+        assert_eq!(error.kind(), ErrorKind::NotFound);
+    }
+    for found in &kept {
+        stores
+            .matches
+            .get_match(&found.publisher_id, &found.id)
+            .await
+            .unwrap();
+    }
+    let page_matches = stores
+        .matches
+        .matches_of_page(&doomed[0].page_id)
+        .await
+        .unwrap();
+    assert_eq!(
+        page_matches.len(),
+        2,
+        "the page index forgets deleted matches"
+    );
+    let listed = stores
+        .matches
+        .list_matches(&filter("pub_a"), &first(100))
+        .await
+        .unwrap();
+    assert_eq!(listed.items.len(), 5);
+    assert_eq!(
+        stores
+            .matches
+            .delete_matches_of_work(&"pub_a".parse().unwrap(), &work_id)
+            .await
+            .unwrap(),
+        0,
+        "deleting again is a no-op"
+    );
+}
+
 pub(crate) async fn keyset_pagination_spans_several_pages(stores: &Stores) {
     prepare(stores).await;
     let publisher_id = "pub_a".parse().unwrap();
