@@ -1,7 +1,8 @@
 //! The near-duplicate index: which stored 64-bit fingerprints lie within Hamming
 //! distance k of a query. Production shares one Redis segment index between all
-//! workers; the embedded default keeps an in-memory index snapshotted to disk. Both
-//! implement `FingerprintIndex` from `copyhound-core` and answer exactly.
+//! workers; the embedded default keeps an in-memory index persisted as a snapshot
+//! plus a write-ahead log. Both implement `FingerprintIndex` from
+//! `copyhound-core` and answer exactly.
 //!
 //! Both use the same pigeonhole layout ([`layout`]): `max_distance + 1` segment
 //! tables, fixed per index, so a query probes one bucket per table and verifies
@@ -20,7 +21,7 @@ mod redis;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
 
-pub use memory::{MemoryFingerprintIndex, SNAPSHOT_FILE};
+pub use memory::{LOG_FILE, MemoryFingerprintIndex, SNAPSHOT_FILE};
 pub use rebuild::{entries_for_record, rebuild_index};
 #[cfg(feature = "redis")]
 pub use redis::{RedisFingerprintIndex, RedisIndexOptions};

@@ -1,14 +1,19 @@
 //! The embedded index: a multi-index over packed sorted tables in memory,
-//! snapshotted to one file. See `design.md` for the layout.
+//! persisted as a snapshot plus a write-ahead log. See `design.md` for the layout.
 //!
 //! Writes go to a small delta scanned linearly; when it outgrows a threshold
 //! (a fraction of the base) a new base is built off the async runtime and
 //! swapped in. Every write derives a new immutable [`state::State`] and swaps
 //! the `Arc` under a lock held only for the swap, so a query sees one state.
+//! With a directory, every write is appended to the log and synced before it
+//! is applied, so an acknowledged write survives kill -9; a snapshot (on a
+//! clean exit, or when the log outgrows its bound) resets the log.
 
+mod durable;
 mod snapshot;
 mod state;
 mod tables;
+mod wal;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -19,8 +24,11 @@ use async_trait::async_trait;
 use copyhound_core::ports::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
 use copyhound_core::{Error, ErrorKind, Result};
 
+use durable::Durable;
 pub use snapshot::SNAPSHOT_FILE;
 use state::{Base, Delta, State};
+pub use wal::LOG_FILE;
+use wal::LogOp;
 
 use crate::layout::SegmentLayout;
 
@@ -30,7 +38,7 @@ const INLINE_QUERIES: usize = 256;
 /// The in-memory [`FingerprintIndex`], optionally persisted in a directory.
 pub struct MemoryFingerprintIndex {
     layout: SegmentLayout,
-    dir: Option<PathBuf>,
+    durable: Option<Durable>,
     state: RwLock<Arc<State>>,
     writer: tokio::sync::Mutex<()>,
 }
@@ -39,7 +47,7 @@ impl fmt::Debug for MemoryFingerprintIndex {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("MemoryFingerprintIndex")
             .field("max_distance", &self.layout.max_distance())
-            .field("dir", &self.dir)
+            .field("dir", &self.durable.as_ref().map(|durable| &durable.dir))
             .finish_non_exhaustive()
     }
 }
@@ -49,54 +57,43 @@ impl MemoryFingerprintIndex {
     pub fn new(max_distance: u32) -> Result<Self> {
         let layout = SegmentLayout::new(max_distance)?;
         let base = Base::build(&layout, &[], Default::default())?;
-        Ok(Self::from_base(layout, base, None))
+        Ok(Self::from_state(empty_state(&layout, base), None))
     }
 
-    /// Opens the index of `dir`: loads its snapshot when present, else starts
-    /// empty. The tables are rebuilt for `max_distance`, whatever it was before.
+    /// Opens the index of `dir`: loads its snapshot when present (else starts
+    /// empty) and replays its log on top. The tables are rebuilt for
+    /// `max_distance`, whatever it was before.
     pub async fn open(dir: impl AsRef<Path>, max_distance: u32) -> Result<Self> {
         let layout = SegmentLayout::new(max_distance)?;
         let dir = dir.as_ref().to_path_buf();
-        let (layout, dir, base) = tokio::task::spawn_blocking(move || {
-            let base = match snapshot::read(&dir, &layout)? {
-                Some(base) => base,
-                None => Base::build(&layout, &[], Default::default())?,
-            };
-            Ok::<_, Error>((layout, dir, base))
-        })
-        .await
-        .map_err(join_error)??;
-        Ok(Self::from_base(layout, base, Some(dir)))
+        let (state, durable) =
+            tokio::task::spawn_blocking(move || durable::open_blocking(dir, layout))
+                .await
+                .map_err(join_error)??;
+        Ok(Self::from_state(state, Some(durable)))
     }
 
-    fn from_base(layout: SegmentLayout, base: Base, dir: Option<PathBuf>) -> Self {
-        let state = State {
-            layout: layout.clone(),
-            base: Arc::new(base),
-            delta: Delta::default(),
-        };
+    fn from_state(state: State, durable: Option<Durable>) -> Self {
         Self {
-            layout,
-            dir,
+            layout: state.layout.clone(),
+            durable,
             state: RwLock::new(Arc::new(state)),
             writer: tokio::sync::Mutex::new(()),
         }
     }
 
-    /// Compacts the index and writes its snapshot atomically; returns the file path.
+    /// Compacts the index, writes its snapshot atomically and resets its log;
+    /// returns the snapshot path. Not needed for durability (the log has
+    /// every write): it makes the next open fast.
     pub async fn snapshot(&self) -> Result<PathBuf> {
-        let dir = self.dir.clone().ok_or_else(|| {
+        let durable = self.durable.as_ref().ok_or_else(|| {
             Error::new(
                 ErrorKind::Config,
                 "this in-memory index has no directory to snapshot into",
             )
         })?;
         let _writer = self.writer.lock().await;
-        self.compact_locked(&[]).await?;
-        let current = self.current();
-        tokio::task::spawn_blocking(move || snapshot::write(&dir, &snapshot::encode(&current.base)))
-            .await
-            .map_err(join_error)?
+        self.snapshot_locked(durable).await
     }
 
     /// Folds the delta into a new base now (normally automatic).
@@ -178,6 +175,24 @@ fn delta_limit(base_entries: u64) -> usize {
     (base_entries / 256).clamp(4096, 16_384) as usize
 }
 
+/// Returns whether inserting `count` entries into `current` builds a new base.
+fn insert_compacts(current: &State, count: usize) -> bool {
+    current.delta_len() + count > delta_limit(current.base_len() as u64)
+}
+
+/// Returns whether a removal leaving `delta` builds a new base.
+fn removal_compacts(current: &State, delta: &Delta) -> bool {
+    delta.dead_base_owners.len() > current.base.owners.len() / 8 + 64
+}
+
+fn empty_state(layout: &SegmentLayout, base: Base) -> State {
+    State {
+        layout: layout.clone(),
+        base: Arc::new(base),
+        delta: Delta::default(),
+    }
+}
+
 fn join_error(error: tokio::task::JoinError) -> Error {
     Error::internal(format!("index worker task failed: {error}"))
 }
@@ -196,18 +211,24 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         if entries.is_empty() {
             return Ok(());
         }
+        if let Some(durable) = &self.durable {
+            let record = wal::encode_insert(entries)?;
+            return self
+                .write_logged(durable, LogOp::Insert(entries.to_vec()), record)
+                .await;
+        }
         let _writer = self.writer.lock().await;
         let current = self.current();
-        let base_entries = current.base_len() as u64;
-        if current.delta_len() + entries.len() > delta_limit(base_entries) {
-            return self.compact_locked(entries).await;
+        if insert_compacts(&current, entries.len()) {
+            self.compact_locked(entries).await?;
+        } else {
+            let delta = current.delta_with_inserts(entries);
+            self.swap(State {
+                layout: self.layout.clone(),
+                base: Arc::clone(&current.base),
+                delta,
+            });
         }
-        let delta = current.delta_with_inserts(entries);
-        self.swap(State {
-            layout: self.layout.clone(),
-            base: Arc::clone(&current.base),
-            delta,
-        });
         Ok(())
     }
 
@@ -215,16 +236,22 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         if owners.is_empty() {
             return Ok(());
         }
+        if let Some(durable) = &self.durable {
+            let record = wal::encode_removal(owners)?;
+            return self
+                .write_logged(durable, LogOp::RemoveOwners(owners.to_vec()), record)
+                .await;
+        }
         let _writer = self.writer.lock().await;
         let current = self.current();
         let delta = current.delta_with_removals(owners);
-        let dead = delta.dead_base_owners.len();
+        let compacts = removal_compacts(&current, &delta);
         self.swap(State {
             layout: self.layout.clone(),
             base: Arc::clone(&current.base),
             delta,
         });
-        if dead > current.base.owners.len() / 8 + 64 {
+        if compacts {
             self.compact_locked(&[]).await?;
         }
         Ok(())
@@ -267,5 +294,7 @@ impl FingerprintIndex for MemoryFingerprintIndex {
     }
 }
 
+#[cfg(test)]
+mod durability_tests;
 #[cfg(test)]
 mod tests;

@@ -5,7 +5,8 @@
 //!
 //! Written atomically (temp file, fsync, rename, fsync of the directory), so a
 //! crash leaves the old or the new snapshot; a torn or foreign file is a
-//! `Corrupt` error, never a panic.
+//! `Corrupt` error, never a panic. Writes since the snapshot are in the log
+//! (`wal.rs`).
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -116,8 +117,8 @@ pub fn decode(bytes: &[u8], layout: &SegmentLayout) -> Result<Base> {
     Base::build(layout, &names, entries)
 }
 
-/// Reads the snapshot in `dir`; `None` when there is none.
-pub fn read(dir: &Path, layout: &SegmentLayout) -> Result<Option<Base>> {
+/// Reads the snapshot in `dir` and returns it with its size in bytes; `None` when there is none.
+pub fn read(dir: &Path, layout: &SegmentLayout) -> Result<Option<(Base, u64)>> {
     let path = dir.join(SNAPSHOT_FILE);
     let present = path
         .try_exists()
@@ -127,7 +128,8 @@ pub fn read(dir: &Path, layout: &SegmentLayout) -> Result<Option<Base>> {
     }
     let bytes =
         fs::read(&path).map_err(|error| io_error("failed to read the index snapshot", error))?;
-    decode(&bytes, layout).map(Some)
+    let size = bytes.len() as u64;
+    decode(&bytes, layout).map(|base| Some((base, size)))
 }
 
 /// Writes `bytes` as the snapshot of `dir`, atomically.
