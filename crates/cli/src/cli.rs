@@ -81,6 +81,12 @@ pub enum Command {
     #[command(subcommand)]
     Sites(SitesCommand),
     /// Crawl a site now, with a progress bar and a summary.
+    ///
+    /// Exit codes: 0 succeeded; 3 failed (no page fetched: robots.txt unreachable
+    /// or disallowing, address refused, connection errors) or cancelled; 4 partial
+    /// (pages fetched, some failed); 1 the crawl could not run (bad configuration,
+    /// unknown site, store error). The reasons are printed and kept in the run's
+    /// `recent_errors`.
     Crawl(CrawlArgs),
     /// List, filter and export matches.
     #[command(subcommand)]

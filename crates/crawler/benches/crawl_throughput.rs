@@ -14,7 +14,7 @@ use axum::routing::get;
 use copyhound_core::config::CrawlerConfig;
 use copyhound_core::ids::CrawlRunId;
 use copyhound_core::ports::SiteStore;
-use copyhound_crawler::site::SiteBuilder;
+use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_crawler::testsuite::{MemoryPageStore, MemorySiteStore, MemoryTaskQueue};
 use copyhound_crawler::{Crawler, HttpFetcher, NoProgress};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
@@ -119,6 +119,7 @@ fn bench_crawl(criterion: &mut Criterion) {
                     "bench",
                     vec![format!("http://{address}/")],
                 )
+                .policy(SitePolicy::for_crawler(&config))
                 .politeness(0.0, 16)
                 .limits(2, 10_000)
                 .build()

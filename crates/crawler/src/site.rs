@@ -1,24 +1,28 @@
 //! Site definitions: building and validating a [`Site`], compiling its URL
-//! rules and reading its schedule. Everything an operator can get wrong in
-//! `copyhound sites add` is caught here with an `InvalidInput` error that says
-//! which field is wrong, before anything is stored or crawled.
+//! rules and reading its schedule. Everything a tenant or an operator can get
+//! wrong in `POST /sites` or `copyhound sites add` is caught by [`validate_site`]
+//! with an `InvalidInput` error that says which field is wrong, before anything
+//! is stored or crawled.
 //!
 //! URL patterns match the whole normalized URL. A pattern starting with `re:` is
 //! a regular expression (unanchored, as written); any other pattern is a glob in
 //! which `*` matches any run of characters (slashes included) and `?` one
 //! character, anchored at both ends: `http://127.0.0.1:8001/book/*`.
 
-use std::str::FromStr;
+mod validate;
 
 use chrono::Utc;
 use copyhound_core::ids::{PublisherId, SiteId};
 use copyhound_core::model::{ExtractionHints, Site, Timestamp};
 use copyhound_core::{Error, Result};
 use croner::Cron;
-use regex::{Regex, RegexSet};
+use regex::{RegexBuilder, RegexSet, RegexSetBuilder};
 use url::Url;
 
-use crate::urls::normalize_url;
+pub use validate::{
+    MAX_CONCURRENCY, MAX_DEPTH, MAX_NAME_CHARS, MAX_PAGES_PER_RUN, MAX_PATTERN_CHARS, MAX_PATTERNS,
+    MAX_RATE_LIMIT_PER_SECOND, MAX_SEEDS, SitePolicy, check_seed, quoted, validate_site,
+};
 
 /// Default link depth of a new site.
 pub const DEFAULT_MAX_DEPTH: u32 = 5;
@@ -28,11 +32,17 @@ pub const DEFAULT_MAX_PAGES_PER_RUN: u32 = 10_000;
 pub const DEFAULT_RATE_LIMIT_PER_SECOND: f64 = 1.0;
 /// Default requests in flight per host.
 pub const DEFAULT_CONCURRENCY: u32 = 2;
+/// Largest compiled program of one `re:` pattern; bounds the memory a hostile
+/// pattern such as `(a{1000}){1000}` can claim.
+pub const MAX_PATTERN_PROGRAM_BYTES: usize = 1 << 20;
+/// Largest compiled allow or deny set of one site.
+pub const MAX_PATTERN_SET_BYTES: usize = 16 << 20;
 
 /// Builds a validated [`Site`] with sensible defaults.
 #[derive(Clone, Debug)]
 pub struct SiteBuilder {
     site: Site,
+    policy: SitePolicy,
 }
 
 impl SiteBuilder {
@@ -56,7 +66,14 @@ impl SiteBuilder {
                 enabled: true,
                 created_at: Utc::now(),
             },
+            policy: SitePolicy::default(),
         }
+    }
+
+    /// Sets what the seeds may point at (default: public addresses only).
+    pub fn policy(mut self, policy: SitePolicy) -> Self {
+        self.policy = policy;
+        self
     }
 
     /// Sets the id (default: generated).
@@ -121,64 +138,12 @@ impl SiteBuilder {
             .site
             .seeds
             .iter()
-            .map(|seed| normalize_seed(seed))
+            .enumerate()
+            .map(|(index, seed)| check_seed(index, seed, &self.policy))
             .collect::<Result<_>>()?;
-        validate_site(&self.site)?;
+        validate_site(&self.site, &self.policy)?;
         Ok(self.site)
     }
-}
-
-fn normalize_seed(seed: &str) -> Result<String> {
-    normalize_url(seed).map_err(|err| {
-        Error::invalid(format!(
-            "seed `{seed}` is not an http(s) url: {}",
-            err.message()
-        ))
-    })
-}
-
-/// Checks every field of a site; returns an `InvalidInput` error naming the field.
-pub fn validate_site(site: &Site) -> Result<()> {
-    if site.name.trim().is_empty() {
-        return Err(Error::invalid("site name is empty"));
-    }
-    if site.seeds.is_empty() {
-        return Err(Error::invalid("site has no seed url"));
-    }
-    for seed in &site.seeds {
-        normalize_seed(seed)?;
-    }
-    UrlRules::for_site(site)?;
-    if let Some(cron) = &site.schedule {
-        parse_schedule(cron)?;
-    }
-    if !site.rate_limit_per_second.is_finite() || site.rate_limit_per_second < 0.0 {
-        return Err(Error::invalid(
-            "rate_limit_per_second must be a number >= 0 (0: unlimited)",
-        ));
-    }
-    if site.concurrency == 0 || site.concurrency > 64 {
-        return Err(Error::invalid("concurrency must be between 1 and 64"));
-    }
-    if site.max_pages_per_run == 0 {
-        return Err(Error::invalid("max_pages_per_run must be at least 1"));
-    }
-    if let Some(charset) = &site.charset_override
-        && crate::charset::encoding_for_label(charset).is_none()
-    {
-        return Err(Error::invalid(format!("unknown charset `{charset}`")));
-    }
-    for (field, css) in [
-        ("content_selector", &site.extraction.content_selector),
-        ("next_page_selector", &site.extraction.next_page_selector),
-    ] {
-        if let Some(css) = css {
-            scraper::Selector::parse(css).map_err(|err| {
-                Error::invalid(format!("{field} `{css}` is not valid css: {err}"))
-            })?;
-        }
-    }
-    Ok(())
 }
 
 /// Parses a cron expression (UTC; 5 fields, or 6 with seconds first).
@@ -188,7 +153,8 @@ pub fn parse_schedule(cron: &str) -> Result<Cron> {
         .build();
     parser.parse(cron).map_err(|err| {
         Error::invalid(format!(
-            "schedule `{cron}` is not a valid cron expression: {err}"
+            "`schedule`: `{}` is not a valid cron expression: {err}",
+            quoted(cron)
         ))
     })
 }
@@ -257,17 +223,30 @@ impl Matchers {
 
 fn compile_patterns(field: &str, patterns: &[String]) -> Result<RegexSet> {
     let mut sources = Vec::with_capacity(patterns.len());
-    for pattern in patterns {
+    for (index, pattern) in patterns.iter().enumerate() {
         let source = match pattern.strip_prefix("re:") {
             Some(regex) => regex.to_string(),
             None => glob_to_regex(pattern),
         };
-        Regex::from_str(&source).map_err(|err| {
-            Error::invalid(format!("{field}: pattern `{pattern}` is invalid: {err}"))
-        })?;
+        RegexBuilder::new(&source)
+            .size_limit(MAX_PATTERN_PROGRAM_BYTES)
+            .build()
+            .map_err(|err| {
+                Error::invalid(format!(
+                    "`{field}[{index}]`: `{}` is not a valid pattern: {err}",
+                    quoted(pattern)
+                ))
+            })?;
         sources.push(source);
     }
-    RegexSet::new(&sources).map_err(|err| Error::invalid(format!("{field}: {err}")))
+    RegexSetBuilder::new(&sources)
+        .size_limit(MAX_PATTERN_SET_BYTES)
+        .build()
+        .map_err(|err| {
+            Error::invalid(format!(
+                "`{field}`: the patterns are too large together: {err}"
+            ))
+        })
 }
 
 fn glob_to_regex(glob: &str) -> String {
@@ -288,12 +267,17 @@ fn glob_to_regex(glob: &str) -> String {
 mod tests {
     use super::*;
 
+    const LOOPBACK: SitePolicy = SitePolicy {
+        allow_private_addresses: true,
+    };
+
     fn builder() -> SiteBuilder {
         SiteBuilder::new(
             "P01".parse().unwrap(),
             "笔趣阁",
             vec!["http://127.0.0.1:8003/index.html#x".into()],
         )
+        .policy(LOOPBACK)
     }
 
     #[test]
@@ -315,7 +299,7 @@ mod tests {
             ),
             (
                 SiteBuilder::new("P01".parse().unwrap(), "x", vec![]),
-                "no seed",
+                "`seeds` must hold",
             ),
             (
                 builder().allow_patterns(vec!["re:([".into()]),

@@ -4,7 +4,9 @@
 //! Rules: only `http` and `https`; host lowercased and default port dropped (the
 //! `url` crate does both); dot segments resolved; the fragment removed; an empty
 //! query (`?`) removed. The query keeps its order: sorting could merge pages that
-//! a site tells apart by parameter order, and keeping it is stable anyway.
+//! a site tells apart by parameter order, and keeping it is stable anyway. URLs
+//! carrying credentials (`user:pass@`) are refused, so the crawler never sends
+//! them, and error messages never echo a URL that might hold them.
 
 use copyhound_core::{Error, Result};
 use url::Url;
@@ -14,8 +16,8 @@ pub const MAX_URL_LEN: usize = 2048;
 
 /// Returns the normalized form of an absolute http(s) URL.
 pub fn normalize_url(raw: &str) -> Result<String> {
-    let parsed = Url::parse(raw.trim())
-        .map_err(|err| Error::invalid(format!("invalid url `{raw}`: {err}")))?;
+    let parsed =
+        Url::parse(raw.trim()).map_err(|err| Error::invalid(format!("invalid url: {err}")))?;
     normalize_parsed(parsed)
 }
 
@@ -52,7 +54,10 @@ fn normalize_parsed(mut parsed: Url) -> Result<String> {
         )));
     }
     if parsed.host_str().is_none_or(str::is_empty) {
-        return Err(Error::invalid(format!("url `{parsed}` has no host")));
+        return Err(Error::invalid("url has no host"));
+    }
+    if !parsed.username().is_empty() || parsed.password().is_some() {
+        return Err(Error::invalid("url carries credentials (user:password@)"));
     }
     parsed.set_fragment(None);
     if parsed.query() == Some("") {
@@ -90,6 +95,10 @@ mod tests {
             "http://example.com/x?b=1&a=2"
         );
         assert!(normalize_url("ftp://example.com/").is_err());
+        let with_credentials = normalize_url("http://user:hunter2@example.com/").unwrap_err();
+        assert!(with_credentials.message().contains("credentials"));
+        assert!(!with_credentials.message().contains("hunter2"));
+        assert!(normalize_url("http:alice@example.com/").is_err());
         assert!(normalize_url("not a url").is_err());
     }
 

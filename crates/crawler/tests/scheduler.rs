@@ -8,7 +8,11 @@ use copyhound_core::model::{CrawlRunStatus, TaskKind, Timestamp};
 use copyhound_core::ports::SiteStore;
 use copyhound_crawler::Scheduler;
 use copyhound_crawler::scheduler::scheduled_run_id;
-use copyhound_crawler::site::SiteBuilder;
+use copyhound_crawler::site::{SiteBuilder, SitePolicy};
+
+const LOOPBACK: SitePolicy = SitePolicy {
+    allow_private_addresses: true,
+};
 use copyhound_crawler::testsuite::{MemorySiteStore, MemoryTaskQueue};
 
 fn at(text: &str) -> Timestamp {
@@ -24,6 +28,7 @@ async fn due_sites_are_enqueued_once_per_slot_across_schedulers() {
         "hourly",
         vec!["http://127.0.0.1:1/".into()],
     )
+    .policy(LOOPBACK)
     .schedule("0 * * * *")
     .created_at(at("2024-05-01T09:30:00Z"))
     .build()
@@ -33,6 +38,7 @@ async fn due_sites_are_enqueued_once_per_slot_across_schedulers() {
         "manual",
         vec!["http://127.0.0.1:2/".into()],
     )
+    .policy(LOOPBACK)
     .created_at(at("2024-05-01T09:30:00Z"))
     .build()
     .unwrap();

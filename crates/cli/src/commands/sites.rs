@@ -1,5 +1,7 @@
 //! `copyhound sites`, `copyhound crawl`, `copyhound matches`, `copyhound works list`:
-//! the CLI mirrors of the API's main actions.
+//! the CLI mirrors of the API's main actions. `sites add` validates with the same
+//! rules and address policy as `POST /api/v1/sites`; `crawl` exits with the
+//! run's outcome ([`crawl_exit_code`]).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -9,9 +11,9 @@ use anyhow::Context;
 use chrono::Utc;
 use copyhound_core::config::{Backend, Config};
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
-use copyhound_core::model::{Match, MatchStatus, Publisher, PublisherKind};
+use copyhound_core::model::{CrawlRunStatus, Match, MatchStatus, Publisher, PublisherKind};
 use copyhound_core::ports::{MatchFilter, PageRequest};
-use copyhound_crawler::site::SiteBuilder;
+use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_crawler::{CrawlProgress, Crawler, HttpFetcher};
 use copyhound_matcher::Worker;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -32,7 +34,8 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
                 .allow_patterns(args.allow.clone())
                 .deny_patterns(args.deny.clone())
                 .limits(args.max_depth, args.max_pages)
-                .politeness(args.rate_limit, args.concurrency);
+                .politeness(args.rate_limit, args.concurrency)
+                .policy(SitePolicy::for_crawler(&config.crawler));
             if let Some(id) = &args.id {
                 builder = builder.id(id.parse()?);
             }
@@ -85,7 +88,7 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
                 println!(
                     "run {}  {:?}  fetched {} new {} changed {} failed {:?}",
                     run.id,
-                    run.status,
+                    run.status.as_str(),
                     run.counters.fetched,
                     run.counters.new_pages,
                     run.counters.changed_pages,
@@ -116,6 +119,25 @@ async fn ensure_publisher(backends: &Backends, id: &PublisherId) -> anyhow::Resu
     };
     backends.stores.publishers.put_publisher(&publisher).await?;
     Ok(())
+}
+
+/// Exit code of `copyhound crawl` for a run that fetched nothing (or was cancelled).
+pub const EXIT_CRAWL_FAILED: u8 = 3;
+/// Exit code of `copyhound crawl` for a run where some pages failed.
+pub const EXIT_CRAWL_PARTIAL: u8 = 4;
+
+/// Returns the exit code of `copyhound crawl` for a finished run: 0 succeeded,
+/// 3 failed or cancelled, 4 partial (1 is left to errors that stop any command
+/// before or while the crawl runs).
+pub fn crawl_exit_code(status: CrawlRunStatus) -> ExitCode {
+    match status {
+        CrawlRunStatus::Succeeded => ExitCode::SUCCESS,
+        CrawlRunStatus::Partial => ExitCode::from(EXIT_CRAWL_PARTIAL),
+        CrawlRunStatus::Queued
+        | CrawlRunStatus::Running
+        | CrawlRunStatus::Failed
+        | CrawlRunStatus::Cancelled => ExitCode::from(EXIT_CRAWL_FAILED),
+    }
 }
 
 pub async fn crawl(config: &Config, args: CrawlArgs) -> anyhow::Result<ExitCode> {
@@ -149,9 +171,9 @@ pub async fn crawl(config: &Config, args: CrawlArgs) -> anyhow::Result<ExitCode>
     bar.finish_and_clear();
     let counters = &run.counters;
     println!(
-        "crawl of {} {:?}: fetched {}, new {}, changed {}, {} KiB",
+        "crawl of {} {}: fetched {}, new {}, changed {}, {} KiB",
         site.name,
-        run.status,
+        run.status.as_str(),
         counters.fetched,
         counters.new_pages,
         counters.changed_pages,
@@ -163,7 +185,13 @@ pub async fn crawl(config: &Config, args: CrawlArgs) -> anyhow::Result<ExitCode>
     for (reason, count) in &counters.failed {
         println!("  failed {count} ({reason})");
     }
+    if run.status != CrawlRunStatus::Succeeded {
+        for error in &run.recent_errors {
+            eprintln!("  error: {error}");
+        }
+    }
     if matches!(config.queue_backend(), Backend::Embedded(_)) && !args.no_compare {
+        backends.recover().await?;
         let handler = Arc::new(pipeline(&backends, config)?);
         let outcome = Worker::new(backends.queue.clone(), handler, worker_config(config, None))
             .drain()
@@ -174,7 +202,7 @@ pub async fn crawl(config: &Config, args: CrawlArgs) -> anyhow::Result<ExitCode>
         );
     }
     backends.persist().await?;
-    Ok(ExitCode::SUCCESS)
+    Ok(crawl_exit_code(run.status))
 }
 
 pub async fn works_list(config: &Config, args: WorksListArgs) -> anyhow::Result<ExitCode> {

@@ -18,7 +18,7 @@ use copyhound_core::config::Config;
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
 use copyhound_core::model::{CrawlRun, CrawlRunStatus, Publisher, PublisherKind, Task, TaskKind};
 use copyhound_core::ports::PageRequest;
-use copyhound_crawler::site::SiteBuilder;
+use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_matcher::Worker;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -208,6 +208,10 @@ async fn register_sites(backends: &Backends, sites: &[ServedSite]) -> anyhow::Re
             vec![format!("{}/index.html", served.base_url)],
         )
         .id(site_id.clone())
+        // The benchmark's sites are served on loopback by this process.
+        .policy(SitePolicy {
+            allow_private_addresses: true,
+        })
         .limits(12, 20_000)
         .politeness(500.0, 4)
         .build()?;

@@ -54,7 +54,10 @@ pub struct Site {
     pub created_at: Timestamp,
 }
 
-/// Lifecycle of a crawl run.
+/// Lifecycle of a crawl run. The outcome of a finished run is truthful: a run
+/// that reached no page is `Failed`, one where some pages failed is `Partial`,
+/// and the reasons are in `recent_errors`. New states are only ever added, so
+/// stored runs stay readable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CrawlRunStatus {
@@ -62,12 +65,39 @@ pub enum CrawlRunStatus {
     Queued,
     /// Fetching.
     Running,
-    /// Finished (individual page failures are in the counters).
+    /// Finished; every page reached was fetched (or not modified). Pages left
+    /// out by rule (robots.txt, content type) are counted as skipped.
     Succeeded,
-    /// Aborted by an error that stopped the whole run.
+    /// Finished with pages fetched, but some pages failed (counted by reason
+    /// in `counters.failed`).
+    Partial,
+    /// No page fetched (robots.txt unreachable or disallowing, address refused,
+    /// connection errors), or aborted by an error that stopped the whole run.
     Failed,
     /// Stopped by an operator.
     Cancelled,
+}
+
+impl CrawlRunStatus {
+    /// Returns whether the run is over (nothing will change it any more).
+    pub fn is_finished(self) -> bool {
+        matches!(
+            self,
+            Self::Succeeded | Self::Partial | Self::Failed | Self::Cancelled
+        )
+    }
+
+    /// Returns the stable name (`"partial"`), as stored and served.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Queued => "queued",
+            Self::Running => "running",
+            Self::Succeeded => "succeeded",
+            Self::Partial => "partial",
+            Self::Failed => "failed",
+            Self::Cancelled => "cancelled",
+        }
+    }
 }
 
 /// What one run did; failures are counted by reason code.
@@ -112,3 +142,41 @@ pub struct CrawlRun {
 }
 
 super::persisted::persisted_v1!(Site => "site", CrawlRun => "crawl_run");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Persisted;
+
+    /// A run as stored before `partial` existed.
+    const STORED_V1_RUN: &str = r#"{
+        "schema_version": 1, "id": "run_1", "site_id": "s1", "status": "succeeded",
+        "created_at": "2024-05-01T10:00:00Z", "started_at": "2024-05-01T10:00:01Z",
+        "finished_at": "2024-05-01T10:01:00Z",
+        "counters": {"fetched": 3, "new_pages": 3, "changed_pages": 0, "skipped": {}, "failed": {}, "bytes": 1024},
+        "recent_errors": []
+    }"#;
+
+    #[test]
+    fn stored_runs_stay_readable_and_partial_round_trips() {
+        let document: serde_json::Value = serde_json::from_str(STORED_V1_RUN).unwrap();
+        let mut run = CrawlRun::from_document(document).unwrap();
+        assert_eq!(run.status, CrawlRunStatus::Succeeded);
+        run.status = CrawlRunStatus::Partial;
+        let stored = run.to_document().unwrap();
+        assert_eq!(stored["status"], "partial");
+        assert_eq!(CrawlRun::from_document(stored).unwrap(), run);
+        for status in [
+            CrawlRunStatus::Queued,
+            CrawlRunStatus::Running,
+            CrawlRunStatus::Succeeded,
+            CrawlRunStatus::Partial,
+            CrawlRunStatus::Failed,
+            CrawlRunStatus::Cancelled,
+        ] {
+            let json = serde_json::to_value(status).unwrap();
+            assert_eq!(json, status.as_str());
+        }
+        assert!(CrawlRunStatus::Partial.is_finished() && !CrawlRunStatus::Running.is_finished());
+    }
+}

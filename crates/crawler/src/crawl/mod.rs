@@ -4,6 +4,11 @@
 //! through [`CrawlProgress::heartbeat`]. A re-delivered task of a finished run
 //! returns the stored run; one of an interrupted run starts over from the
 //! seeds, conditional GETs making the repeat cheap.
+//!
+//! A run ends `Succeeded`, `Partial` or `Failed` by what its pages did
+//! ([`outcome::verdict`]): a crawl that fetched nothing because robots.txt was
+//! unreachable, the address was refused or the host did not answer is
+//! `Failed`, with the reasons in `recent_errors`, never a silent success.
 
 mod outcome;
 mod page;
@@ -23,7 +28,7 @@ use copyhound_core::{Error, ErrorKind, Result};
 use tokio::task::JoinSet;
 use tracing::{info, warn};
 
-pub use outcome::{MAX_RECENT_ERRORS, PageOutcome, reason_of};
+pub use outcome::{MAX_RECENT_ERRORS, PageOutcome, reason_of, verdict};
 use page::PageContext;
 pub use page::{MAX_PARTS, PageReport};
 
@@ -127,10 +132,7 @@ impl Crawler {
             Err(error) if error.kind() == ErrorKind::NotFound => new_run(run_id, site_id),
             Err(error) => return Err(error),
         };
-        if matches!(
-            run.status,
-            CrawlRunStatus::Succeeded | CrawlRunStatus::Failed | CrawlRunStatus::Cancelled
-        ) {
+        if run.status.is_finished() {
             return Ok(run);
         }
         if !site.enabled {
@@ -174,8 +176,9 @@ impl Crawler {
         };
         match crawled {
             Ok(()) => {
-                info!(run_id=%run.id, fetched=run.counters.fetched, "crawl finished");
-                self.finish(run, CrawlRunStatus::Succeeded, None).await
+                let (status, summary) = verdict(&run.counters);
+                info!(run_id=%run.id, fetched=run.counters.fetched, status=status.as_str(), "crawl finished");
+                self.finish(run, status, summary).await
             }
             Err(error) => {
                 warn!(run_id=%run.id, error=%error, "crawl aborted");

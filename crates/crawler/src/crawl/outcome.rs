@@ -1,9 +1,11 @@
-//! What happened to each page, folded into the run's counters. Reasons are
+//! What happened to each page, folded into the run's counters, and the
+//! truthful outcome of the run drawn from them ([`verdict`]). Reasons are
 //! stable snake_case codes (operators filter on them): the error kind's code,
-//! refined where one kind covers several causes (`robots`, `private_address`,
-//! `content_type`, `redirect_loop`, `binary`).
+//! refined where one kind covers several causes (`robots`, `robots_unreachable`,
+//! `private_address`, `connection_refused`, `content_type`, `redirect_loop`,
+//! `binary`).
 
-use copyhound_core::model::{CrawlCounters, CrawlRun};
+use copyhound_core::model::{CrawlCounters, CrawlRun, CrawlRunStatus};
 use copyhound_core::ports::PageUpsert;
 use copyhound_core::{Error, ErrorKind};
 
@@ -62,6 +64,13 @@ pub fn reason_of(error: &Error) -> &'static str {
             "private_address"
         }
         ErrorKind::Blocked if message.starts_with("content type") => "content_type",
+        ErrorKind::Transient | ErrorKind::Timeout
+            if message.starts_with("robots.txt unreachable") =>
+        {
+            "robots_unreachable"
+        }
+        ErrorKind::Transient if message.ends_with("connection refused") => "connection_refused",
+        ErrorKind::Transient if message.ends_with("cannot connect") => "connect_failed",
         ErrorKind::InvalidInput if message.starts_with("redirect loop") => "redirect_loop",
         ErrorKind::InvalidInput if message.starts_with("more than") => "too_many_redirects",
         ErrorKind::InvalidInput if message.starts_with("binary") => "binary",
@@ -99,6 +108,63 @@ pub fn record(run: &mut CrawlRun, url: &str, outcome: &PageOutcome) {
     }
 }
 
+/// Skip reasons that are not a refusal: the page is current or was left out
+/// on purpose, so a run made only of them did reach the site.
+const BENIGN_SKIPS: [&str; 1] = ["not_modified"];
+
+/// Returns the outcome of a run that crawled its frontier to the end, and the
+/// summary line to record when it is not `Succeeded`: `Failed` when no page
+/// was fetched or found current (robots.txt unreachable or disallowing,
+/// address refused, connection errors: whatever the reasons), `Partial` when
+/// pages were fetched but some failed, else `Succeeded`.
+pub fn verdict(counters: &CrawlCounters) -> (CrawlRunStatus, Option<String>) {
+    let not_modified: u64 = BENIGN_SKIPS
+        .iter()
+        .filter_map(|reason| counters.skipped.get(*reason))
+        .sum();
+    let reached = counters.fetched + not_modified;
+    let failed: u64 = counters.failed.values().sum();
+    if reached == 0 {
+        let refused: Vec<String> = counters
+            .skipped
+            .iter()
+            .filter(|(reason, _)| !BENIGN_SKIPS.contains(&reason.as_str()))
+            .map(|(reason, count)| format!("{count} skipped ({reason})"))
+            .chain(
+                counters
+                    .failed
+                    .iter()
+                    .map(|(reason, count)| format!("{count} failed ({reason})")),
+            )
+            .collect();
+        let why = if refused.is_empty() {
+            "no url to crawl".to_string()
+        } else {
+            refused.join(", ")
+        };
+        return (
+            CrawlRunStatus::Failed,
+            Some(format!("no page fetched: {why}")),
+        );
+    }
+    if failed == 0 {
+        return (CrawlRunStatus::Succeeded, None);
+    }
+    let reasons: Vec<String> = counters
+        .failed
+        .iter()
+        .map(|(reason, count)| format!("{count} {reason}"))
+        .collect();
+    (
+        CrawlRunStatus::Partial,
+        Some(format!(
+            "{failed} of {} pages failed: {}",
+            reached + failed,
+            reasons.join(", ")
+        )),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -126,6 +192,51 @@ mod tests {
                 "content type `image/png` of `x` is not text"
             )),
             "content_type"
+        );
+        assert_eq!(
+            reason_of(&Error::new(
+                ErrorKind::Transient,
+                "robots.txt unreachable: fetching `x`: connection refused"
+            )),
+            "robots_unreachable"
+        );
+        assert_eq!(
+            reason_of(&Error::new(
+                ErrorKind::Transient,
+                "fetching `x`: connection refused"
+            )),
+            "connection_refused"
+        );
+    }
+
+    fn counters(fetched: u64, skipped: &[(&str, u64)], failed: &[(&str, u64)]) -> CrawlCounters {
+        CrawlCounters {
+            fetched,
+            skipped: skipped.iter().map(|(r, n)| (r.to_string(), *n)).collect(),
+            failed: failed.iter().map(|(r, n)| (r.to_string(), *n)).collect(),
+            ..CrawlCounters::default()
+        }
+    }
+
+    #[test]
+    fn verdicts_are_truthful() {
+        let (status, why) = verdict(&counters(0, &[("robots", 1)], &[]));
+        assert_eq!(status, CrawlRunStatus::Failed);
+        assert_eq!(why.unwrap(), "no page fetched: 1 skipped (robots)");
+        let (status, why) = verdict(&counters(0, &[], &[("robots_unreachable", 2)]));
+        assert_eq!(status, CrawlRunStatus::Failed);
+        assert!(why.unwrap().contains("2 failed (robots_unreachable)"));
+        let (status, why) = verdict(&counters(3, &[("robots", 4)], &[("not_found", 1)]));
+        assert_eq!(status, CrawlRunStatus::Partial);
+        assert_eq!(why.unwrap(), "1 of 4 pages failed: 1 not_found");
+        assert_eq!(
+            verdict(&counters(2, &[("robots", 5), ("content_type", 1)], &[])),
+            (CrawlRunStatus::Succeeded, None)
+        );
+        assert_eq!(
+            verdict(&counters(0, &[("not_modified", 3)], &[])),
+            (CrawlRunStatus::Succeeded, None),
+            "a run that found every page current reached the site"
         );
     }
 }

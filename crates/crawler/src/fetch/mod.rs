@@ -27,7 +27,7 @@ use tokio::time::Instant;
 use tracing::{debug, warn};
 use url::Url;
 
-pub use address::{GuardedResolver, is_public_ip};
+pub use address::{GuardedResolver, is_public_host, is_public_ip};
 use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsRules};
 
 use crate::pacer::HostPacer;
@@ -126,11 +126,17 @@ impl HttpFetcher {
             Ok(Ok(rules)) => rules,
             Ok(Err(err)) => {
                 warn!(url=%url, error=%err, "robots.txt unreachable, disallowing the origin for now");
-                RobotsRules::DisallowAll
+                RobotsRules::unreachable(&err)
             }
             Err(_elapsed) => {
                 warn!(url=%url, "robots.txt timed out, disallowing the origin for now");
-                RobotsRules::DisallowAll
+                RobotsRules::unreachable(&Error::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "fetching `{url}` timed out after {} ms",
+                        self.config.total_timeout_ms
+                    ),
+                ))
             }
         }
     }
@@ -261,11 +267,8 @@ impl Fetcher for HttpFetcher {
                 return Err(Error::invalid(format!("redirect loop at `{url}`")));
             }
             let rules = self.robots_rules(&url).await;
-            if !rules.allows(url.as_str()) {
-                return Err(Error::new(
-                    ErrorKind::Blocked,
-                    format!("robots.txt disallows `{url}`"),
-                ));
+            if let Some(refusal) = rules.refusal(url.as_str()) {
+                return Err(refusal);
             }
             self.pacer
                 .wait(&origin_key(&url), rules.crawl_delay())
@@ -382,10 +385,26 @@ fn map_reqwest_error(url: &Url, err: reqwest::Error) -> Error {
         (ErrorKind::InvalidInput, "undecodable body")
     } else if err.is_builder() {
         (ErrorKind::InvalidInput, "bad request")
+    } else if io_error_kind(&err) == Some(std::io::ErrorKind::ConnectionRefused) {
+        (ErrorKind::Transient, "connection refused")
+    } else if err.is_connect() {
+        (ErrorKind::Transient, "cannot connect")
     } else {
         (ErrorKind::Transient, "connection failed")
     };
     Error::with_source(kind, format!("fetching `{url}`: {what}"), err)
+}
+
+/// Returns the kind of the first IO error in the source chain of `err`.
+fn io_error_kind(err: &reqwest::Error) -> Option<std::io::ErrorKind> {
+    let mut current: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(err);
+    while let Some(error) = current {
+        if let Some(io) = error.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        current = error.source();
+    }
+    None
 }
 
 #[cfg(test)]

@@ -1,13 +1,16 @@
 //! robots.txt rules, fetched once per origin and cached. A missing robots.txt
-//! (4xx) allows everything; one that cannot be fetched (5xx, timeout) forbids
-//! everything for a short while, as the major crawlers do: an unreachable
-//! robots.txt is no permission.
+//! (4xx) allows everything; one that cannot be fetched (5xx, timeout, refused
+//! connection, refused address) forbids everything for a short while, as the
+//! major crawlers do: an unreachable robots.txt is no permission. The reason is
+//! kept, so a page refused for it fails with that reason (`robots_unreachable`,
+//! `private_address`) instead of passing for a deliberate `Disallow`.
 
 use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use copyhound_core::{Error, ErrorKind};
 use texting_robots::Robot;
 use tokio::time::Instant;
 
@@ -24,8 +27,13 @@ const MAX_CRAWL_DELAY: Duration = Duration::from_secs(30);
 pub(crate) enum RobotsRules {
     /// No robots.txt.
     AllowAll,
-    /// robots.txt unreachable.
-    DisallowAll,
+    /// robots.txt unreachable: nothing may be fetched, for this reason.
+    Unreachable {
+        /// `Blocked` when the address policy refused the origin, else `Transient`.
+        kind: ErrorKind,
+        /// What went wrong, without the page URL.
+        reason: String,
+    },
     /// Parsed rules.
     Parsed(Box<Robot>),
 }
@@ -34,7 +42,7 @@ impl fmt::Debug for RobotsRules {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RobotsRules::AllowAll => f.write_str("AllowAll"),
-            RobotsRules::DisallowAll => f.write_str("DisallowAll"),
+            RobotsRules::Unreachable { reason, .. } => write!(f, "Unreachable({reason})"),
             RobotsRules::Parsed(robot) => write!(f, "Parsed(delay={:?})", robot.delay),
         }
     }
@@ -49,12 +57,39 @@ impl RobotsRules {
         }
     }
 
+    /// Returns the rules of an origin whose robots.txt could not be read
+    /// because of `error`.
+    pub(crate) fn unreachable(error: &Error) -> Self {
+        if error.kind() == ErrorKind::Blocked {
+            return RobotsRules::Unreachable {
+                kind: ErrorKind::Blocked,
+                reason: error.message().to_string(),
+            };
+        }
+        RobotsRules::Unreachable {
+            kind: ErrorKind::Transient,
+            reason: format!("robots.txt unreachable: {}", error.message()),
+        }
+    }
+
     /// Returns whether `url` may be fetched.
     pub(crate) fn allows(&self, url: &str) -> bool {
         match self {
             RobotsRules::AllowAll => true,
-            RobotsRules::DisallowAll => false,
+            RobotsRules::Unreachable { .. } => false,
             RobotsRules::Parsed(robot) => robot.allowed(url),
+        }
+    }
+
+    /// Returns why `url` may not be fetched, or `None` if it may.
+    pub(crate) fn refusal(&self, url: &str) -> Option<Error> {
+        match self {
+            RobotsRules::Unreachable { kind, reason } => Some(Error::new(*kind, reason.clone())),
+            _ if self.allows(url) => None,
+            _ => Some(Error::new(
+                ErrorKind::Blocked,
+                format!("robots.txt disallows `{url}`"),
+            )),
         }
     }
 
@@ -73,7 +108,7 @@ impl RobotsRules {
 
     fn ttl(&self) -> Duration {
         match self {
-            RobotsRules::DisallowAll => UNREACHABLE_TTL,
+            RobotsRules::Unreachable { .. } => UNREACHABLE_TTL,
             _ => RULES_TTL,
         }
     }
@@ -126,14 +161,41 @@ mod tests {
         assert!(rules.allows("http://127.0.0.1:8001/book/1.html"));
         assert!(!rules.allows("http://127.0.0.1:8001/modules/book/1.html"));
         assert_eq!(rules.crawl_delay(), Duration::from_secs(2));
-        assert!(!RobotsRules::DisallowAll.allows("http://a/"));
+        assert!(
+            rules
+                .refusal("http://127.0.0.1:8001/modules/book/1.html")
+                .is_some_and(|error| error.kind() == ErrorKind::Blocked)
+        );
+        assert!(rules.refusal("http://127.0.0.1:8001/book/1.html").is_none());
+    }
+
+    #[test]
+    fn unreachable_rules_keep_the_reason() {
+        let refused = Error::new(ErrorKind::Transient, "fetching `x`: connection refused");
+        let rules = RobotsRules::unreachable(&refused);
+        assert!(!rules.allows("http://a/"));
+        let error = rules.refusal("http://a/b.html").unwrap();
+        assert_eq!(error.kind(), ErrorKind::Transient);
+        assert!(error.message().starts_with("robots.txt unreachable"));
+        assert!(error.message().contains("connection refused"));
+        let policy = Error::new(
+            ErrorKind::Blocked,
+            "address policy: `x` resolves to a private address",
+        );
+        let error = RobotsRules::unreachable(&policy)
+            .refusal("http://a/")
+            .unwrap();
+        assert_eq!(error.kind(), ErrorKind::Blocked);
+        assert!(error.message().starts_with("address policy"));
     }
 
     #[tokio::test]
     async fn one_fetch_per_origin() {
         let cache = RobotsCache::default();
         let first = cache
-            .get_or_fetch("http://a:80", || async { RobotsRules::DisallowAll })
+            .get_or_fetch("http://a:80", || async {
+                RobotsRules::unreachable(&Error::new(ErrorKind::Timeout, "timed out"))
+            })
             .await;
         let second = cache
             .get_or_fetch("http://a:80", || async { RobotsRules::AllowAll })

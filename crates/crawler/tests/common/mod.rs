@@ -13,7 +13,7 @@ use axum::http::{StatusCode, header};
 use axum::response::Response;
 use copyhound_core::config::CrawlerConfig;
 use copyhound_core::model::Site;
-use copyhound_crawler::site::SiteBuilder;
+use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_crawler::testsuite::{MemoryPageStore, MemorySiteStore, MemoryTaskQueue};
 use copyhound_crawler::{Crawler, HttpFetcher};
 
@@ -53,9 +53,11 @@ pub fn harness(config: CrawlerConfig) -> Harness {
     }
 }
 
-/// Returns an enabled site crawled from `seed` without politeness delays.
+/// Returns an enabled site crawled from `seed` (loopback allowed) without
+/// politeness delays.
 pub fn site(seed: &str) -> Site {
     SiteBuilder::new("P01".parse().unwrap(), "test site", vec![seed.to_string()])
+        .policy(SitePolicy::for_crawler(&test_config()))
         .politeness(0.0, 8)
         .limits(10, 5_000)
         .build()

@@ -1,0 +1,176 @@
+use std::time::Instant;
+
+use copyhound_core::ErrorKind;
+use copyhound_core::model::ExtractionHints;
+
+use super::*;
+use crate::site::SiteBuilder;
+
+const STRICT: SitePolicy = SitePolicy {
+    allow_private_addresses: false,
+};
+const LOOPBACK: SitePolicy = SitePolicy {
+    allow_private_addresses: true,
+};
+
+fn site_with_seed(seed: &str) -> SiteBuilder {
+    SiteBuilder::new("P01".parse().unwrap(), "盗版小说网", vec![seed.to_string()])
+}
+
+fn refusal(builder: SiteBuilder) -> String {
+    let error = builder.build().unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
+    error.to_string()
+}
+
+#[test]
+fn non_public_seeds_are_refused_unless_allowed() {
+    for seed in [
+        "http://127.0.0.1:8001/",
+        "http://127.1/",
+        "http://2130706433/",
+        "http://0x7f000001/",
+        "http://0177.0.0.1/",
+        "http://0/",
+        "http://0.0.0.0/",
+        "http://10.1.2.3/",
+        "http://172.16.5.4/",
+        "http://192.168.1.1/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://100.64.0.1/",
+        "http://[::1]/",
+        "http://[fd00::1]/",
+        "http://[fe80::1]/",
+        "http://[::ffff:169.254.169.254]/",
+        "http://[::ffff:7f00:1]/",
+        "http://[64:ff9b::a9fe:a9fe]/",
+        "http://localhost:8080/",
+        "http://admin.localhost/",
+        "http://LOCALHOST./",
+    ] {
+        let message = refusal(site_with_seed(seed).policy(STRICT));
+        assert!(
+            message.contains("seeds[0]") && message.contains("not a public address"),
+            "{seed}: {message}"
+        );
+        site_with_seed(seed)
+            .policy(LOOPBACK)
+            .build()
+            .unwrap_or_else(|err| panic!("{seed} is allowed by the policy: {err}"));
+    }
+    for seed in [
+        "http://8.8.8.8/",
+        "https://www.example.com/book/1.html",
+        "http://[2606:4700::1111]/",
+    ] {
+        site_with_seed(seed).policy(STRICT).build().unwrap();
+    }
+}
+
+#[test]
+fn credentials_are_refused_and_never_echoed() {
+    for seed in [
+        "http://alice:hunter2@www.example.com/",
+        "https://alice:hunter2@10.0.0.1/",
+        "http:alice:hunter2@www.example.com/",
+        "http://alice:hunter2@/",
+    ] {
+        let message = refusal(site_with_seed(seed).policy(LOOPBACK));
+        assert!(message.contains("seeds[0]"), "{message}");
+        assert!(!message.contains("hunter2"), "{seed}: {message}");
+    }
+    let message = refusal(site_with_seed("http://alice@www.example.com/"));
+    assert!(message.contains("credentials") && !message.contains("alice"));
+}
+
+#[test]
+fn patterns_selectors_and_schedules_are_checked() {
+    let seed = "https://www.example.com/";
+    let cases: Vec<(SiteBuilder, &str)> = vec![
+        (
+            site_with_seed(seed).allow_patterns(vec!["re:([".into()]),
+            "`allow_patterns[0]`",
+        ),
+        (
+            site_with_seed(seed).deny_patterns(vec!["*.jpg".into(), "re:a)".into()]),
+            "`deny_patterns[1]`",
+        ),
+        (
+            site_with_seed(seed).deny_patterns(vec!["  ".into()]),
+            "`deny_patterns[0]` is empty",
+        ),
+        (
+            site_with_seed(seed).allow_patterns(vec!["re:(a{1000}){1000}".into()]),
+            "`allow_patterns[0]`",
+        ),
+        (
+            site_with_seed(seed).allow_patterns(vec!["x".repeat(MAX_PATTERN_CHARS + 1)]),
+            "longer than",
+        ),
+        (
+            site_with_seed(seed).extraction(ExtractionHints {
+                content_selector: None,
+                next_page_selector: Some("a[href=".into()),
+            }),
+            "`extraction.next_page_selector`",
+        ),
+        (
+            site_with_seed(seed).extraction(ExtractionHints {
+                content_selector: Some("div >> p".into()),
+                next_page_selector: None,
+            }),
+            "`extraction.content_selector`",
+        ),
+        (site_with_seed(seed).schedule("0 0 30 2 *"), "never fires"),
+        (site_with_seed(seed).schedule("0 0 31 4 *"), "never fires"),
+        (
+            site_with_seed(seed).schedule("0 0 0 31 11 *"),
+            "never fires",
+        ),
+        (site_with_seed(seed).schedule("61 * * * *"), "`schedule`"),
+        (
+            site_with_seed(seed).politeness(1e9, 2),
+            "rate_limit_per_second",
+        ),
+        (
+            site_with_seed(seed).politeness(f64::NAN, 2),
+            "rate_limit_per_second",
+        ),
+        (site_with_seed(seed).politeness(1.0, 65), "concurrency"),
+        (site_with_seed(seed).limits(101, 10), "max_depth"),
+        (site_with_seed(seed).limits(3, 0), "max_pages_per_run"),
+        (
+            SiteBuilder::new("P01".parse().unwrap(), " ", vec![seed.into()]),
+            "`name`",
+        ),
+    ];
+    for (builder, fragment) in cases {
+        let started = Instant::now();
+        let message = refusal(builder);
+        assert!(
+            message.contains(fragment),
+            "{message} should name {fragment}"
+        );
+        assert!(
+            started.elapsed().as_secs() < 2,
+            "validation took {:?}: {message}",
+            started.elapsed()
+        );
+    }
+    // Rare but real schedules are fine: leap days fire every four years.
+    site_with_seed(seed)
+        .schedule("0 0 29 2 *")
+        .allow_patterns(vec!["re:^https://www\\.example\\.com/book/\\d+".into()])
+        .build()
+        .unwrap();
+}
+
+#[test]
+fn quoted_values_are_short_and_masked() {
+    assert_eq!(
+        quoted("http://u:p@example.com/x"),
+        "http://***@example.com/x"
+    );
+    assert!(!quoted("not a url u:secret@x").contains("secret"));
+    assert_eq!(quoted(&"a".repeat(500)).chars().count(), 121);
+}
