@@ -135,8 +135,13 @@ const SLOTS: [u8; 256] = {
 /// Slot of vowels: a spare counter, dropped before encoding.
 const NO_SLOT: u8 = 20;
 
-/// DNA windows of a normalized text.
-pub(crate) fn dna_windows(phon: &Phonetic, chars: &[char], cfg: &DnaConfig) -> Vec<DnaWindow> {
+/// DNA windows of a normalized text: at most `max_windows`, in text order.
+pub(crate) fn dna_windows(
+    phon: &Phonetic,
+    chars: &[char],
+    cfg: &DnaConfig,
+    max_windows: usize,
+) -> Vec<DnaWindow> {
     // (normalized index, initial letter) of every Han char with a reading.
     let letters: Vec<(u32, u8)> = chars
         .iter()
@@ -166,6 +171,9 @@ pub(crate) fn dna_windows(phon: &Phonetic, chars: &[char], cfg: &DnaConfig) -> V
         if (hit || forced || first_forced) && start + m <= letters.len() {
             anchors.push(start);
             last = Some(start);
+            if anchors.len() >= max_windows {
+                break;
+            }
         }
     }
     let window = |a: usize, len: usize| {

@@ -19,6 +19,9 @@
 //! * the verifier ([`verify`]): exact aligned spans and coverage, the evidence
 //!   that turns a candidate into a match.
 //!
+//! Input bytes and every per-document output are capped ([`budget`]), so the
+//! cost of one document is bounded whatever its content.
+//!
 //! It is deliberately pure: no IO, no async, no other workspace crate. All
 //! tables it needs are compiled in, every hash is seeded deterministically,
 //! and [`FINGERPRINT_VERSION`] changes whenever an output would.
@@ -27,6 +30,7 @@
 
 pub mod anchor;
 mod boilerplate;
+pub mod budget;
 pub mod dna;
 pub mod hash;
 pub mod normalize;
@@ -40,6 +44,7 @@ pub mod verify;
 use serde::{Deserialize, Serialize};
 
 pub use anchor::AnchorConfig;
+pub use budget::BudgetConfig;
 pub use dna::{DnaConfig, DnaWindow};
 pub use normalize::{NormalizeConfig, NormalizedText};
 pub use passage::{PassageConfig, PassageFeatures};
@@ -80,6 +85,8 @@ pub struct FingerprintConfig {
     pub verify: VerifyConfig,
     /// Anchors (exact-lookup candidates that survive rewriting).
     pub anchor: AnchorConfig,
+    /// Caps on the parts of one document's fingerprint.
+    pub budget: BudgetConfig,
 }
 
 /// Fingerprint of one passage.
@@ -133,6 +140,7 @@ impl Fingerprinter {
         config.passage.validate()?;
         config.verify.validate()?;
         config.anchor.validate()?;
+        config.budget.validate()?;
         if config.simhash.shingle_k == 0 || config.simhash.shingle_k > 16 {
             return Err(FingerprintError::Config(
                 "simhash: shingle_k in 1..=16".into(),
@@ -180,9 +188,15 @@ impl Fingerprinter {
         simhash::shingle_simhash(&text.chars, self.config.simhash.shingle_k)
     }
 
-    /// DNA windows (codes with normalized positions) of a normalized text.
+    /// DNA windows (codes with normalized positions) of a normalized text, at
+    /// most `budget.max_dna_windows`, in text order.
     pub fn dna_windows(&self, text: &NormalizedText) -> Vec<DnaWindow> {
-        dna::dna_windows(&self.phonetic, &text.chars, &self.config.dna)
+        dna::dna_windows(
+            &self.phonetic,
+            &text.chars,
+            &self.config.dna,
+            self.config.budget.dna_windows(),
+        )
     }
 
     /// Fingerprints an already normalized text.
@@ -195,14 +209,22 @@ impl Fingerprinter {
             shingle_simhash: self.shingle_simhash(text),
             dna: windows.iter().map(|w| w.code).collect(),
             passages: self.passages_with(text, &syllables, &windows),
-            anchors: anchor::anchors(&syllables, &self.config.anchor),
+            anchors: self.anchors_of(&syllables),
             normalized_chars: u32::try_from(text.len()).unwrap_or(u32::MAX),
         }
     }
 
-    /// Anchors of a normalized text (see [`anchor`]).
+    /// Anchors of a normalized text (see [`anchor`]): the `budget.max_anchors`
+    /// smallest, ascending.
     pub fn anchors(&self, text: &NormalizedText) -> Vec<u64> {
-        anchor::anchors(&self.syllables(text), &self.config.anchor)
+        self.anchors_of(&self.syllables(text))
+    }
+
+    fn anchors_of(&self, syllables: &[u32]) -> Vec<u64> {
+        let mut anchors = anchor::anchors(syllables, &self.config.anchor);
+        // Ascending: the smallest hashes are a sample chosen by the content.
+        anchors.truncate(self.config.budget.anchors());
+        anchors
     }
 
     /// Syllable tokens, one per normalized char (passage boundaries and anchors).
@@ -236,7 +258,8 @@ impl Fingerprinter {
         // Shingle hashes once; passages overlap.
         let k = cfg.shingle_k.clamp(1, 16);
         let hashes = simhash::token_shingle_hashes(shingle_tokens, k);
-        let ranges = passage::passage_ranges(syllables, cfg);
+        let budget = &self.config.budget;
+        let ranges = passage::passage_ranges(syllables, cfg, budget.passages());
         // Each passage's shingles, as a range of `hashes`.
         let shingle_ranges: Vec<(usize, usize)> = ranges
             .iter()
@@ -255,10 +278,15 @@ impl Fingerprinter {
             .enumerate()
             .map(|(ordinal, ((s, e), simhash))| {
                 let (start, end) = text.original_range(s, e);
-                let dna = windows
+                // Windows are in text order: the ones starting inside the
+                // passage are one slice, found by binary search.
+                let first = windows.partition_point(|w| (w.start as usize) < s);
+                let dna = windows[first..]
                     .iter()
-                    .filter(|w| w.start as usize >= s && w.end as usize <= e)
+                    .take_while(|w| (w.start as usize) < e)
+                    .filter(|w| w.end as usize <= e)
                     .map(|w| w.code)
+                    .take(budget.passage_dna())
                     .collect();
                 PassageFingerprint {
                     ordinal: ordinal as u32,
@@ -300,6 +328,65 @@ mod tests {
     #[test]
     fn fingerprinter_is_send_sync() {
         assert_send_sync::<Fingerprinter>();
+    }
+
+    /// Pseudo-random common Han text with sentence breaks.
+    fn han_text(chars: usize) -> String {
+        let mut state = 0x9e37_79b9_u64;
+        (0..chars)
+            .map(|index| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                if index % 17 == 16 {
+                    '，'
+                } else {
+                    char::from_u32(0x4e00 + (state % 3000) as u32).expect("a han char")
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn passage_dna_is_the_windows_inside_each_passage() {
+        let fp = Fingerprinter::new(FingerprintConfig::default()).expect("default config");
+        let text = fp.normalize(&han_text(20_000));
+        let windows = fp.dna_windows(&text);
+        let passages = fp.passages(&text);
+        assert!(passages.len() > 50 && windows.len() > 100);
+        let ranges = passage::passage_ranges(&fp.syllables(&text), &fp.config.passage, usize::MAX);
+        for (passage, (start, end)) in passages.iter().zip(ranges) {
+            let inside: Vec<u64> = windows
+                .iter()
+                .filter(|w| w.start as usize >= start && w.end as usize <= end)
+                .map(|w| w.code)
+                .collect();
+            assert_eq!(passage.dna, inside);
+        }
+    }
+
+    #[test]
+    fn budgets_cap_every_part_of_a_fingerprint() {
+        let config = FingerprintConfig {
+            budget: BudgetConfig {
+                max_passages: 7,
+                max_passage_dna: 1,
+                max_dna_windows: 5,
+                max_anchors: 3,
+            },
+            ..FingerprintConfig::default()
+        };
+        let capped = Fingerprinter::new(config).expect("config");
+        let full = Fingerprinter::new(FingerprintConfig::default()).expect("default config");
+        let text = han_text(20_000);
+        let small = capped.fingerprint(&text);
+        let large = full.fingerprint(&text);
+        assert_eq!(small.passages.len(), 7);
+        assert!(small.passages.iter().all(|passage| passage.dna.len() <= 1));
+        assert_eq!(small.dna, large.dna[..5]);
+        assert_eq!(small.anchors, large.anchors[..3]);
+        assert_eq!(small.passages[6].simhash, large.passages[6].simhash);
+        assert_eq!(small.simhash, large.simhash);
     }
 
     #[test]

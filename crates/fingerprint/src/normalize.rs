@@ -38,7 +38,9 @@ pub struct NormalizeConfig {
     pub bare_domains: bool,
     /// Top-level domains for bare-domain detection.
     pub domain_tlds: Vec<String>,
-    /// Input beyond this many bytes is ignored (`NormalizedText::truncated`).
+    /// Input beyond this many bytes is ignored (`NormalizedText::truncated`):
+    /// the character budget of one chapter or page (8 MiB is about 2.8M Han
+    /// chars, a whole novel; stored pages are cut at 6 MiB at most).
     pub max_input_bytes: usize,
 }
 
@@ -55,7 +57,7 @@ impl Default for NormalizeConfig {
             inline_patterns: own(boilerplate::DEFAULT_INLINE_PATTERNS),
             bare_domains: true,
             domain_tlds: own(boilerplate::DEFAULT_TLDS),
-            max_input_bytes: 32 << 20,
+            max_input_bytes: 8 << 20,
         }
     }
 }

@@ -67,8 +67,13 @@ impl PassageConfig {
 }
 
 /// Content-defined passage starts over `tokens` (normalized-char aligned).
-/// Returns `[start, end)` ranges in token indices.
-pub(crate) fn passage_ranges(tokens: &[u32], cfg: &PassageConfig) -> Vec<(usize, usize)> {
+/// Returns at most `max_passages` `[start, end)` ranges in token indices, in
+/// text order.
+pub(crate) fn passage_ranges(
+    tokens: &[u32],
+    cfg: &PassageConfig,
+    max_passages: usize,
+) -> Vec<(usize, usize)> {
     let n = tokens.len();
     let len = cfg.length as usize;
     if n == 0 {
@@ -100,6 +105,9 @@ pub(crate) fn passage_ranges(tokens: &[u32], cfg: &PassageConfig) -> Vec<(usize,
         if (hit && gap >= min_gap) || forced {
             out.push((start, start + len));
             last = Some(start);
+            if out.len() >= max_passages {
+                break;
+            }
         }
     }
     if out.is_empty() {
@@ -121,10 +129,10 @@ mod tests {
     #[test]
     fn short_text_is_one_passage() {
         assert_eq!(
-            passage_ranges(&toks(1, 10), &PassageConfig::default()),
+            passage_ranges(&toks(1, 10), &PassageConfig::default(), 100),
             vec![(0, 10)]
         );
-        assert!(passage_ranges(&[], &PassageConfig::default()).is_empty());
+        assert!(passage_ranges(&[], &PassageConfig::default(), 100).is_empty());
     }
 
     #[test]
@@ -133,8 +141,11 @@ mod tests {
         let base = toks(7, 4000);
         let mut ins = toks(9, 300);
         ins.extend_from_slice(&base);
-        let a: Vec<usize> = passage_ranges(&base, &cfg).iter().map(|r| r.0).collect();
-        let b: Vec<usize> = passage_ranges(&ins, &cfg)
+        let a: Vec<usize> = passage_ranges(&base, &cfg, usize::MAX)
+            .iter()
+            .map(|r| r.0)
+            .collect();
+        let b: Vec<usize> = passage_ranges(&ins, &cfg, usize::MAX)
             .iter()
             .filter_map(|r| r.0.checked_sub(300))
             .collect();

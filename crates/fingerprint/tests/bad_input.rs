@@ -57,7 +57,7 @@ fn one_megabyte_single_line() {
 #[test]
 fn fifty_megabytes_are_truncated_not_fatal() {
     // A small limit keeps the debug-build test fast; the default limit is
-    // 32 MiB and the path is the same.
+    // 8 MiB and the path is the same.
     let cfg = FingerprintConfig {
         normalize: NormalizeConfig {
             max_input_bytes: 1 << 20,
@@ -81,4 +81,25 @@ fn fifty_megabytes_default_limits() {
     let big: String = "滚滚长江东逝水，浪花淘尽英雄。\n".repeat(50 * 1024 * 1024 / 48);
     let f = fp.fingerprint(&big);
     assert!(f.normalized_chars > 0);
+}
+
+#[test]
+fn one_sentence_repeated_two_million_chars_stays_within_the_budgets() {
+    let fp = fp();
+    let budget = fp.config().budget.clone();
+    let text = "天色已晚，林中起了大风。".repeat(200_000);
+    let started = std::time::Instant::now();
+    let f = fp.fingerprint(&text);
+    let elapsed = started.elapsed();
+    assert_eq!(f.normalized_chars, 2_000_000);
+    assert!(f.passages.len() <= budget.max_passages as usize);
+    assert!(
+        f.passages
+            .iter()
+            .all(|passage| passage.dna.len() <= budget.max_passage_dna as usize)
+    );
+    assert!(f.dna.len() <= budget.max_dna_windows as usize);
+    assert!(f.anchors.len() <= budget.max_anchors as usize);
+    // Linear work: a passage no longer scans every DNA window of the text.
+    assert!(elapsed < std::time::Duration::from_secs(20), "{elapsed:?}");
 }
