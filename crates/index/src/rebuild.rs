@@ -12,8 +12,9 @@ const REBUILD_PAGE: u32 = 500;
 const REBUILD_BATCH_ENTRIES: usize = 262_144;
 
 /// Returns the index entries of a record: document SimHash (ordinal 0), shingle
-/// SimHash (ordinal 1), one passage entry per passage (its ordinal) and one DNA
-/// entry per distinct document DNA code. The matcher uses the same mapping, so
+/// SimHash (ordinal 1), one passage entry per distinct passage SimHash (at the
+/// ordinal of its first passage), one DNA entry per distinct document DNA code
+/// and one entry per anchor. The matcher uses the same mapping, so
 /// what is indexed and what is queried cannot drift apart.
 pub fn entries_for_record(record: &FingerprintRecord) -> Vec<IndexEntry> {
     record.index_entries()

@@ -1,21 +1,20 @@
 //! Back-fill: a work registered today must find yesterday's piracy. Pages are in
 //! the same index as chapters, so the work's own fingerprints find the pages worth
-//! comparing — no rescan of every stored page.
+//! comparing — no rescan of every stored page. Lookups are bounded per chapter
+//! ([`crate::lookup`]).
 
 use std::collections::BTreeSet;
 
 use chrono::Utc;
 use copyhound_core::ids::{PageId, WorkId};
-use copyhound_core::model::{FingerprintOwner, Task, TaskKind, dna_index_key};
-use copyhound_core::ports::EntryKind;
+use copyhound_core::model::{FingerprintOwner, FingerprintRecord, Task, TaskKind, dna_index_key};
+use copyhound_core::ports::{EntryKind, IndexHit};
 use copyhound_core::{ErrorKind, Result};
 use copyhound_fingerprint::FINGERPRINT_VERSION;
 use tracing::info;
 
 use crate::context::MatcherPorts;
-
-/// Hits past which a DNA code or anchor is too common to nominate pages.
-const COMMON_CODE_HITS: usize = 256;
+use crate::lookup::{HitBudget, distinct, for_each_hits};
 
 /// Enqueues a comparison of every stored page the work's fingerprints hit.
 pub(crate) async fn backfill_work(ports: &MatcherPorts, work_id: &WorkId) -> Result<()> {
@@ -36,44 +35,7 @@ pub(crate) async fn backfill_work(ports: &MatcherPorts, work_id: &WorkId) -> Res
             Err(error) if error.kind() == ErrorKind::NotFound => continue,
             Err(error) => return Err(error),
         };
-        let documents = [record.simhash, record.shingle_simhash];
-        let passages: Vec<u64> = record
-            .passages
-            .iter()
-            .map(|passage| passage.simhash)
-            .collect();
-        let mut codes: Vec<u64> = record.dna.iter().map(|code| dna_index_key(*code)).collect();
-        codes.sort_unstable();
-        codes.dedup();
-        let hits = [
-            ports
-                .index
-                .query_batch(EntryKind::Document, &documents, max_distance)
-                .await?,
-            ports
-                .index
-                .query_batch(EntryKind::Passage, &passages, max_distance)
-                .await?,
-        ];
-        // Common codes (hitting many entries) nominate nothing; the index stops early.
-        let shared = [
-            ports
-                .index
-                .query_batch_capped(EntryKind::Dna, &codes, 0, COMMON_CODE_HITS)
-                .await?,
-            ports
-                .index
-                .query_batch_capped(EntryKind::Anchor, &record.anchors, 0, COMMON_CODE_HITS)
-                .await?,
-        ];
-        let shared_hits = shared.iter().flatten().flatten().flatten();
-        for hit in hits.iter().flatten().flatten().chain(shared_hits) {
-            if let Some(FingerprintOwner::Page { page_id }) =
-                FingerprintOwner::from_index_key(&hit.entry.owner)
-            {
-                pages.insert(page_id);
-            }
-        }
+        pages_hit(ports, &record, max_distance, &mut pages).await?;
     }
     let mut tasks = Vec::new();
     for page_id in pages {
@@ -94,4 +56,58 @@ pub(crate) async fn backfill_work(ports: &MatcherPorts, work_id: &WorkId) -> Res
         return Ok(());
     }
     ports.queue.enqueue(tasks).await
+}
+
+/// Adds the pages any of a chapter's fingerprints hit to `pages`.
+async fn pages_hit(
+    ports: &MatcherPorts,
+    record: &FingerprintRecord,
+    max_distance: u32,
+    pages: &mut BTreeSet<PageId>,
+) -> Result<()> {
+    let index = ports.index.as_ref();
+    let mut budget = HitBudget::per_task();
+    let mut collect = |hits: &[IndexHit]| {
+        for hit in hits {
+            if let Some(FingerprintOwner::Page { page_id }) =
+                FingerprintOwner::from_index_key(&hit.entry.owner)
+            {
+                pages.insert(page_id);
+            }
+        }
+    };
+    let lookups = [
+        (
+            EntryKind::Document,
+            distinct([record.simhash, record.shingle_simhash]),
+            max_distance,
+        ),
+        (
+            EntryKind::Passage,
+            distinct(record.passages.iter().map(|passage| passage.simhash)),
+            max_distance,
+        ),
+        (
+            EntryKind::Dna,
+            distinct(record.dna.iter().map(|code| dna_index_key(*code))),
+            0,
+        ),
+        (
+            EntryKind::Anchor,
+            distinct(record.anchors.iter().copied()),
+            0,
+        ),
+    ];
+    for (kind, fingerprints, distance) in lookups {
+        for_each_hits(
+            index,
+            kind,
+            &fingerprints,
+            distance,
+            &mut budget,
+            &mut collect,
+        )
+        .await?;
+    }
+    Ok(())
 }

@@ -12,6 +12,7 @@ use copyhound_core::model::{
 };
 use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_fingerprint::{DocumentFingerprint, FINGERPRINT_VERSION, Fingerprinter};
+use tracing::warn;
 
 use crate::context::{MatcherPorts, page_at};
 
@@ -86,6 +87,11 @@ async fn fingerprint_record(
         Ok(_) => {}
         Err(error) if error.kind() == ErrorKind::NotFound => {}
         Err(error) => return Err(error),
+    }
+    let max_input_bytes = ports.fingerprinter.config().normalize.max_input_bytes;
+    if text.len() > max_input_bytes {
+        warn!(owner = %owner.index_key(), bytes = text.len(), max_input_bytes,
+            "text over the fingerprint input budget; only its start is fingerprinted");
     }
     let fingerprinter = ports.fingerprinter.clone();
     let fingerprint = compute(fingerprinter, text).await?;

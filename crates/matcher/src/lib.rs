@@ -10,10 +10,12 @@
 #![warn(missing_docs)]
 
 mod backfill;
+mod candidates;
 mod compare;
 mod context;
 mod evidence;
 mod fingerprinting;
+mod lookup;
 mod pipeline;
 mod worker;
 

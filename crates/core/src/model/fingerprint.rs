@@ -109,8 +109,10 @@ impl FingerprintRecord {
     /// Returns the index entries of this record — the one mapping from stored
     /// fingerprints to the segment index, shared by indexing, rebuilds and back-fills:
     /// `Document` ordinal 0 is the word SimHash and ordinal 1 the shingle SimHash;
-    /// `Passage` ordinals are passage ordinals; `Dna` entries are the distinct DNA
-    /// codes of the document (as [`dna_index_key`]s) and `Anchor` entries its anchors, in ascending order.
+    /// `Passage` entries are one per distinct passage SimHash, at the ordinal of the
+    /// first passage carrying it (repeated text must not multiply entries and hits);
+    /// `Dna` entries are the distinct DNA codes of the document (as
+    /// [`dna_index_key`]s) and `Anchor` entries its anchors, in ascending order.
     pub fn index_entries(&self) -> Vec<IndexEntry> {
         let owner = self.owner.index_key();
         let entry = |kind, ordinal, fingerprint| IndexEntry {
@@ -123,8 +125,11 @@ impl FingerprintRecord {
             entry(EntryKind::Document, 0, self.simhash),
             entry(EntryKind::Document, 1, self.shingle_simhash),
         ];
+        let mut seen_passages = std::collections::HashSet::with_capacity(self.passages.len());
         for passage in &self.passages {
-            entries.push(entry(EntryKind::Passage, passage.ordinal, passage.simhash));
+            if seen_passages.insert(passage.simhash) {
+                entries.push(entry(EntryKind::Passage, passage.ordinal, passage.simhash));
+            }
         }
         let mut codes = self.dna.clone();
         codes.sort_unstable();
@@ -186,13 +191,22 @@ mod tests {
             simhash: 1,
             shingle_simhash: 2,
             dna: vec![9, 7, 9],
-            passages: vec![PassageRecord {
-                ordinal: 0,
-                start: 0,
-                end: 5,
-                simhash: 3,
-                dna: vec![7],
-            }],
+            passages: vec![
+                PassageRecord {
+                    ordinal: 0,
+                    start: 0,
+                    end: 5,
+                    simhash: 3,
+                    dna: vec![7],
+                },
+                PassageRecord {
+                    ordinal: 1,
+                    start: 5,
+                    end: 10,
+                    simhash: 3,
+                    dna: vec![7],
+                },
+            ],
             anchors: vec![11],
             normalized_chars: 5,
             created_at: chrono::Utc::now(),
