@@ -13,5 +13,6 @@ pub mod ids;
 pub mod model;
 pub mod ports;
 pub mod test_services;
+pub mod utf8;
 
 pub use error::{Error, ErrorKind, Result};

@@ -7,12 +7,21 @@
 //! `<meta charset>` / `http-equiv` in the first 4 KiB, then chardetng. GB2312
 //! and GBK are decoded as GB18030 (a superset); Big5 is WHATWG Big5 (with
 //! HKSCS). Numeric character references are left to the HTML parser.
+//!
+//! UTF-8 with a few invalid bytes (a truncated body, one corrupt byte) stays
+//! UTF-8, decoded lossily: a detector never picks UTF-8 for invalid bytes, and
+//! would turn the whole page into windows-1252 mojibake that matches nothing.
+//! `copyhound_core::utf8` tells such damage from text in another encoding. The
+//! detector reads at most [`MAX_DETECTION_BYTES`].
 
 use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
+use copyhound_core::utf8::damaged_utf8;
 use encoding_rs::{Encoding, GB18030, UTF_8};
 
 /// How far into the body `<meta>` charset declarations are looked for.
 const META_SCAN_BYTES: usize = 4096;
+/// Most bytes the charset detector reads.
+pub const MAX_DETECTION_BYTES: usize = 1 << 20;
 
 /// A decoded body and the charset it was decoded with.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -46,8 +55,18 @@ pub fn decode_body(
         Some(encoding) => decode_declared(encoding, bytes),
         // Valid UTF-8 is what detection would choose anyway; checking it is ~50x cheaper.
         None if std::str::from_utf8(bytes).is_ok() => decode_with(UTF_8, bytes),
-        None => decode_with(detect(bytes), bytes),
+        None => decode_damaged_utf8(bytes).unwrap_or_else(|| decode_with(detect(bytes), bytes)),
     }
+}
+
+/// Decodes `bytes` lossily as UTF-8 when they are UTF-8 apart from a few invalid sequences.
+fn decode_damaged_utf8(bytes: &[u8]) -> Option<Decoded> {
+    let damage = damaged_utf8(bytes)?;
+    tracing::debug!(
+        invalid_bytes = damage.invalid_bytes,
+        "body is utf-8 with invalid bytes; they were replaced with u+fffd"
+    );
+    Some(decode_with(UTF_8, bytes))
 }
 
 /// Returns the encoding for a charset label, with GB2312/GBK mapped to GB18030.
@@ -119,12 +138,15 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 fn decode_declared(declared: &'static Encoding, bytes: &[u8]) -> Decoded {
     if let Some(text) = declared.decode_without_bom_handling_and_without_replacement(bytes) {
         // Single-byte encodings decode anything; trust them only if detection agrees
-        // that the page is not a multi-byte CJK page.
+        // that the page is not a multi-byte CJK page, nor damaged UTF-8.
         if !declared.is_single_byte() || bytes.is_ascii() {
             return Decoded {
                 text: text.into_owned(),
                 charset: charset_name(declared),
             };
+        }
+        if let Some(decoded) = decode_damaged_utf8(bytes) {
+            return decoded;
         }
         let guessed = detect(bytes);
         if guessed.is_single_byte() || guessed == declared {
@@ -135,7 +157,7 @@ fn decode_declared(declared: &'static Encoding, bytes: &[u8]) -> Decoded {
         }
         return decode_preferring(guessed, declared, bytes);
     }
-    decode_preferring(detect(bytes), declared, bytes)
+    decode_damaged_utf8(bytes).unwrap_or_else(|| decode_preferring(detect(bytes), declared, bytes))
 }
 
 /// Decodes with `guessed` if it fits the bytes cleanly, else with `fallback`.
@@ -154,8 +176,9 @@ fn decode_preferring(
 }
 
 fn detect(bytes: &[u8]) -> &'static Encoding {
+    let sample = &bytes[..bytes.len().min(MAX_DETECTION_BYTES)];
     let mut detector = EncodingDetector::new(Iso2022JpDetection::Deny);
-    detector.feed(bytes, true);
+    detector.feed(sample, true);
     let guessed = detector.guess(None, Utf8Detection::Allow);
     if guessed == encoding_rs::GBK {
         GB18030
@@ -242,5 +265,27 @@ mod tests {
                 .text
                 .starts_with("棣华扶了母亲")
         );
+    }
+
+    #[test]
+    fn utf8_with_a_bad_byte_stays_utf8() {
+        let text = "<p>叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。</p>";
+        let mut page = text.as_bytes().to_vec();
+        page.insert(text.find("灯烛").unwrap(), 0xff);
+        let expected = text.replace("灯烛", "\u{fffd}灯烛");
+        for (header, meta) in [
+            (None, ""),
+            (Some("text/html; charset=utf-8"), ""),
+            (None, "<meta charset=\"iso-8859-1\">"),
+        ] {
+            let mut body = meta.as_bytes().to_vec();
+            body.extend_from_slice(&page);
+            let decoded = decode_body(&body, header, None);
+            assert_eq!(decoded.charset, "utf-8", "{header:?} {meta}");
+            assert_eq!(decoded.text, format!("{meta}{expected}"));
+        }
+        // A page cut inside its last character is still UTF-8.
+        let cut = &text.as_bytes()[..text.len() - 5];
+        assert_eq!(decode_body(cut, None, None).charset, "utf-8");
     }
 }

@@ -7,8 +7,8 @@
 use axum::Json;
 use axum::extract::rejection::{BytesRejection, JsonRejection, PathRejection, QueryRejection};
 use axum::extract::{FromRequest, FromRequestParts, Request};
-use axum::http::StatusCode;
 use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use copyhound_core::{Error, ErrorKind};
 use serde::de::DeserializeOwned;
@@ -89,13 +89,23 @@ impl IntoResponse for ApiError {
         } else {
             tracing::debug!(code, error = %self.0, "request refused");
         }
-        (
+        let mut response = (
             status,
             Json(json!({ "error": { "code": code, "message": message } })),
         )
-            .into_response()
+            .into_response();
+        if status == StatusCode::SERVICE_UNAVAILABLE {
+            response.headers_mut().insert(
+                header::RETRY_AFTER,
+                HeaderValue::from_static(RETRY_AFTER_SECONDS),
+            );
+        }
+        response
     }
 }
+
+/// `Retry-After` of 503 answers (a backend down, the upload pool full), seconds.
+pub const RETRY_AFTER_SECONDS: &str = "5";
 
 /// A JSON body whose rejections are API errors (400 with the reason, 413 past the limit).
 #[derive(Debug)]

@@ -29,8 +29,8 @@ mod tests;
 use std::future::Future;
 use std::sync::Arc;
 
-use axum::Router;
 use axum::Extension;
+use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Uri};
 use axum::response::{IntoResponse, Response};

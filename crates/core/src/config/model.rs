@@ -256,6 +256,8 @@ pub struct ServerConfig {
     pub admin_key: Option<String>,
     /// Largest accepted upload.
     pub max_upload_bytes: u64,
+    /// Uploads parsed at once on the blocking pool; 0 means half the cores.
+    pub upload_workers: u32,
 }
 
 impl Default for ServerConfig {
@@ -264,6 +266,7 @@ impl Default for ServerConfig {
             listen: "127.0.0.1:8080".into(),
             admin_key: None,
             max_upload_bytes: 64 << 20,
+            upload_workers: 0,
         }
     }
 }

@@ -8,9 +8,9 @@
 //! when the node has one; stored fingerprint records are left to the next index
 //! rebuild (they are keyed by chapter and never match a deleted work).
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::{Extension, Json};
 use copyhound_core::ids::{ChapterId, WorkId};
 use copyhound_core::model::{Chapter, FingerprintOwner, Language, Work, WorkKind};
 use copyhound_core::ports::Paged;
@@ -21,6 +21,7 @@ use crate::AppState;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiBytes, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
 use crate::register::{self, ChapterDraft, ChapterPreview, HeadingPattern};
+use crate::uploads::UploadPool;
 
 mod service;
 
@@ -154,26 +155,49 @@ pub struct SplitPreview {
     pub warnings: Vec<String>,
 }
 
+/// Decodes and splits a TXT upload (blocking work: run it on the upload pool).
 fn split_txt(
     bytes: &[u8],
     pattern: Option<&str>,
-) -> ApiResult<(&'static str, Vec<ChapterDraft>, Vec<String>)> {
+) -> copyhound_core::Result<(&'static str, Vec<ChapterDraft>, Vec<String>)> {
     let pattern = HeadingPattern::from_option(pattern)?;
     let decoded = register::decode_text(bytes)?;
-    let (chapters, warnings) = register::split_txt_chapters(&decoded.text, &pattern);
+    let (chapters, split_warnings) = register::split_txt_chapters(&decoded.text, &pattern)?;
     if chapters.is_empty() {
-        return Err(ApiError::invalid("the file holds no text"));
+        return Err(copyhound_core::Error::invalid("the file holds no text"));
     }
+    let mut warnings = decoded.warnings;
+    warnings.extend(split_warnings);
     Ok((decoded.encoding, chapters, warnings))
+}
+
+/// Splits a TXT upload on the upload pool, off the async runtime.
+async fn split_txt_off_runtime(
+    pool: &UploadPool,
+    body: axum::body::Bytes,
+    pattern: Option<String>,
+) -> ApiResult<(&'static str, Vec<ChapterDraft>, Vec<String>)> {
+    Ok(pool
+        .run(move || split_txt(&body, pattern.as_deref()))
+        .await?)
+}
+
+/// Parses an EPUB upload on the upload pool, off the async runtime.
+async fn parse_epub_off_runtime(
+    pool: &UploadPool,
+    body: axum::body::Bytes,
+) -> ApiResult<register::EpubBook> {
+    Ok(pool.run(move || register::parse_epub(&body)).await?)
 }
 
 /// `POST /api/v1/works/preview/txt`: shows how a TXT upload would be split.
 pub async fn preview_txt(
     _caller: PublisherCaller,
+    Extension(pool): Extension<UploadPool>,
     ApiQuery(query): ApiQuery<ImportQuery>,
     ApiBytes(body): ApiBytes,
 ) -> ApiResult<Json<SplitPreview>> {
-    let (encoding, chapters, warnings) = split_txt(&body, query.pattern.as_deref())?;
+    let (encoding, chapters, warnings) = split_txt_off_runtime(&pool, body, query.pattern).await?;
     let chapters = register::preview(&chapters);
     Ok(Json(SplitPreview {
         encoding,
@@ -187,9 +211,10 @@ pub async fn preview_txt(
 /// `POST /api/v1/works/preview/epub`: shows the chapters of an EPUB upload.
 pub async fn preview_epub(
     _caller: PublisherCaller,
+    Extension(pool): Extension<UploadPool>,
     ApiBytes(body): ApiBytes,
 ) -> ApiResult<Json<SplitPreview>> {
-    let book = register::parse_epub(&body)?;
+    let book = parse_epub_off_runtime(&pool, body).await?;
     let chapters = register::preview(&book.chapters);
     Ok(Json(SplitPreview {
         encoding: "UTF-8",
@@ -204,6 +229,7 @@ pub async fn preview_epub(
 pub async fn import_txt(
     State(state): State<AppState>,
     caller: PublisherCaller,
+    Extension(pool): Extension<UploadPool>,
     ApiQuery(query): ApiQuery<ImportQuery>,
     ApiBytes(body): ApiBytes,
 ) -> ApiResult<(StatusCode, Json<WorkDetail>)> {
@@ -211,8 +237,10 @@ pub async fn import_txt(
         .title
         .clone()
         .ok_or_else(|| ApiError::invalid("`title` query parameter is required"))?;
-    let (encoding, chapters, warnings) = split_txt(&body, query.pattern.as_deref())?;
+    // Metadata first: a bad field is refused before the file is parsed.
     let meta = WorkMeta::from_query(&query, title, query.author.clone().unwrap_or_default())?;
+    let (encoding, chapters, warnings) =
+        split_txt_off_runtime(&pool, body, query.pattern.clone()).await?;
     let drafts = chapters.into_iter().map(|draft| (None, draft)).collect();
     let mut detail = register_work(&state, &caller, meta, drafts, None, warnings).await?;
     detail.encoding = Some(encoding);
@@ -223,13 +251,14 @@ pub async fn import_txt(
 pub async fn import_epub(
     State(state): State<AppState>,
     caller: PublisherCaller,
+    Extension(pool): Extension<UploadPool>,
     ApiQuery(query): ApiQuery<ImportQuery>,
     ApiBytes(body): ApiBytes,
 ) -> ApiResult<(StatusCode, Json<WorkDetail>)> {
     if query.pattern.is_some() {
         return Err(ApiError::invalid("`pattern` applies to TXT imports only"));
     }
-    let book = register::parse_epub(&body)?;
+    let book = parse_epub_off_runtime(&pool, body).await?;
     let title = query.title.clone().or(book.title).ok_or_else(|| {
         ApiError::invalid("the EPUB has no dc:title; pass `title` as a query parameter")
     })?;

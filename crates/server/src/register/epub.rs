@@ -1,22 +1,23 @@
 //! Reading an EPUB: `META-INF/container.xml` names the OPF package; the OPF
 //! spine lists the XHTML documents in reading order; each document becomes a
-//! chapter (its first heading is the title). Archives are read with budgets on
-//! entry count and decompressed size, so a zip bomb is refused, not inflated.
+//! chapter (its first heading is the title). Every step has a budget
+//! ([`super::limits`]): entries in the archive, compressed and decompressed
+//! bytes per entry and in total (a zip bomb is refused, not inflated), elements
+//! and nesting per XML document, spine items, and characters per chapter and per
+//! book. Chapters are read as a stream of tags ([`super::xhtml`]), never as a DOM.
 
+use std::collections::BTreeMap;
 use std::io::{Cursor, Read};
 
-use copyhound_core::{Error, ErrorKind, Result};
-use ego_tree::iter::Edge;
+use copyhound_core::{Error, Result};
 use quick_xml::events::{BytesStart, Event};
-use scraper::{Html, Node};
 
 use super::ChapterDraft;
-use super::text::normalize_paragraphs;
-
-/// Most entries an archive may have.
-pub const MAX_ENTRIES: usize = 20_000;
-/// Most bytes all read entries may decompress to.
-pub const MAX_DECOMPRESSED_BYTES: u64 = 256 << 20;
+use super::limits::{
+    MAX_CHAPTERS, MAX_DECOMPRESSED_BYTES, MAX_ENTRY_BYTES, MAX_ENTRY_COMPRESSED_BYTES,
+    MAX_FILE_BYTES, MAX_XML_DEPTH, MAX_XML_ELEMENTS, MAX_ZIP_ENTRIES, TextBudget, too_large,
+};
+use super::xhtml::xhtml_chapter;
 
 /// A parsed EPUB.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,6 +34,7 @@ pub struct EpubBook {
 
 struct Archive<'a> {
     zip: zip::ZipArchive<Cursor<&'a [u8]>>,
+    /// Decompressed bytes the remaining reads may take.
     budget: u64,
 }
 
@@ -44,17 +46,29 @@ impl Archive<'_> {
             }
             other => Error::invalid(format!("corrupt EPUB: cannot open `{name}`: {other}")),
         })?;
+        if entry.compressed_size() > MAX_ENTRY_COMPRESSED_BYTES {
+            return Err(too_large(format!(
+                "EPUB entry `{name}` is larger than {MAX_ENTRY_COMPRESSED_BYTES} bytes compressed (limit per entry)"
+            )));
+        }
+        // The declared size may lie; the read below is capped either way.
+        if entry.size() > MAX_ENTRY_BYTES {
+            return Err(entry_too_large(name));
+        }
+        let cap = MAX_ENTRY_BYTES.min(self.budget);
         let mut bytes = Vec::new();
-        let mut limited = entry.take(self.budget.saturating_add(1));
+        let mut limited = entry.take(cap.saturating_add(1));
         limited.read_to_end(&mut bytes).map_err(|error| {
             Error::invalid(format!("corrupt EPUB: cannot read `{name}`: {error}"))
         })?;
         let read = bytes.len() as u64;
+        if read > MAX_ENTRY_BYTES {
+            return Err(entry_too_large(name));
+        }
         if read > self.budget {
-            return Err(Error::new(
-                ErrorKind::TooLarge,
-                format!("EPUB decompresses to more than {MAX_DECOMPRESSED_BYTES} bytes"),
-            ));
+            return Err(too_large(format!(
+                "EPUB decompresses to more than {MAX_DECOMPRESSED_BYTES} bytes (limit per book)"
+            )));
         }
         self.budget -= read;
         Ok(bytes)
@@ -67,19 +81,30 @@ impl Archive<'_> {
     }
 }
 
+fn entry_too_large(name: &str) -> Error {
+    too_large(format!(
+        "EPUB entry `{name}` decompresses to more than {MAX_ENTRY_BYTES} bytes (limit per entry)"
+    ))
+}
+
 /// Parses an EPUB into chapters. A file that is not a zip, lacks the container or
-/// package document, or has no text in its spine is `InvalidInput`.
+/// package document, or has no text in its spine is `InvalidInput`; one past a
+/// budget of [`super::limits`] is `TooLarge`, naming the limit.
 pub fn parse_epub(bytes: &[u8]) -> Result<EpubBook> {
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(too_large(format!(
+            "the EPUB is larger than {MAX_FILE_BYTES} bytes (limit per upload)"
+        )));
+    }
     let zip = zip::ZipArchive::new(Cursor::new(bytes)).map_err(|error| {
         Error::invalid(format!(
             "not an EPUB: the file is not a valid zip archive ({error})"
         ))
     })?;
-    if zip.len() > MAX_ENTRIES {
-        return Err(Error::new(
-            ErrorKind::TooLarge,
-            format!("EPUB has more than {MAX_ENTRIES} entries"),
-        ));
+    if zip.len() > MAX_ZIP_ENTRIES {
+        return Err(too_large(format!(
+            "EPUB has more than {MAX_ZIP_ENTRIES} entries (limit per archive)"
+        )));
     }
     let mut archive = Archive {
         zip,
@@ -88,7 +113,7 @@ pub fn parse_epub(bytes: &[u8]) -> Result<EpubBook> {
     let container = archive.read_text("META-INF/container.xml")?;
     let opf_path = rootfile_path(&container)?;
     let opf = archive.read_text(&opf_path)?;
-    let package = parse_package(&opf)?;
+    let package = parse_package(&opf_path, &opf)?;
     let base = opf_path
         .rsplit_once('/')
         .map(|(dir, _)| format!("{dir}/"))
@@ -96,8 +121,9 @@ pub fn parse_epub(bytes: &[u8]) -> Result<EpubBook> {
     let mut chapters = Vec::new();
     let mut warnings = Vec::new();
     let mut skipped = 0usize;
+    let mut budget = TextBudget::for_upload();
     for idref in &package.spine {
-        let Some(item) = package.manifest.iter().find(|item| &item.id == idref) else {
+        let Some(item) = package.manifest.get(idref) else {
             warnings.push(format!(
                 "spine item `{idref}` is not in the manifest; skipped"
             ));
@@ -110,8 +136,11 @@ pub fn parse_epub(bytes: &[u8]) -> Result<EpubBook> {
         let path = resolve_href(&base, &item.href);
         let document = archive.read(&path)?;
         let html = String::from_utf8_lossy(&document);
-        match xhtml_chapter(&html) {
-            Some(chapter) => chapters.push(chapter),
+        match xhtml_chapter(&path, &html)? {
+            Some(chapter) => {
+                budget.spend(chapter.text.chars().count())?;
+                chapters.push(chapter);
+            }
             None => skipped += 1,
         }
     }
@@ -131,6 +160,52 @@ pub fn parse_epub(bytes: &[u8]) -> Result<EpubBook> {
     })
 }
 
+/// Counts the elements and nesting of one XML document against their budgets.
+struct XmlBudget<'a> {
+    name: &'a str,
+    elements: usize,
+    depth: usize,
+}
+
+impl<'a> XmlBudget<'a> {
+    fn new(name: &'a str) -> Self {
+        Self {
+            name,
+            elements: 0,
+            depth: 0,
+        }
+    }
+
+    /// Counts one event: a start tag opens, an empty tag counts, an end tag closes.
+    fn count(&mut self, event: &Event<'_>) -> Result<()> {
+        match event {
+            Event::Start(_) => {
+                self.depth += 1;
+                if self.depth > MAX_XML_DEPTH {
+                    return Err(too_large(format!(
+                        "EPUB `{}` nests elements deeper than {MAX_XML_DEPTH} (limit per document)",
+                        self.name
+                    )));
+                }
+            }
+            Event::End(_) => {
+                self.depth = self.depth.saturating_sub(1);
+                return Ok(());
+            }
+            Event::Empty(_) => {}
+            _ => return Ok(()),
+        }
+        self.elements += 1;
+        if self.elements > MAX_XML_ELEMENTS {
+            return Err(too_large(format!(
+                "EPUB `{}` has more than {MAX_XML_ELEMENTS} elements (limit per document)",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+}
+
 fn attribute(element: &BytesStart<'_>, name: &str) -> Option<String> {
     let value = element.try_get_attribute(name).ok()??;
     value.unescape_value().ok().map(|text| text.into_owned())
@@ -138,32 +213,31 @@ fn attribute(element: &BytesStart<'_>, name: &str) -> Option<String> {
 
 fn rootfile_path(container: &str) -> Result<String> {
     let mut reader = quick_xml::Reader::from_str(container);
+    let mut budget = XmlBudget::new("META-INF/container.xml");
     loop {
-        match reader.read_event() {
-            Ok(Event::Start(element) | Event::Empty(element))
+        let event = reader
+            .read_event()
+            .map_err(|error| Error::invalid(format!("corrupt EPUB: container.xml: {error}")))?;
+        budget.count(&event)?;
+        match event {
+            Event::Start(element) | Event::Empty(element)
                 if element.local_name().as_ref() == b"rootfile" =>
             {
                 if let Some(path) = attribute(&element, "full-path") {
                     return Ok(path);
                 }
             }
-            Ok(Event::Eof) => {
+            Event::Eof => {
                 return Err(Error::invalid(
                     "corrupt EPUB: container.xml names no rootfile",
                 ));
             }
-            Err(error) => {
-                return Err(Error::invalid(format!(
-                    "corrupt EPUB: container.xml: {error}"
-                )));
-            }
-            Ok(_) => {}
+            _ => {}
         }
     }
 }
 
 struct ManifestItem {
-    id: String,
     href: String,
     media_type: String,
 }
@@ -171,16 +245,18 @@ struct ManifestItem {
 struct Package {
     title: Option<String>,
     author: Option<String>,
-    manifest: Vec<ManifestItem>,
+    /// Items by id.
+    manifest: BTreeMap<String, ManifestItem>,
     spine: Vec<String>,
 }
 
-fn parse_package(opf: &str) -> Result<Package> {
+fn parse_package(name: &str, opf: &str) -> Result<Package> {
     let mut reader = quick_xml::Reader::from_str(opf);
+    let mut budget = XmlBudget::new(name);
     let mut package = Package {
         title: None,
         author: None,
-        manifest: Vec::new(),
+        manifest: BTreeMap::new(),
         spine: Vec::new(),
     };
     let mut capturing: Option<&'static str> = None;
@@ -189,6 +265,7 @@ fn parse_package(opf: &str) -> Result<Package> {
         let event = reader
             .read_event()
             .map_err(|error| Error::invalid(format!("corrupt EPUB: package document: {error}")))?;
+        budget.count(&event)?;
         match event {
             Event::Start(element) | Event::Empty(element) => match element.local_name().as_ref() {
                 b"title" if package.title.is_none() => capturing = Some("title"),
@@ -198,16 +275,20 @@ fn parse_package(opf: &str) -> Result<Package> {
                         (attribute(&element, "id"), attribute(&element, "href"))
                     {
                         let media_type = attribute(&element, "media-type").unwrap_or_default();
-                        package.manifest.push(ManifestItem {
-                            id,
-                            href,
-                            media_type,
-                        });
+                        package
+                            .manifest
+                            .entry(id)
+                            .or_insert(ManifestItem { href, media_type });
                     }
                 }
                 b"itemref" => {
                     let linear = attribute(&element, "linear").unwrap_or_default();
                     if let (Some(idref), false) = (attribute(&element, "idref"), linear == "no") {
+                        if package.spine.len() == MAX_CHAPTERS {
+                            return Err(too_large(format!(
+                                "EPUB spine has more than {MAX_CHAPTERS} items (a work has at most {MAX_CHAPTERS} chapters)"
+                            )));
+                        }
                         package.spine.push(idref);
                     }
                 }
@@ -291,89 +372,6 @@ fn percent_decode(text: &str) -> String {
         }
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-const BLOCK_ELEMENTS: &[&str] = &[
-    "p",
-    "div",
-    "br",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "li",
-    "section",
-    "blockquote",
-    "tr",
-    "article",
-    "pre",
-];
-const SKIPPED_ELEMENTS: &[&str] = &["script", "style", "head", "title"];
-
-/// Returns the chapter of one XHTML document, or `None` when it has no text.
-fn xhtml_chapter(html: &str) -> Option<ChapterDraft> {
-    let document = Html::parse_document(html);
-    let mut heading: Option<String> = None;
-    let mut text = String::new();
-    let mut skip_depth = 0usize;
-    let mut heading_depth: Option<String> = None;
-    for edge in document.tree.root().traverse() {
-        match edge {
-            Edge::Open(node) => match node.value() {
-                Node::Element(element) => {
-                    let name = element.name();
-                    if SKIPPED_ELEMENTS.contains(&name) {
-                        skip_depth += 1;
-                    } else if BLOCK_ELEMENTS.contains(&name) {
-                        text.push('\n');
-                    }
-                    if heading.is_none()
-                        && heading_depth.is_none()
-                        && matches!(name, "h1" | "h2" | "h3")
-                    {
-                        heading_depth = Some(String::new());
-                    }
-                }
-                Node::Text(content) if skip_depth == 0 => {
-                    text.push_str(content);
-                    if let Some(buffer) = heading_depth.as_mut() {
-                        buffer.push_str(content);
-                    }
-                }
-                _ => {}
-            },
-            Edge::Close(node) => {
-                if let Node::Element(element) = node.value() {
-                    let name = element.name();
-                    if SKIPPED_ELEMENTS.contains(&name) {
-                        skip_depth = skip_depth.saturating_sub(1);
-                    } else if BLOCK_ELEMENTS.contains(&name) {
-                        text.push('\n');
-                    }
-                    if matches!(name, "h1" | "h2" | "h3") && heading.is_none() {
-                        heading = heading_depth.take().map(|buffer| buffer.trim().to_string());
-                    }
-                }
-            }
-        }
-    }
-    let mut body = normalize_paragraphs(&text);
-    let title = heading.filter(|title| !title.is_empty());
-    if let Some(title) = &title {
-        let first_line = body.lines().next().unwrap_or_default();
-        if first_line == title.as_str() {
-            body = body.lines().skip(1).collect::<Vec<_>>().join("\n");
-        }
-    }
-    if body.is_empty() {
-        return None;
-    }
-    Some(ChapterDraft {
-        title: title.unwrap_or_default(),
-        text: body,
-    })
 }
 
 #[cfg(test)]

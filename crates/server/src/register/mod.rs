@@ -3,11 +3,16 @@
 //! GBK, detected), an EPUB, or JSON; news arrives as articles one by one or as
 //! JSON lines. Parsing never panics on hostile input: every failure is an
 //! `InvalidInput` (or `TooLarge`) error with a message a publisher can act on,
-//! and recoverable oddities (no headings, empty chapters) become warnings.
+//! and recoverable oddities (no headings, empty chapters, replaced bytes) become
+//! warnings. Every parser runs under the budgets of [`limits`], so a hostile file
+//! costs bounded time and memory; the API runs them on a bounded blocking pool
+//! ([`crate::uploads`]).
 
 mod epub;
+pub mod limits;
 mod text;
 mod txt;
+mod xhtml;
 
 pub use epub::{EpubBook, parse_epub};
 
@@ -19,6 +24,12 @@ pub(crate) fn epub_for_test() -> Vec<u8> {
         &[("第一章", &["甲乙丙丁", "戊己庚辛"]), ("第二章", &["壬癸"])],
     )
 }
+/// Returns an EPUB whose chapter is `<b>a</b>` repeated `repeats` times (tests).
+#[cfg(test)]
+pub(crate) fn dom_bomb_epub_for_test(repeats: usize) -> Vec<u8> {
+    epub::tests::dom_bomb_epub(repeats)
+}
+
 pub use text::{Decoded, decode_text, normalize_paragraphs};
 pub use txt::{HeadingPattern, chinese_numeral_value, split_txt_chapters};
 

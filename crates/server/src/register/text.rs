@@ -1,8 +1,11 @@
 //! Charset detection and paragraph normalization shared by the TXT and EPUB paths.
 
 use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
+use copyhound_core::utf8::damaged_utf8;
 use copyhound_core::{Error, Result};
 use encoding_rs::{Encoding, GB18030, GBK, UTF_8};
+
+use super::limits::{MAX_DETECTION_BYTES, MAX_FILE_BYTES, too_large};
 
 /// A decoded upload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -11,15 +14,24 @@ pub struct Decoded {
     pub text: String,
     /// The encoding it was decoded with (`UTF-8`, `gb18030`, ...).
     pub encoding: &'static str,
+    /// What was replaced while decoding, for the publisher to check.
+    pub warnings: Vec<String>,
 }
 
 /// Share of replacement characters above which a decode is judged wrong.
 const MAX_REPLACEMENT_RATIO: f64 = 0.01;
 
-/// Decodes a text upload: a BOM wins, then valid UTF-8, then a detector guess
-/// (GBK and GB2312 are decoded as their superset GB18030). Binary data and text
-/// that decodes to mostly garbage are refused.
+/// Decodes a text upload: a BOM wins, then valid UTF-8, then UTF-8 with a few
+/// invalid bytes (decoded lossily, with a warning saying how many bytes were
+/// replaced), then a detector guess over the first [`MAX_DETECTION_BYTES`]
+/// (GBK and GB2312 are decoded as their superset GB18030). Binary data, text
+/// that decodes to mostly garbage and files over [`MAX_FILE_BYTES`] are refused.
 pub fn decode_text(bytes: &[u8]) -> Result<Decoded> {
+    if bytes.len() > MAX_FILE_BYTES {
+        return Err(too_large(format!(
+            "the file is larger than {MAX_FILE_BYTES} bytes (limit per text upload)"
+        )));
+    }
     if bytes.contains(&0) && Encoding::for_bom(bytes).is_none() {
         return Err(Error::invalid(
             "the file looks binary (it contains NUL bytes); upload a UTF-8 or GBK text file",
@@ -28,14 +40,27 @@ pub fn decode_text(bytes: &[u8]) -> Result<Decoded> {
     let encoding = match Encoding::for_bom(bytes) {
         Some((encoding, _)) => encoding,
         None if std::str::from_utf8(bytes).is_ok() => UTF_8,
-        None => {
-            let mut detector = EncodingDetector::new(Iso2022JpDetection::Deny);
-            detector.feed(bytes, true);
-            let guess = detector.guess(None, Utf8Detection::Allow);
-            if guess == GBK { GB18030 } else { guess }
-        }
+        None => match damaged_utf8(bytes) {
+            Some(damage) => {
+                let (noun, verb) = if damage.invalid_bytes == 1 {
+                    ("byte", "it was")
+                } else {
+                    ("bytes", "they were")
+                };
+                return Ok(Decoded {
+                    text: String::from_utf8_lossy(bytes).into_owned(),
+                    encoding: UTF_8.name(),
+                    warnings: vec![format!(
+                        "the file is UTF-8 with {} invalid {noun}; {verb} replaced with U+FFFD (\u{fffd})",
+                        damage.invalid_bytes
+                    )],
+                });
+            }
+            None => detect(bytes),
+        },
     };
     let (text, used, had_errors) = encoding.decode(bytes);
+    let mut warnings = Vec::new();
     if had_errors {
         let total = text.chars().count().max(1);
         let replaced = text.chars().filter(|c| *c == '\u{fffd}').count();
@@ -45,11 +70,31 @@ pub fn decode_text(bytes: &[u8]) -> Result<Decoded> {
                 used.name()
             )));
         }
+        warnings.push(format!(
+            "{replaced} characters are invalid as {} and were replaced with U+FFFD (\u{fffd})",
+            used.name()
+        ));
     }
     Ok(Decoded {
         text: text.into_owned(),
         encoding: used.name(),
+        warnings,
     })
+}
+
+/// Returns the detector's guess from the first [`MAX_DETECTION_BYTES`], cut at a line end.
+fn detect(bytes: &[u8]) -> &'static Encoding {
+    let sample = match bytes.get(..MAX_DETECTION_BYTES) {
+        Some(head) => head
+            .iter()
+            .rposition(|byte| *byte == b'\n')
+            .map_or(head, |end| &head[..=end]),
+        None => bytes,
+    };
+    let mut detector = EncodingDetector::new(Iso2022JpDetection::Deny);
+    detector.feed(sample, true);
+    let guess = detector.guess(None, Utf8Detection::Allow);
+    if guess == GBK { GB18030 } else { guess }
 }
 
 /// Returns the text with every line trimmed (ASCII and full-width spaces) and
@@ -88,6 +133,46 @@ mod tests {
         let mut with_bom = vec![0xef, 0xbb, 0xbf];
         with_bom.extend_from_slice(text.as_bytes());
         assert_eq!(decode_text(&with_bom).unwrap().text, text);
+    }
+
+    #[test]
+    fn utf8_with_invalid_bytes_decodes_lossily_with_a_warning() {
+        let text = "第一章 风起\n天色已晚，林中起了大风。少年背着柴往回走，心里想着明天的事情。";
+        let mut bytes = text.as_bytes().to_vec();
+        bytes.insert(text.find("林中").unwrap(), 0xff);
+        let decoded = decode_text(&bytes).unwrap();
+        assert_eq!(decoded.encoding, "UTF-8");
+        assert_eq!(decoded.text, text.replace("林中", "\u{fffd}林中"));
+        assert_eq!(
+            decoded.warnings,
+            ["the file is UTF-8 with 1 invalid byte; it was replaced with U+FFFD (\u{fffd})"]
+        );
+        assert!(decode_text(text.as_bytes()).unwrap().warnings.is_empty());
+    }
+
+    #[test]
+    fn other_encodings_still_decode_right() {
+        let text = "話說差人拘了陸笏臣到了縣前，便去稟報。棣華扶了母親過來，伏侍坐下。";
+        let (big5, _, _) = encoding_rs::BIG5.encode(text);
+        let decoded = decode_text(&big5).unwrap();
+        assert_eq!((decoded.encoding, decoded.text.as_str()), ("Big5", text));
+        let mut utf16 = vec![0xff, 0xfe];
+        for unit in text.encode_utf16() {
+            utf16.extend_from_slice(&unit.to_le_bytes());
+        }
+        let decoded = decode_text(&utf16).unwrap();
+        assert_eq!(
+            (decoded.encoding, decoded.text.as_str()),
+            ("UTF-16LE", text)
+        );
+        let latin = b"Chapter 1\nLe caf\xe9 \xe9tait cr\xe8me, la cr\xe8me br\xfbl\xe9e aussi.";
+        let decoded = decode_text(latin).unwrap();
+        assert_eq!(decoded.encoding, "windows-1252");
+        assert!(
+            decoded.text.contains("café était crème"),
+            "{}",
+            decoded.text
+        );
     }
 
     #[test]

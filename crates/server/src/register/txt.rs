@@ -6,11 +6,14 @@
 //! a chapter when substantial, dropped with a warning otherwise. Headings with no
 //! body (a table of contents) are skipped with a warning, and numbering gaps or
 //! repeats are reported so a publisher can check the preview before committing.
+//! The split streams over the lines and stops at the first exceeded budget
+//! (headings, characters per chapter and per work: [`super::limits`]).
 
 use copyhound_core::{Error, Result};
 use regex::Regex;
 
 use super::ChapterDraft;
+use super::limits::{MAX_CHAPTER_CHARS, MAX_CHAPTERS, MAX_TXT_HEADINGS, TextBudget, too_large};
 use super::text::normalize_paragraphs;
 
 /// Longest line that can be a heading, characters; longer lines are body text.
@@ -162,34 +165,68 @@ struct Section {
     number: Option<u64>,
     line: usize,
     body: String,
+    chars: usize,
+}
+
+/// Names a section in budget errors.
+fn section_name(section: Option<&Section>) -> String {
+    match section {
+        Some(section) => format!("the chapter at line {}", section.line),
+        None => "the text before the first heading".to_string(),
+    }
 }
 
 /// Splits a novel into chapters at heading lines; returns the chapters and warnings.
 /// A text without headings becomes one chapter (with a warning); an empty text
-/// gives no chapters.
+/// gives no chapters. More than [`MAX_TXT_HEADINGS`] headings, a chapter over
+/// [`MAX_CHAPTER_CHARS`] or a text over
+/// [`super::limits::MAX_TEXT_CHARS`] characters is `TooLarge`.
 pub fn split_txt_chapters(
     text: &str,
     pattern: &HeadingPattern,
-) -> (Vec<ChapterDraft>, Vec<String>) {
+) -> Result<(Vec<ChapterDraft>, Vec<String>)> {
     let mut warnings = Vec::new();
+    let mut budget = TextBudget::for_upload();
     let mut front = String::new();
+    let mut front_chars = 0usize;
     let mut sections: Vec<Section> = Vec::new();
     for (line_number, line) in text.lines().enumerate() {
         let trimmed =
             line.trim_matches(|c: char| c.is_whitespace() || c == '\u{3000}' || c == '\u{feff}');
         if let Some(number) = pattern.heading(trimmed) {
+            if sections.len() == MAX_TXT_HEADINGS {
+                return Err(too_large(format!(
+                    "the text has more than {MAX_TXT_HEADINGS} chapter headings (a work has at most {MAX_CHAPTERS} chapters)"
+                )));
+            }
             sections.push(Section {
                 title: trimmed.to_string(),
                 number,
                 line: line_number + 1,
                 body: String::new(),
+                chars: 0,
             });
             continue;
         }
-        let target = match sections.last_mut() {
-            Some(section) => &mut section.body,
-            None => &mut front,
+        let line_chars = line.chars().count() + 1;
+        budget.spend(line_chars)?;
+        let (target, chars) = match sections.last_mut() {
+            Some(section) => (&mut section.body, &mut section.chars),
+            None => (&mut front, &mut front_chars),
         };
+        *chars += line_chars;
+        if *chars > MAX_CHAPTER_CHARS {
+            let name = section_name(sections.last());
+            let hint = if sections.is_empty() {
+                "; no heading matched so far, pass a heading `pattern`"
+            } else {
+                ""
+            };
+            return Err(too_large(format!(
+                "{name} has more than {} characters (limit per chapter){hint}",
+                MAX_CHAPTER_CHARS
+            )));
+        }
         target.push_str(line);
         target.push('\n');
     }
@@ -197,16 +234,16 @@ pub fn split_txt_chapters(
     if sections.is_empty() {
         if front.is_empty() {
             warnings.push("the file holds no text".to_string());
-            return (Vec::new(), warnings);
+            return Ok((Vec::new(), warnings));
         }
         warnings.push("no chapter headings found; the whole text is one chapter".to_string());
-        return (
+        return Ok((
             vec![ChapterDraft {
                 title: "Chapter 1".to_string(),
                 text: front,
             }],
             warnings,
-        );
+        ));
     }
     let mut chapters = Vec::with_capacity(sections.len() + 1);
     let front_chars = front.chars().filter(|c| *c != '\n').count();
@@ -255,7 +292,12 @@ pub fn split_txt_chapters(
             "{empty_headings} headings had no text (a table of contents?) and were skipped"
         ));
     }
-    (chapters, warnings)
+    if chapters.len() > MAX_CHAPTERS {
+        return Err(too_large(format!(
+            "the text has more than {MAX_CHAPTERS} chapters (limit per work)"
+        )));
+    }
+    Ok((chapters, warnings))
 }
 
 #[cfg(test)]
@@ -286,7 +328,7 @@ mod tests {
     fn chinese_headings_split_and_front_matter_is_reported() {
         let text =
             "书名\n作者\n第一章 风起\n　　天色已晚。\n\n第二章　云涌\n少年回家。\n第3节 终\n完。";
-        let (chapters, warnings) = split_txt_chapters(text, &HeadingPattern::default());
+        let (chapters, warnings) = split_txt_chapters(text, &HeadingPattern::default()).unwrap();
         let titles: Vec<&str> = chapters
             .iter()
             .map(|chapter| chapter.title.as_str())
@@ -302,11 +344,11 @@ mod tests {
     #[test]
     fn hui_and_english_headings_and_gaps() {
         let text = "第一回 甲\n文\n第三回 乙\n文\n";
-        let (chapters, warnings) = split_txt_chapters(text, &HeadingPattern::default());
+        let (chapters, warnings) = split_txt_chapters(text, &HeadingPattern::default()).unwrap();
         assert_eq!(chapters.len(), 2);
         assert_eq!(warnings, ["chapter numbers jump from 1 to 3 at line 3"]);
         let english = "CHAPTER I.\nIt was.\nChapter 2: Next\nThen.\nChapter II\nRepeat.";
-        let (chapters, warnings) = split_txt_chapters(english, &HeadingPattern::default());
+        let (chapters, warnings) = split_txt_chapters(english, &HeadingPattern::default()).unwrap();
         assert_eq!(chapters.len(), 3);
         assert_eq!(warnings, ["chapter number 2 repeats at line 5"]);
     }
@@ -314,11 +356,11 @@ mod tests {
     #[test]
     fn no_headings_gives_one_chapter_with_a_warning() {
         let (chapters, warnings) =
-            split_txt_chapters("just text\nmore", &HeadingPattern::default());
+            split_txt_chapters("just text\nmore", &HeadingPattern::default()).unwrap();
         assert_eq!(chapters.len(), 1);
         assert_eq!(chapters[0].text, "just text\nmore");
         assert_eq!(warnings.len(), 1);
-        let (none, warnings) = split_txt_chapters(" \n\n", &HeadingPattern::default());
+        let (none, warnings) = split_txt_chapters(" \n\n", &HeadingPattern::default()).unwrap();
         assert!(none.is_empty());
         assert_eq!(warnings, ["the file holds no text"]);
     }
@@ -326,7 +368,7 @@ mod tests {
     #[test]
     fn table_of_contents_headings_are_skipped_and_custom_patterns_work() {
         let text = "第一章 甲\n第二章 乙\n第一章 甲\n正文一\n第二章 乙\n正文二";
-        let (chapters, warnings) = split_txt_chapters(text, &HeadingPattern::default());
+        let (chapters, warnings) = split_txt_chapters(text, &HeadingPattern::default()).unwrap();
         assert_eq!(chapters.len(), 2);
         assert!(
             warnings
@@ -335,8 +377,30 @@ mod tests {
             "{warnings:?}"
         );
         let custom = HeadingPattern::new(r"^卷[一二三]").unwrap();
-        let (chapters, _) = split_txt_chapters("卷一\n甲\n卷二\n乙", &custom);
+        let (chapters, _) = split_txt_chapters("卷一\n甲\n卷二\n乙", &custom).unwrap();
         assert_eq!(chapters.len(), 2);
         assert!(HeadingPattern::new("(").is_err());
+    }
+
+    #[test]
+    fn budgets_refuse_heading_floods_and_endless_chapters() {
+        let flood = "第1章\n甲\n".repeat(MAX_TXT_HEADINGS + 1);
+        let error = split_txt_chapters(&flood, &HeadingPattern::default()).unwrap_err();
+        assert_eq!(error.kind(), copyhound_core::ErrorKind::TooLarge);
+        assert!(error.message().contains("chapter headings"), "{error}");
+        let endless = format!("第1章\n{}", "字".repeat(MAX_CHAPTER_CHARS));
+        let error = split_txt_chapters(&endless, &HeadingPattern::default()).unwrap_err();
+        assert!(
+            error
+                .message()
+                .contains("the chapter at line 1 has more than"),
+            "{error}"
+        );
+        let headless = "字".repeat(MAX_CHAPTER_CHARS + 1);
+        let error = split_txt_chapters(&headless, &HeadingPattern::default()).unwrap_err();
+        assert!(
+            error.message().contains("pass a heading `pattern`"),
+            "{error}"
+        );
     }
 }

@@ -10,7 +10,7 @@ proptest! {
     #[test]
     fn split_txt_never_panics_and_keeps_text(bytes in proptest::collection::vec(any::<u8>(), 0..2048)) {
         if let Ok(decoded) = decode_text(&bytes) {
-            let (chapters, warnings) = split_txt_chapters(&decoded.text, &HeadingPattern::default());
+            let (chapters, warnings) = split_txt_chapters(&decoded.text, &HeadingPattern::default()).unwrap();
             prop_assert!(!chapters.is_empty() || !warnings.is_empty());
             for chapter in &chapters {
                 prop_assert!(!chapter.text.is_empty());
@@ -21,7 +21,7 @@ proptest! {
     #[test]
     fn split_txt_handles_arbitrary_strings_with_headings(lines in proptest::collection::vec("(第[一二三十0-9]{1,3}章)?[^\n]{0,30}", 0..40)) {
         let text = lines.join("\n");
-        let (chapters, _) = split_txt_chapters(&text, &HeadingPattern::default());
+        let (chapters, _) = split_txt_chapters(&text, &HeadingPattern::default()).unwrap();
         for chapter in &chapters {
             prop_assert!(!chapter.text.is_empty());
         }

@@ -7,6 +7,7 @@ mod openapi_test;
 mod register_test;
 mod system_test;
 mod tenancy_test;
+mod upload_limits_test;
 
 use std::sync::Arc;
 

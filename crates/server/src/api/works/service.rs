@@ -14,10 +14,14 @@ use crate::AppState;
 use crate::api::required_text;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiResult, parse_id};
+use crate::register::limits::{
+    MAX_AUTHOR_CHARS, MAX_CHAPTER_CHARS, MAX_CHAPTER_TITLE_CHARS, MAX_HOST_INPUT_BYTES,
+    MAX_TEXT_CHARS, MAX_TITLE_CHARS,
+};
 use crate::register::{ChapterDraft, normalize_paragraphs};
 
 /// Most chapters of one work.
-pub const MAX_CHAPTERS: usize = 50_000;
+pub const MAX_CHAPTERS: usize = crate::register::limits::MAX_CHAPTERS;
 /// Most licensed hosts of one work.
 pub const MAX_LICENSED_HOSTS: usize = 500;
 
@@ -49,8 +53,8 @@ impl WorkMeta {
             .map_err(|error| error.0)?;
         Ok(Self {
             id,
-            title: required_text("title", &body.title, 500)?,
-            author: body.author.trim().to_string(),
+            title: required_text("title", &body.title, MAX_TITLE_CHARS)?,
+            author: optional_text("author", &body.author, MAX_AUTHOR_CHARS)?,
             kind: body.kind,
             language: body.language,
             licensed_hosts: normalize_hosts(&body.licensed_hosts)?,
@@ -67,13 +71,24 @@ impl WorkMeta {
             .map_err(|error| error.0)?;
         Ok(Self {
             id,
-            title: required_text("title", &title, 500)?,
-            author: author.trim().to_string(),
+            title: required_text("title", &title, MAX_TITLE_CHARS)?,
+            author: optional_text("author", &author, MAX_AUTHOR_CHARS)?,
             kind: query.kind.unwrap_or(WorkKind::Novel),
             language: query.language,
             licensed_hosts: Vec::new(),
         })
     }
+}
+
+/// Returns `text` trimmed (possibly empty), refusing more than `max_chars` characters.
+fn optional_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
+    let trimmed = text.trim();
+    if trimmed.chars().count() > max_chars {
+        return Err(Error::invalid(format!(
+            "`{field}` is longer than {max_chars} characters"
+        )));
+    }
+    Ok(trimmed.to_string())
 }
 
 /// Fingerprint progress of a work's chapters.
@@ -169,7 +184,13 @@ pub fn normalize_hosts(hosts: &[String]) -> Result<Vec<String>> {
         )));
     }
     let mut out = BTreeSet::new();
-    for raw in hosts {
+    for (position, raw) in hosts.iter().enumerate() {
+        if raw.len() > MAX_HOST_INPUT_BYTES {
+            return Err(Error::invalid(format!(
+                "licensed host #{} is longer than {MAX_HOST_INPUT_BYTES} bytes",
+                position + 1
+            )));
+        }
         let text = raw.trim().to_lowercase();
         let candidate = if text.contains("://") {
             text.clone()
@@ -228,6 +249,7 @@ fn build_chapters(
     }
     let mut seen = BTreeSet::new();
     let mut chapters = Vec::with_capacity(drafts.len());
+    let mut total_chars = 0usize;
     for (offset, (id, draft)) in drafts.into_iter().enumerate() {
         let index = first_index + u32::try_from(offset).expect("chapter count is capped");
         let id = id.unwrap_or_else(|| positional_chapter_id(index));
@@ -240,11 +262,27 @@ fn build_chapters(
                 "chapter {index} ({id}) has no text"
             )));
         }
+        let chars = text.chars().count();
+        if chars > MAX_CHAPTER_CHARS {
+            return Err(Error::new(
+                ErrorKind::TooLarge,
+                format!(
+                    "chapter {index} ({id}) has more than {MAX_CHAPTER_CHARS} characters (limit per chapter)"
+                ),
+            ));
+        }
+        total_chars += chars;
+        if total_chars > MAX_TEXT_CHARS {
+            return Err(Error::new(
+                ErrorKind::TooLarge,
+                format!("the chapters have more than {MAX_TEXT_CHARS} characters (limit per work)"),
+            ));
+        }
         let title = match draft.title.trim() {
             "" => format!("Chapter {index}"),
-            title if title.chars().count() > 500 => {
+            title if title.chars().count() > MAX_CHAPTER_TITLE_CHARS => {
                 return Err(Error::invalid(format!(
-                    "chapter {index} title is longer than 500 characters"
+                    "chapter {index} title is longer than {MAX_CHAPTER_TITLE_CHARS} characters"
                 )));
             }
             title => title.to_string(),

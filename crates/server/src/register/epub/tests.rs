@@ -1,5 +1,6 @@
 use std::io::Write;
 
+use copyhound_core::ErrorKind;
 use zip::write::SimpleFileOptions;
 
 use super::*;
@@ -117,4 +118,120 @@ fn hrefs_resolve_against_the_package_folder() {
     assert_eq!(resolve_href("OEBPS/text/", "../ch.xhtml"), "OEBPS/ch.xhtml");
     assert_eq!(resolve_href("", "a.xhtml"), "a.xhtml");
     assert_eq!(percent_decode("%E4%B8%AD%zz"), "中%zz");
+}
+
+/// Returns an EPUB whose one chapter is `<b>a</b>` repeated `repeats` times
+/// (rounded down to ten thousands): ten million make the reported 117 KB bomb.
+pub(crate) fn dom_bomb_epub(repeats: usize) -> Vec<u8> {
+    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let deflated = SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(true);
+    writer
+        .start_file("META-INF/container.xml", deflated)
+        .unwrap();
+    writer
+        .write_all(
+            br#"<container><rootfiles><rootfile full-path="content.opf"/></rootfiles></container>"#,
+        )
+        .unwrap();
+    writer.start_file("content.opf", deflated).unwrap();
+    writer
+        .write_all(
+            br#"<package><metadata><dc:title>bomb</dc:title></metadata><manifest>
+<item id="c" href="c.xhtml" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="c"/></spine></package>"#,
+        )
+        .unwrap();
+    writer.start_file("c.xhtml", deflated).unwrap();
+    writer.write_all(b"<html><body><p>").unwrap();
+    let chunk = "<b>a</b>".repeat(10_000);
+    for _ in 0..repeats / 10_000 {
+        writer.write_all(chunk.as_bytes()).unwrap();
+    }
+    writer.write_all(b"</p></body></html>").unwrap();
+    writer.finish().unwrap().into_inner()
+}
+
+/// Returns an EPUB with the given container, package and extra entries.
+fn epub_with(opf: &str, entries: &[(&str, &[u8])]) -> Vec<u8> {
+    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let deflated =
+        SimpleFileOptions::default().compression_method(zip::CompressionMethod::Deflated);
+    writer
+        .start_file("META-INF/container.xml", deflated)
+        .unwrap();
+    writer
+        .write_all(
+            br#"<container><rootfiles><rootfile full-path="content.opf"/></rootfiles></container>"#,
+        )
+        .unwrap();
+    writer.start_file("content.opf", deflated).unwrap();
+    writer.write_all(opf.as_bytes()).unwrap();
+    for (name, bytes) in entries {
+        writer.start_file(*name, deflated).unwrap();
+        writer.write_all(bytes).unwrap();
+    }
+    writer.finish().unwrap().into_inner()
+}
+
+fn assert_too_large(bytes: &[u8], fragment: &str) {
+    let error = parse_epub(bytes).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::TooLarge, "{error}");
+    assert!(error.message().contains(fragment), "{error}");
+}
+
+#[test]
+fn dom_and_zip_bombs_are_refused_by_their_budgets() {
+    // 80 MB of markup in one entry: refused on the entry's size, never inflated.
+    assert_too_large(
+        &dom_bomb_epub(10_000_000),
+        "decompresses to more than 16777216 bytes (limit per entry)",
+    );
+    // 12 MB passes the byte budgets; its 1.5 million elements do not.
+    assert_too_large(
+        &dom_bomb_epub(1_500_000),
+        "has more than 250000 elements (limit per document)",
+    );
+}
+
+#[test]
+fn package_budgets_name_their_limit() {
+    let spine: String = (0..=MAX_CHAPTERS)
+        .map(|_| r#"<itemref idref="c"/>"#)
+        .collect();
+    let opf = format!(
+        r#"<package><manifest><item id="c" href="c.xhtml" media-type="application/xhtml+xml"/></manifest><spine>{spine}</spine></package>"#
+    );
+    assert_too_large(
+        &epub_with(&opf, &[("c.xhtml", b"<p>a</p>")]),
+        "spine has more than 50000 items",
+    );
+    let deep = format!("<package>{}</package>", "<x>".repeat(MAX_XML_DEPTH + 1));
+    assert_too_large(&epub_with(&deep, &[]), "deeper than 512");
+    let wide = format!("<package>{}</package>", "<x/>".repeat(MAX_XML_ELEMENTS));
+    assert_too_large(&epub_with(&wide, &[]), "more than 250000 elements");
+    let many: Vec<(String, &[u8])> = (0..MAX_ZIP_ENTRIES)
+        .map(|position| (format!("f{position}"), &b""[..]))
+        .collect();
+    let many: Vec<(&str, &[u8])> = many
+        .iter()
+        .map(|(name, bytes)| (name.as_str(), *bytes))
+        .collect();
+    assert_too_large(&epub_with("<package/>", &many), "more than 20000 entries");
+}
+
+#[test]
+fn a_repeated_spine_item_spends_the_book_budgets() {
+    // One 3 MB chapter listed 100 times: 300 MB decompressed, 300M characters.
+    let chapter = format!("<p>{}</p>", "a".repeat(3 << 20));
+    let spine = r#"<itemref idref="c"/>"#.repeat(100);
+    let opf = format!(
+        r#"<package><manifest><item id="c" href="c.xhtml" media-type="application/xhtml+xml"/></manifest><spine>{spine}</spine></package>"#
+    );
+    let error = parse_epub(&epub_with(&opf, &[("c.xhtml", chapter.as_bytes())])).unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::TooLarge, "{error}");
+    assert!(
+        error.message().contains("limit per work") || error.message().contains("limit per book"),
+        "{error}"
+    );
 }

@@ -1,0 +1,136 @@
+//! Peak memory of the upload parsers on hostile files. The workspace forbids
+//! `unsafe` code, so instead of a counting allocator the test reads the
+//! kernel's high-water mark of resident memory (`VmHWM`), reset before each
+//! measurement; the tests of this binary run one at a time.
+#![cfg(target_os = "linux")]
+#![allow(clippy::unwrap_used)] // tests stop on the first error, with it
+
+use std::io::{Cursor, Write};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use copyhound_core::ErrorKind;
+use copyhound_server::register::{HeadingPattern, decode_text, parse_epub, split_txt_chapters};
+use zip::write::SimpleFileOptions;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Returns a `/proc/self/status` field in bytes (`VmRSS`, `VmHWM`).
+fn status_bytes(field: &str) -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status
+        .lines()
+        .find(|line| line.starts_with(&format!("{field}:")))
+        .unwrap();
+    let kib: usize = line.split_whitespace().nth(1).unwrap().parse().unwrap();
+    kib * 1024
+}
+
+/// Runs `work` and returns its result, the growth of resident memory at its peak, and the time it took.
+fn measure<T>(work: impl FnOnce() -> T) -> (T, usize, Duration) {
+    // Resets VmHWM to the current resident size (Linux 4.0+); where that is not
+    // allowed the mark since start-up is used, which can only over-count.
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    let baseline = status_bytes("VmRSS");
+    let started = Instant::now();
+    let result = work();
+    let elapsed = started.elapsed();
+    let peak = status_bytes("VmHWM").saturating_sub(baseline);
+    (result, peak, elapsed)
+}
+
+/// Returns an EPUB whose one chapter is `<b>a</b>` repeated `repeats` times.
+fn dom_bomb_epub(repeats: usize) -> Vec<u8> {
+    let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+    let deflated = SimpleFileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .large_file(true);
+    writer.start_file("mimetype", deflated).unwrap();
+    writer.write_all(b"application/epub+zip").unwrap();
+    writer
+        .start_file("META-INF/container.xml", deflated)
+        .unwrap();
+    writer
+        .write_all(
+            br#"<container><rootfiles><rootfile full-path="content.opf"/></rootfiles></container>"#,
+        )
+        .unwrap();
+    writer.start_file("content.opf", deflated).unwrap();
+    writer
+        .write_all(
+            br#"<package><metadata><dc:title>bomb</dc:title></metadata><manifest>
+<item id="c" href="c.xhtml" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="c"/></spine></package>"#,
+        )
+        .unwrap();
+    writer.start_file("c.xhtml", deflated).unwrap();
+    writer.write_all(b"<html><body><p>").unwrap();
+    let chunk = "<b>a</b>".repeat(10_000);
+    for _ in 0..repeats / 10_000 {
+        writer.write_all(chunk.as_bytes()).unwrap();
+    }
+    writer.write_all(b"</p></body></html>").unwrap();
+    writer.finish().unwrap().into_inner()
+}
+
+/// Most heap a refused hostile upload may take while being parsed.
+const MAX_PEAK_BYTES: usize = 48 << 20;
+
+#[test]
+fn dom_bomb_epubs_are_refused_quickly_in_bounded_memory() {
+    let _serial = SERIAL.lock().unwrap_or_else(|poison| poison.into_inner());
+    // The reported bomb (80 MB of markup in 117 KB) and one small enough to pass
+    // every byte budget, so the element budget has to stop it.
+    for (repeats, limit) in [(10_000_000, "bytes"), (1_500_000, "elements")] {
+        let bomb = dom_bomb_epub(repeats);
+        assert!(bomb.len() < 1 << 20, "{} bytes", bomb.len());
+        let (result, peak, elapsed) = measure(|| parse_epub(&bomb).map(|book| book.chapters.len()));
+        eprintln!(
+            "dom bomb of {repeats} repeats ({} bytes): {} in {elapsed:?}, peak {peak} bytes",
+            bomb.len(),
+            if result.is_ok() {
+                "accepted"
+            } else {
+                "refused"
+            }
+        );
+        let Err(error) = result else {
+            panic!(
+                "a dom bomb of {repeats} repeats was accepted in {elapsed:?}, peak {peak} bytes"
+            );
+        };
+        assert_eq!(error.kind(), ErrorKind::TooLarge, "{error}");
+        assert!(error.message().contains(limit), "{error}");
+        assert!(
+            peak < MAX_PEAK_BYTES,
+            "{repeats} repeats: peak {peak} bytes (limit {MAX_PEAK_BYTES})"
+        );
+        assert!(
+            elapsed < Duration::from_secs(5),
+            "{repeats} repeats: {elapsed:?}"
+        );
+    }
+}
+
+#[test]
+fn a_one_line_txt_of_headings_stays_bounded() {
+    let _serial = SERIAL.lock().unwrap_or_else(|poison| poison.into_inner());
+    // 600k one-line chapters: more chapters than a work may have.
+    let text = "第1章\n甲\n".repeat(600_000);
+    let (result, peak, elapsed) = measure(|| {
+        let decoded = decode_text(text.as_bytes())?;
+        split_txt_chapters(&decoded.text, &HeadingPattern::default())
+    });
+    let error = result.expect_err("too many chapters are refused");
+    assert_eq!(error.kind(), ErrorKind::TooLarge, "{error}");
+    assert!(error.message().contains("chapters"), "{error}");
+    // The parse stops at the heading budget: the decoded copy and 100k headings.
+    assert!(
+        peak < MAX_PEAK_BYTES,
+        "peak {peak} bytes for {} input bytes (limit {MAX_PEAK_BYTES})",
+        text.len()
+    );
+    eprintln!(
+        "chapter flood of {} bytes: refused in {elapsed:?}, peak {peak} bytes",
+        text.len()
+    );
+}
