@@ -10,21 +10,36 @@
 //! inside the content are left to the fingerprint normalizer.
 //!
 //! Traversals are iterative: hostile pages nested a million deep cannot
-//! overflow the stack.
+//! overflow the stack. Every page is bounded before it is parsed: at most
+//! [`MAX_HTML_BYTES`] are read, and a page nested over [`MAX_NESTING`] levels or
+//! holding over [`MAX_ELEMENTS`] elements is reduced to its text outside links
+//! and its first links in one streaming pass instead of being parsed
+//! (`Extracted::warning` says so); the
+//! texts of titles, headings and anchors are read up to a few hundred chars.
 
 use std::collections::HashSet;
-use std::sync::LazyLock;
 
 use copyhound_core::model::ExtractionHints;
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
-use regex::Regex;
 use scraper::{ElementRef, Html, Node, Selector};
+use tracing::warn;
+
+pub use crate::extract_fallback::{MAX_ELEMENTS, MAX_HTML_BYTES, MAX_NESTING};
+use crate::extract_fallback::{shape, strip_tags};
+use crate::visible::{join_nonempty_lines, within_budget};
+use tags::{is_heading_like, is_line_break_tag, is_next_page_anchor, page_number, part_marker};
 
 /// Links kept per page by [`extract`]; the rest are dropped (link farms).
 pub const DEFAULT_MAX_LINKS: usize = 2000;
 /// Anchors examined per page for links and pagination.
 const MAX_ANCHORS_EXAMINED: usize = 50_000;
+/// Chars of a `<title>` or `<h1>` kept.
+const MAX_TITLE_CHARS: usize = 512;
+/// Chars of a heading-like element read: longer ones are not headings.
+const MAX_HEADING_CHARS: usize = 120;
+/// Chars of an anchor's text read (page numbers and "next page" are short).
+const MAX_ANCHOR_TEXT_CHARS: usize = 64;
 /// Non-whitespace characters of main text that make a page a content page.
 pub const MIN_CONTENT_CHARS: usize = 200;
 /// Blocks scoring at least this share of the best block are kept as content.
@@ -49,6 +64,8 @@ pub struct Extracted {
     pub links: Vec<String>,
     /// The `<base href>`, against which links resolve, if the page sets one.
     pub base_href: Option<String>,
+    /// Set when a budget cut the page short (bytes, nesting or elements).
+    pub warning: Option<String>,
 }
 
 impl Extracted {
@@ -70,10 +87,19 @@ pub fn extract(html: &str, hints: &ExtractionHints) -> Extracted {
 
 /// Like [`extract`], keeping at most `max_links` links.
 pub fn extract_with_limit(html: &str, hints: &ExtractionHints, max_links: usize) -> Extracted {
-    if crate::extract_fallback::nesting_estimate(html) > crate::extract_fallback::MAX_NESTING {
-        // html5ever is quadratic in nesting depth: such pages are hostile, not novels.
+    let whole = html.len();
+    let html = within_budget(html);
+    let cut = (html.len() < whole)
+        .then(|| format!("html over {MAX_HTML_BYTES} bytes; the rest was ignored"));
+    if let Some(refusal) = shape(html).refusal() {
+        // Deep nesting makes html5ever quadratic, millions of elements make its
+        // tree huge: such pages are hostile, not novels.
+        warn!(bytes = html.len(), "{refusal}");
+        let stripped = strip_tags(html, max_links);
         return Extracted {
-            text: crate::extract_fallback::strip_tags(html),
+            text: stripped.text,
+            links: stripped.links,
+            warning: Some(cut.map_or(refusal.clone(), |cut| format!("{cut}; {refusal}"))),
             ..Extracted::default()
         };
     }
@@ -99,6 +125,7 @@ pub fn extract_with_limit(html: &str, hints: &ExtractionHints, max_links: usize)
         next_page_url,
         links: scan.links,
         base_href: scan.base_href,
+        warning: cut,
     }
 }
 
@@ -147,42 +174,6 @@ fn is_ad(element: &scraper::node::Element) -> bool {
     element.attr("class").is_some_and(marked) || element.id().is_some_and(marked)
 }
 
-fn is_line_break_tag(name: &str) -> bool {
-    matches!(
-        name,
-        "p" | "div"
-            | "br"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "li"
-            | "ul"
-            | "ol"
-            | "dl"
-            | "dt"
-            | "dd"
-            | "tr"
-            | "td"
-            | "th"
-            | "table"
-            | "section"
-            | "article"
-            | "header"
-            | "footer"
-            | "nav"
-            | "aside"
-            | "main"
-            | "blockquote"
-            | "pre"
-            | "form"
-            | "hr"
-            | "center"
-    )
-}
-
 struct Frame {
     id: NodeId,
     kind: Kind,
@@ -229,13 +220,14 @@ fn scan(document: &Html, max_links: usize) -> Scan {
                     let kind = classify(name, element);
                     match name {
                         "title" if scan.title.is_empty() => {
-                            scan.title = element_text(node.id(), document)
+                            scan.title = element_text(node.id(), document, MAX_TITLE_CHARS)
                         }
                         "base" if scan.base_href.is_none() => {
                             scan.base_href = element.attr("href").map(str::to_string)
                         }
                         "h1" if scan.first_h1.is_none() && skip_depth == 0 => {
-                            scan.first_h1 = Some(element_text(node.id(), document));
+                            scan.first_h1 =
+                                Some(element_text(node.id(), document, MAX_TITLE_CHARS));
                         }
                         "a" | "area" if anchors_examined < MAX_ANCHORS_EXAMINED => {
                             anchors_examined += 1;
@@ -243,7 +235,7 @@ fn scan(document: &Html, max_links: usize) -> Scan {
                                 if scan.links.len() < max_links && seen_links.insert(href) {
                                     scan.links.push(href.to_string());
                                 }
-                                let text = element_text(node.id(), document);
+                                let text = element_text(node.id(), document, MAX_ANCHOR_TEXT_CHARS);
                                 if scan.next_page.is_none() && is_next_page_anchor(&text, element) {
                                     scan.next_page = Some(href.to_string());
                                 }
@@ -320,29 +312,6 @@ fn scan(document: &Html, max_links: usize) -> Scan {
     scan
 }
 
-/// Returns (N, M) of a "第N/M页" pagination marker.
-fn part_marker(text: &str) -> Option<(u32, u32)> {
-    static MARKER: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"第\s*(\d{1,3})\s*/\s*(\d{1,3})\s*[页頁]").expect("the marker regex is valid")
-    });
-    let captures = MARKER.captures(text)?;
-    let part = captures[1].parse().ok()?;
-    let of = captures[2].parse().ok()?;
-    (part >= 1 && part <= of).then_some((part, of))
-}
-
-/// Returns the number an anchor text names (`3`, `[3]`, `【3】`).
-fn page_number(text: &str) -> Option<u32> {
-    let inner = text
-        .trim()
-        .trim_start_matches(['[', '【', '('])
-        .trim_end_matches([']', '】', ')']);
-    if inner.is_empty() || inner.len() > 3 || !inner.bytes().all(|byte| byte.is_ascii_digit()) {
-        return None;
-    }
-    inner.parse().ok()
-}
-
 /// Returns the href of part N+1 when the page says it is part N of M.
 fn numbered_next_page(scan: &Scan) -> Option<String> {
     let (part, of) = scan.part_marker?;
@@ -355,30 +324,35 @@ fn numbered_next_page(scan: &Scan) -> Option<String> {
         .map(|(_, href)| href.clone())
 }
 
-fn is_next_page_anchor(text: &str, element: &scraper::node::Element) -> bool {
-    let text = text.to_lowercase();
-    if text.contains('章') || text.contains("chapter") || text.chars().count() > 20 {
-        return false;
-    }
-    let rel_next = element
-        .attr("rel")
-        .is_some_and(|rel| rel.split_whitespace().any(|token| token == "next"));
-    rel_next
-        || text.contains("下一页")
-        || text.contains("下一頁")
-        || text == "下页"
-        || text.contains("next page")
-        || text == "next »"
-}
-
 /// Returns the text of an element, ASCII whitespace runs collapsed, trimmed.
-fn element_text(id: NodeId, document: &Html) -> String {
+/// Reading stops a few chars past `max_chars`: a text longer than `max_chars`
+/// comes back cut, but still longer than `max_chars`.
+fn element_text(id: NodeId, document: &Html, max_chars: usize) -> String {
     let Some(element) = document.tree.get(id).and_then(ElementRef::wrap) else {
         return String::new();
     };
+    // One leading and one trailing space are trimmed: read two more.
+    let limit = max_chars + 3;
     let mut out = String::new();
-    for piece in element.text() {
-        push_collapsed(&mut out, piece);
+    let mut chars = 0;
+    let mut in_space = false;
+    'pieces: for piece in element.text() {
+        for c in piece.chars() {
+            if matches!(c, ' ' | '\t' | '\n' | '\r' | '\u{c}') {
+                if in_space {
+                    continue;
+                }
+                out.push(' ');
+                in_space = true;
+            } else {
+                out.push(c);
+                in_space = false;
+            }
+            chars += 1;
+            if chars >= limit {
+                break 'pieces;
+            }
+        }
     }
     out.trim_matches(' ').to_string()
 }
@@ -473,8 +447,8 @@ fn render(document: &Html, content_ids: &HashSet<NodeId>) -> Rendered {
                         seen_content = true;
                     }
                     if !seen_content && skip_depth == 0 && is_heading_like(name, element) {
-                        let text = element_text(node.id(), document);
-                        if !text.is_empty() && text.chars().count() <= 120 {
+                        let text = element_text(node.id(), document, MAX_HEADING_CHARS);
+                        if !text.is_empty() && text.chars().count() <= MAX_HEADING_CHARS {
                             heading = Some(text);
                         }
                     }
@@ -506,25 +480,14 @@ fn render(document: &Html, content_ids: &HashSet<NodeId>) -> Rendered {
             }
         }
     }
-    let lines: Vec<&str> = raw
-        .split('\n')
-        .map(|line| line.trim_matches(' '))
-        .filter(|line| !line.is_empty())
-        .collect();
     Rendered {
-        text: lines.join("\n"),
+        text: join_nonempty_lines(&raw),
         heading,
     }
 }
 
-fn is_heading_like(name: &str, element: &scraper::node::Element) -> bool {
-    if matches!(name, "h1" | "h2" | "h3") {
-        return true;
-    }
-    let titled = |value: &str| value.to_ascii_lowercase().contains("title");
-    matches!(name, "div" | "span" | "p")
-        && (element.attr("class").is_some_and(titled) || element.id().is_some_and(titled))
-}
+#[path = "extract_tags.rs"]
+mod tags;
 
 #[cfg(test)]
 #[path = "extract_test.rs"]

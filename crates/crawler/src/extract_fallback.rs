@@ -1,46 +1,66 @@
 //! The guard in front of the HTML parser. html5ever's tree builder scans the
 //! stack of open elements on many start tags, so a page nested a hundred
-//! thousand levels deep takes minutes to parse. A linear pre-scan estimates the
-//! nesting depth; past [`MAX_NESTING`] the page is reduced to its text by
-//! stripping tags, without links (such a page is hostile, not a chapter).
+//! thousand levels deep takes minutes to parse; and the tree costs a few hundred
+//! bytes per node, so a page of ten million tiny elements takes gigabytes. A
+//! linear pre-scan estimates the nesting depth and counts the elements; past
+//! [`MAX_NESTING`] or [`MAX_ELEMENTS`] the page is reduced, in one streaming
+//! pass, to its text outside links and its first links (such a page is hostile,
+//! not a chapter, but its links still feed the crawl).
+
+use std::collections::HashSet;
+
+use crate::visible::find_ascii_case_insensitive;
 
 /// Estimated nesting depth past which the parser is not used.
-pub(crate) const MAX_NESTING: usize = 512;
+pub const MAX_NESTING: usize = 512;
+/// Elements (start tags) past which the parser is not used.
+pub const MAX_ELEMENTS: usize = 100_000;
+/// Bytes of HTML read per page; the rest is ignored with a warning.
+pub const MAX_HTML_BYTES: usize = 16 << 20;
 
 /// Tags that never nest: void elements and those closed implicitly by a sibling.
-fn never_nests(name: &str) -> bool {
-    matches!(
-        name,
-        "br" | "img"
-            | "meta"
-            | "link"
-            | "input"
-            | "hr"
-            | "area"
-            | "base"
-            | "col"
-            | "embed"
-            | "source"
-            | "track"
-            | "wbr"
-            | "param"
-            | "p"
-            | "li"
-            | "dt"
-            | "dd"
-            | "option"
-            | "tr"
-            | "td"
-            | "th"
-            | "!doctype"
-    )
+fn never_nests(name: &[u8]) -> bool {
+    const NAMES: &[&str] = &[
+        "br", "img", "meta", "link", "input", "hr", "area", "base", "col", "embed", "source",
+        "track", "wbr", "param", "p", "li", "dt", "dd", "option", "tr", "td", "th", "!doctype",
+    ];
+    NAMES
+        .iter()
+        .any(|never| never.as_bytes().eq_ignore_ascii_case(name))
 }
 
-/// Returns the estimated maximum nesting depth of `html` (open tags minus
-/// close tags, ignoring tags that never nest), in one linear pass.
-pub(crate) fn nesting_estimate(html: &str) -> usize {
+/// What the pre-scan found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shape {
+    /// Estimated maximum nesting depth (open tags minus close tags, ignoring
+    /// tags that never nest).
+    pub(crate) max_depth: usize,
+    /// Start tags.
+    pub(crate) elements: usize,
+}
+
+impl Shape {
+    /// Returns why the page is not parsed, if it is not.
+    pub(crate) fn refusal(&self) -> Option<String> {
+        if self.max_depth > MAX_NESTING {
+            return Some(format!(
+                "html nested over {MAX_NESTING} levels; reduced to its text"
+            ));
+        }
+        if self.elements > MAX_ELEMENTS {
+            return Some(format!(
+                "html of over {MAX_ELEMENTS} elements; reduced to its text"
+            ));
+        }
+        None
+    }
+}
+
+/// Returns the shape of `html`, in one linear pass.
+pub(crate) fn shape(html: &str) -> Shape {
     let bytes = html.as_bytes();
-    let (mut depth, mut max_depth, mut index) = (0usize, 0usize, 0usize);
+    let (mut depth, mut index) = (0usize, 0usize);
+    let mut shape = Shape::default();
     while let Some(offset) = memchr_lt(&bytes[index..]) {
         let start = index + offset + 1;
         index = start;
@@ -56,8 +76,10 @@ pub(crate) fn nesting_estimate(html: &str) -> usize {
         if name_len == 0 || !starts_like_a_tag {
             continue;
         }
-        let name = html[name_start..name_start + name_len].to_ascii_lowercase();
-        if never_nests(&name) {
+        if !closing {
+            shape.elements += 1;
+        }
+        if never_nests(&bytes[name_start..name_start + name_len]) {
             continue;
         }
         if closing {
@@ -71,51 +93,191 @@ pub(crate) fn nesting_estimate(html: &str) -> usize {
                 continue;
             }
             depth += 1;
-            max_depth = max_depth.max(depth);
+            shape.max_depth = shape.max_depth.max(depth);
         }
     }
-    max_depth
+    shape
 }
 
 fn memchr_lt(bytes: &[u8]) -> Option<usize> {
     bytes.iter().position(|byte| *byte == b'<')
 }
 
-/// Returns the text of `html` with tags removed (script and style content
-/// dropped), ASCII whitespace runs collapsed, one non-empty line per line.
-pub(crate) fn strip_tags(html: &str) -> String {
-    let mut text = String::with_capacity(html.len() / 4);
+/// What is kept of a page that is not parsed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct Stripped {
+    /// Text outside links, tags removed (script and style content dropped),
+    /// ASCII whitespace runs collapsed, one non-empty line per line.
+    pub(crate) text: String,
+    /// Distinct raw `href`s of `<a>` and `<area>` tags, at most `max_links`.
+    pub(crate) links: Vec<String>,
+}
+
+/// Strips the tags of `html` in one pass, with no memory beyond the output.
+pub(crate) fn strip_tags(html: &str, max_links: usize) -> Stripped {
+    let mut lines = Lines::with_capacity(html.len() / 4);
+    let mut links = Links::new(max_links);
+    let mut in_link = false;
     let mut rest = html;
     while let Some(open) = rest.find('<') {
-        text.push_str(&rest[..open]);
+        if !in_link {
+            lines.push_text(&rest[..open]);
+        }
         let after = &rest[open..];
-        let lower_head = after.get(..8).unwrap_or(after).to_ascii_lowercase();
-        let skip_until = if lower_head.starts_with("<script") {
+        let starts_with = |prefix: &str| {
+            after
+                .as_bytes()
+                .get(..prefix.len())
+                .is_some_and(|head| head.eq_ignore_ascii_case(prefix.as_bytes()))
+        };
+        let skip_until = if starts_with("<script") {
             Some("</script")
-        } else if lower_head.starts_with("<style") {
+        } else if starts_with("<style") {
             Some("</style")
         } else {
             None
         };
         let end = match skip_until {
-            Some(closer) => after
-                .to_ascii_lowercase()
-                .find(closer)
+            Some(closer) => find_ascii_case_insensitive(after, closer)
                 .map_or(after.len(), |at| at + closer.len()),
             None => 0,
         };
         let close = after[end..]
             .find('>')
             .map_or(after.len(), |at| end + at + 1);
-        text.push('\n');
+        let tag = &after[..close];
+        match tag_name(tag) {
+            (false, name) if name.eq_ignore_ascii_case(b"a") => {
+                in_link = !tag.ends_with("/>");
+                links.add(tag);
+            }
+            (true, name) if name.eq_ignore_ascii_case(b"a") => in_link = false,
+            (false, name) if name.eq_ignore_ascii_case(b"area") => links.add(tag),
+            _ => {}
+        }
+        lines.line_break();
         rest = &after[close..];
     }
-    text.push_str(rest);
-    text.split('\n')
-        .map(|line| line.split_ascii_whitespace().collect::<Vec<_>>().join(" "))
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
+    if !in_link {
+        lines.push_text(rest);
+    }
+    Stripped {
+        text: lines.text,
+        links: links.hrefs,
+    }
+}
+
+/// Returns whether `tag` (from its `<`) is an end tag, and its name's bytes.
+fn tag_name(tag: &str) -> (bool, &[u8]) {
+    let bytes = tag.as_bytes();
+    let closing = bytes.get(1) == Some(&b'/');
+    let start = if closing { 2 } else { 1 };
+    let name_len = bytes
+        .get(start..)
+        .unwrap_or_default()
+        .iter()
+        .take_while(|byte| byte.is_ascii_alphanumeric())
+        .count();
+    (
+        closing,
+        &bytes[start.min(bytes.len())..start.min(bytes.len()) + name_len],
+    )
+}
+
+/// Distinct hrefs of link tags, up to a cap.
+struct Links {
+    hrefs: Vec<String>,
+    seen: HashSet<String>,
+    max_links: usize,
+}
+
+impl Links {
+    fn new(max_links: usize) -> Self {
+        Self {
+            hrefs: Vec::new(),
+            seen: HashSet::new(),
+            max_links,
+        }
+    }
+
+    fn add(&mut self, tag: &str) {
+        if self.hrefs.len() >= self.max_links {
+            return;
+        }
+        if let Some(href) = href_of(tag)
+            && self.seen.insert(href.clone())
+        {
+            self.hrefs.push(href);
+        }
+    }
+}
+
+/// Returns the `href` attribute of a start tag (`&amp;` decoded).
+fn href_of(tag: &str) -> Option<String> {
+    let bytes = tag.as_bytes();
+    let mut from = 0;
+    while let Some(found) = find_ascii_case_insensitive(&tag[from..], "href") {
+        let at = from + found;
+        from = at + 4;
+        if !bytes
+            .get(at.wrapping_sub(1))
+            .is_some_and(u8::is_ascii_whitespace)
+        {
+            continue;
+        }
+        let value = tag[from..].trim_start().strip_prefix('=')?.trim_start();
+        let raw = match value.chars().next()? {
+            quote @ ('"' | '\'') => value[1..].split(quote).next()?,
+            _ => value
+                .split(|c: char| c.is_ascii_whitespace() || c == '>')
+                .next()?,
+        };
+        return Some(raw.trim().replace("&amp;", "&"));
+    }
+    None
+}
+
+/// Text built line by line: words of a line joined by one space, empty lines dropped.
+struct Lines {
+    text: String,
+    /// The current line has a word.
+    in_line: bool,
+    /// A space is due before the next word of the line.
+    space: bool,
+}
+
+impl Lines {
+    fn with_capacity(bytes: usize) -> Self {
+        Self {
+            text: String::with_capacity(bytes),
+            in_line: false,
+            space: false,
+        }
+    }
+
+    fn line_break(&mut self) {
+        self.in_line = false;
+        self.space = false;
+    }
+
+    fn push_text(&mut self, text: &str) {
+        for c in text.chars() {
+            if c == '\n' {
+                self.line_break();
+            } else if c.is_ascii_whitespace() {
+                self.space = self.in_line;
+            } else {
+                if !self.in_line && !self.text.is_empty() {
+                    self.text.push('\n');
+                } else if self.space {
+                    self.text.push(' ');
+                }
+                self.space = false;
+                self.in_line = true;
+                self.text.push(c);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -123,21 +285,47 @@ mod tests {
     use super::*;
 
     #[test]
-    fn nesting_is_estimated_linearly() {
+    fn nesting_and_elements_are_counted_linearly() {
+        let depth = |html: &str| shape(html).max_depth;
         assert_eq!(
-            nesting_estimate("<html><body><div><p>a<p>b<br></div></body></html>"),
-            3
+            shape("<html><body><div><p>a<P>b<br></div></body></html>"),
+            Shape {
+                max_depth: 3,
+                elements: 6
+            }
         );
-        assert_eq!(nesting_estimate(&"<div>".repeat(5000)), 5000);
-        assert!(nesting_estimate(&"<div>x</div>".repeat(5000)) <= 1);
-        assert_eq!(nesting_estimate("a < b <3 <"), 0);
+        assert_eq!(depth(&"<div>".repeat(5000)), 5000);
+        assert!(depth(&"<div>x</div>".repeat(5000)) <= 1);
+        assert_eq!(shape("a < b <3 <"), Shape::default());
+        assert!(
+            shape(&"<b>a</b>".repeat(MAX_ELEMENTS + 1))
+                .refusal()
+                .is_some()
+        );
+        assert!(shape(&"<b>a</b>".repeat(1000)).refusal().is_none());
     }
 
     #[test]
     fn tags_are_stripped() {
-        let text = strip_tags(
-            "<div>正文<script>var x = '<b>';</script><b>粗体</b>\n  second   line</div>",
+        let text = |html: &str| strip_tags(html, 10).text;
+        assert_eq!(
+            text("<div>正文<script>var x = '<b>';</script><b>粗体</b>\n  second   line</div>"),
+            "正文\n粗体\nsecond line"
         );
-        assert_eq!(text, "正文\n粗体\nsecond line");
+        assert_eq!(text("  a \t b  \n\n<i> c</i>"), "a b\nc");
+        assert_eq!(text("<STYLE>x{}</style>天<script"), "天");
+    }
+
+    #[test]
+    fn links_are_kept_and_their_text_dropped() {
+        let stripped = strip_tags(
+            "前<A class=x HREF = '/a?x=1&amp;y=2'>链接</a>中<a href=/b>b</A>\
+             <area href=\"/c\"><a data-href=\"/no\" href=\"/a?x=1&y=2\">again</a>后<a href=/d>",
+            3,
+        );
+        assert_eq!(stripped.text, "前\n中\n后");
+        assert_eq!(stripped.links, ["/a?x=1&y=2", "/b", "/c"]);
+        assert_eq!(href_of("<a title='x'>"), None);
+        assert_eq!(href_of("<a href>"), None);
     }
 }

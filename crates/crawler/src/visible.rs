@@ -4,6 +4,17 @@
 //! pages with it. Rules: skip head/script/style/noscript/
 //! template/select/textarea, collapse ASCII whitespace runs inside text to one
 //! space, block tags break lines, lines trimmed of spaces, empty lines dropped.
+//!
+//! It is one linear pass whatever the markup: at most
+//! [`crate::extract::MAX_HTML_BYTES`] are read, no tree is built, and the
+//! scans for a tag's end and a raw-text end tag never revisit text (an
+//! unterminated quote remembered as such, end tags matched without copying).
+
+use std::collections::HashSet;
+
+use tracing::warn;
+
+use crate::extract::MAX_HTML_BYTES;
 
 const BLOCK: &[&str] = &[
     "p",
@@ -43,10 +54,12 @@ const SKIP: &[&str] = &[
 ];
 const RAW_TEXT: &[&str] = &["script", "style"];
 
-/// Returns the visible text of decoded HTML.
+/// Returns the visible text of decoded HTML (its first [`MAX_HTML_BYTES`]).
 pub fn visible_text(html: &str) -> String {
+    let html = within_budget(html);
     let mut out = String::with_capacity(html.len() / 2);
     let mut skip_depth = 0usize;
+    let mut tag_ends = TagEnds::default();
     let mut rest = html;
     while !rest.is_empty() {
         let Some(open) = rest.find('<') else {
@@ -59,7 +72,9 @@ pub fn visible_text(html: &str) -> String {
             rest = rest.find("-->").map_or("", |end| &rest[end + 3..]);
             continue;
         }
-        let Some((name, closing, self_closing, after)) = parse_tag(rest) else {
+        let offset = html.len() - rest.len();
+        let Some((name, closing, self_closing, after)) = parse_tag(rest, offset, &mut tag_ends)
+        else {
             // A lone '<' is text.
             push_text(&mut out, "<", skip_depth);
             rest = &rest[1..];
@@ -84,15 +99,50 @@ pub fn visible_text(html: &str) -> String {
             out.push('\n');
         }
     }
-    out.split('\n')
-        .map(|line| line.trim_matches(' '))
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join("\n")
+    join_nonempty_lines(&out)
 }
 
-/// Parses a tag at the start of `text`: (lowercase name, is end tag, self-closing, rest).
-fn parse_tag(text: &str) -> Option<(String, bool, bool, &str)> {
+/// Returns the first [`MAX_HTML_BYTES`] of `html` (cut at a char boundary).
+pub(crate) fn within_budget(html: &str) -> &str {
+    if html.len() <= MAX_HTML_BYTES {
+        return html;
+    }
+    let mut cut = MAX_HTML_BYTES;
+    while !html.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    warn!(
+        bytes = html.len(),
+        max_bytes = MAX_HTML_BYTES,
+        "html over the extraction budget; the rest is ignored"
+    );
+    &html[..cut]
+}
+
+/// Returns the lines of `raw` trimmed of spaces, empty ones dropped, joined by
+/// line breaks; without an intermediate list (pages of millions of lines).
+pub(crate) fn join_nonempty_lines(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    for line in raw.split('\n') {
+        let line = line.trim_matches(' ');
+        if line.is_empty() {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// Parses a tag at the start of `text`, found at byte `offset` of the page:
+/// (lowercase name, is end tag, self-closing, rest).
+fn parse_tag<'a>(
+    text: &'a str,
+    offset: usize,
+    tag_ends: &mut TagEnds,
+) -> Option<(String, bool, bool, &'a str)> {
     let body = &text[1..];
     let (closing, body) = match body.strip_prefix('/') {
         Some(stripped) => (true, stripped),
@@ -102,7 +152,8 @@ fn parse_tag(text: &str) -> Option<(String, bool, bool, &str)> {
     if !(first.is_ascii_alphabetic() || (first == '!' || first == '?')) {
         return None;
     }
-    let end = tag_end(body)?;
+    let body_offset = offset + (text.len() - body.len());
+    let end = tag_ends.find(body, body_offset)?;
     let inner = &body[..end];
     let name: String = inner
         .chars()
@@ -122,24 +173,69 @@ fn parse_tag(text: &str) -> Option<(String, bool, bool, &str)> {
     ))
 }
 
-/// Finds the `>` closing a tag, skipping quoted attribute values.
-fn tag_end(body: &str) -> Option<usize> {
-    let mut quote: Option<char> = None;
-    for (index, c) in body.char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '>') => return Some(index),
-            _ => {}
-        }
-    }
-    None
+/// Finds the `>` closing a tag, skipping quoted attribute values, in time
+/// linear in the page over all calls.
+///
+/// A scan outside quotes moves from one special byte (`"`, `'`, `>`) to the
+/// next, jumping over quoted values, so where it ends depends only on the
+/// first special byte it meets unquoted. A scan that reaches the end of the
+/// page without a `>` marks every such byte it met as dead: a later `<` whose
+/// scan meets one of them fails at once instead of rescanning (a page of
+/// `<a "` repeated a million times would otherwise be quadratic).
+#[derive(Debug, Default)]
+struct TagEnds {
+    /// Page offsets of unquoted special bytes from which no `>` is reached.
+    dead: HashSet<usize>,
 }
 
-fn find_ascii_case_insensitive(haystack: &str, needle: &str) -> Option<usize> {
-    let lower = haystack.to_ascii_lowercase();
-    lower.find(&needle.to_ascii_lowercase())
+impl TagEnds {
+    /// Returns the index in `body` (at page offset `offset`) of its closing `>`.
+    fn find(&mut self, body: &str, offset: usize) -> Option<usize> {
+        let bytes = body.as_bytes();
+        let mut visited = Vec::new();
+        let mut at = 0;
+        while let Some(step) = bytes[at..]
+            .iter()
+            .position(|byte| matches!(byte, b'"' | b'\'' | b'>'))
+        {
+            let special = at + step;
+            if bytes[special] == b'>' {
+                return Some(special);
+            }
+            if self.dead.contains(&(offset + special)) {
+                break;
+            }
+            visited.push(offset + special);
+            let quote = bytes[special];
+            let Some(close) = bytes[special + 1..].iter().position(|byte| *byte == quote) else {
+                break;
+            };
+            at = special + 1 + close + 1;
+        }
+        self.dead.extend(visited);
+        None
+    }
+}
+
+/// Returns the byte offset of the first ASCII-case-insensitive occurrence of
+/// `needle` in `haystack`, without copying either.
+pub(crate) fn find_ascii_case_insensitive(haystack: &str, needle: &str) -> Option<usize> {
+    let needle = needle.as_bytes();
+    let first = needle.first()?;
+    let bytes = haystack.as_bytes();
+    let mut at = 0;
+    while let Some(step) = bytes[at..]
+        .iter()
+        .position(|byte| byte.eq_ignore_ascii_case(first))
+    {
+        let start = at + step;
+        let candidate = bytes.get(start..start + needle.len())?;
+        if candidate.eq_ignore_ascii_case(needle) {
+            return Some(start);
+        }
+        at = start + 1;
+    }
+    None
 }
 
 fn push_text(out: &mut String, raw: &str, skip_depth: usize) {
@@ -225,6 +321,36 @@ mod tests {
         let html = "<html><head><title>T</title></head><body><div class=\"a\">第一段 &nbsp;文字\n  续</div>\
                     <script>document.write('<p>ad</p>')</script><p>第二&#x6bb5;&amp;</p><br/>尾 </body></html>";
         assert_eq!(visible_text(html), "第一段 \u{a0}文字 续\n第二段&\n尾");
+    }
+
+    #[test]
+    fn unterminated_quotes_and_raw_text_stay_linear() {
+        // Each `<` opens a quote that never closes before the end.
+        let quotes = "<a \"x".repeat(50_000);
+        let started = std::time::Instant::now();
+        let text = visible_text(&quotes);
+        assert!(text.starts_with("<a \"x<a"));
+        let scripts = "<SCRIPT>x</script>".repeat(50_000) + "<p>end";
+        assert_eq!(visible_text(&scripts), "end");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+
+    #[test]
+    fn case_insensitive_search_finds_the_first_match() {
+        assert_eq!(
+            find_ascii_case_insensitive("ab</ScRiPt>", "</script"),
+            Some(2)
+        );
+        assert_eq!(
+            find_ascii_case_insensitive("天</script", "</SCRIPT"),
+            Some(3)
+        );
+        assert_eq!(find_ascii_case_insensitive("</scrip", "</script"), None);
+        assert_eq!(find_ascii_case_insensitive("", "<"), None);
     }
 
     #[test]
