@@ -11,6 +11,7 @@ use chrono::Utc;
 use copyhound_core::config::ServerConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
 use copyhound_core::model::{CopiedSpan, Match, MatchStatus, Publisher, PublisherKind, Role};
+use copyhound_crawler::site::SitePolicy;
 use copyhound_server::AppState;
 use copyhound_server::auth::issue_key;
 use copyhound_server::testsuite::MemoryQueue;
@@ -101,6 +102,7 @@ async fn main() -> anyhow::Result<()> {
         queue: Arc::new(MemoryQueue::default()),
         index: None,
         config: ServerConfig::default(),
+        site_policy: SitePolicy::default(),
     };
     let seeding = Instant::now();
     let key = seed(&state, matches).await?;

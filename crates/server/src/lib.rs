@@ -40,6 +40,7 @@ use copyhound_core::ports::{
     WorkStore,
 };
 use copyhound_core::{Error, ErrorKind, Result};
+use copyhound_crawler::site::SitePolicy;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
@@ -69,6 +70,9 @@ pub struct AppState {
     pub index: Option<Arc<dyn FingerprintIndex>>,
     /// Listen address, bootstrap admin key, upload limit.
     pub config: ServerConfig,
+    /// What registered sites may point at: the crawlers' address policy
+    /// (`crawler.allow_private_addresses`), applied when a site is registered.
+    pub site_policy: SitePolicy,
 }
 
 /// Returns the whole application: `/api/v1`, `/health`, `/metrics` and the admin UI at `/`.

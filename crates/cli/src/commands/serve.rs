@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use copyhound_core::config::{Backend, Config};
 use copyhound_crawler::Scheduler;
+use copyhound_crawler::site::SitePolicy;
 use copyhound_matcher::Worker;
 use copyhound_server::AppState;
 use tokio::sync::watch;
@@ -73,6 +74,7 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
         queue: backends.queue.clone(),
         index: Some(backends.index.clone()),
         config: config.server.clone(),
+        site_policy: SitePolicy::for_crawler(&config.crawler),
     };
     let listen = config.server.listen.clone();
     println!("serving the API and admin UI on http://{listen}/");

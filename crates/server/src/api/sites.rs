@@ -1,6 +1,10 @@
 //! Watched sites and their crawl runs. A crawl started here is a `Queued` run
 //! plus a `CrawlSite` task; the crawler moves the run through its states and
-//! fills its counters.
+//! fills its counters. Sites are checked by the crawler's own validation
+//! ([`copyhound_crawler::site::validate_site`], the one `copyhound sites add`
+//! uses) under the deployment's address policy, so nothing is stored that the
+//! crawler would refuse; refusals are 400 `invalid_input` naming the field and
+//! never echo credentials.
 
 use axum::Json;
 use axum::extract::State;
@@ -12,17 +16,13 @@ use copyhound_core::model::{
 };
 use copyhound_core::ports::Paged;
 use copyhound_core::{Error, ErrorKind, Result};
+use copyhound_crawler::site::validate_site;
 use serde::{Deserialize, Deserializer};
 
-use super::{ListQuery, owned_run, owned_site, page_request, required_text};
+use super::{ListQuery, owned_run, owned_site, page_request};
 use crate::AppState;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
-
-/// Most seeds of one site.
-pub const MAX_SEEDS: usize = 1000;
-/// Most allow or deny patterns of one site.
-pub const MAX_PATTERNS: usize = 200;
 
 /// Body of `POST /sites`.
 #[derive(Debug, Deserialize)]
@@ -96,77 +96,6 @@ pub struct UpdateSite {
     pub enabled: Option<bool>,
 }
 
-/// Refuses a site that cannot be crawled as configured, naming the field.
-pub fn validate_site(site: &Site) -> Result<()> {
-    required_text("name", &site.name, 200)?;
-    if site.seeds.is_empty() {
-        return Err(Error::invalid("`seeds` must hold at least one URL"));
-    }
-    if site.seeds.len() > MAX_SEEDS {
-        return Err(Error::invalid(format!(
-            "`seeds` holds more than {MAX_SEEDS} URLs"
-        )));
-    }
-    for seed in &site.seeds {
-        let url = url::Url::parse(seed)
-            .map_err(|error| Error::invalid(format!("seed `{seed}` is not a URL: {error}")))?;
-        if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
-            return Err(Error::invalid(format!(
-                "seed `{seed}` must be an http(s) URL with a host"
-            )));
-        }
-    }
-    for (field, patterns) in [
-        ("allow_patterns", &site.allow_patterns),
-        ("deny_patterns", &site.deny_patterns),
-    ] {
-        if patterns.len() > MAX_PATTERNS {
-            return Err(Error::invalid(format!(
-                "`{field}` holds more than {MAX_PATTERNS} patterns"
-            )));
-        }
-        if patterns
-            .iter()
-            .any(|pattern| pattern.trim().is_empty() || pattern.len() > 1000)
-        {
-            return Err(Error::invalid(format!(
-                "`{field}` holds an empty or over-long pattern"
-            )));
-        }
-    }
-    if let Some(schedule) = &site.schedule {
-        schedule.parse::<croner::Cron>().map_err(|error| {
-            Error::invalid(format!(
-                "schedule `{schedule}` is not a cron expression: {error}"
-            ))
-        })?;
-    }
-    if !(site.rate_limit_per_second > 0.0 && site.rate_limit_per_second <= 100.0) {
-        return Err(Error::invalid(
-            "`rate_limit_per_second` must be in (0, 100]",
-        ));
-    }
-    if !(1..=64).contains(&site.concurrency) {
-        return Err(Error::invalid("`concurrency` must be in 1..=64"));
-    }
-    if site.max_depth > 100 {
-        return Err(Error::invalid("`max_depth` must be at most 100"));
-    }
-    if !(1..=1_000_000).contains(&site.max_pages_per_run) {
-        return Err(Error::invalid("`max_pages_per_run` must be in 1..=1000000"));
-    }
-    let unknown_charset = site
-        .charset_override
-        .as_ref()
-        .filter(|charset| encoding_rs::Encoding::for_label(charset.as_bytes()).is_none());
-    if let Some(charset) = unknown_charset {
-        return Err(Error::invalid(format!(
-            "`charset_override` `{charset}` is not a known charset"
-        )));
-    }
-    Ok(())
-}
-
 /// `GET /api/v1/sites`.
 pub async fn list_sites(
     State(state): State<AppState>,
@@ -205,7 +134,7 @@ pub async fn create_site(
         enabled: body.enabled.unwrap_or(true),
         created_at: Utc::now(),
     };
-    validate_site(&site)?;
+    validate_site(&site, &state.site_policy)?;
     state.sites.put_site(&site).await?;
     tracing::info!(site_id = %site.id, by = %caller.key_id, "site created");
     Ok((StatusCode::CREATED, Json(site)))
@@ -232,11 +161,34 @@ pub async fn update_site(
 ) -> ApiResult<Json<Site>> {
     let site_id = parse_id::<SiteId>("site_id", &site_id)?;
     let mut site = owned_site(&state, &caller.publisher_id, &site_id).await?;
+    // Disabling alone is always allowed, so a site stored before a rule existed
+    // can still be switched off.
+    let disables_only = body.disables_only();
     apply_update(&mut site, body);
-    validate_site(&site)?;
+    if !disables_only {
+        validate_site(&site, &state.site_policy)?;
+    }
     state.sites.put_site(&site).await?;
     tracing::info!(site_id = %site.id, enabled = site.enabled, by = %caller.key_id, "site updated");
     Ok(Json(site))
+}
+
+impl UpdateSite {
+    /// Returns whether the update is exactly `{"enabled": false}`.
+    fn disables_only(&self) -> bool {
+        self.enabled == Some(false)
+            && self.name.is_none()
+            && self.seeds.is_none()
+            && self.allow_patterns.is_none()
+            && self.deny_patterns.is_none()
+            && self.max_depth.is_none()
+            && self.max_pages_per_run.is_none()
+            && self.schedule.is_none()
+            && self.rate_limit_per_second.is_none()
+            && self.concurrency.is_none()
+            && self.charset_override.is_none()
+            && self.extraction.is_none()
+    }
 }
 
 fn apply_update(site: &mut Site, update: UpdateSite) {

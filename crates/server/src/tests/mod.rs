@@ -5,6 +5,7 @@ mod chromium_test;
 mod fuzz_test;
 mod openapi_test;
 mod register_test;
+mod sites_validation_test;
 mod system_test;
 mod tenancy_test;
 mod upload_limits_test;
@@ -18,6 +19,7 @@ use chrono::{Duration, Utc};
 use copyhound_core::config::ServerConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
 use copyhound_core::model::{CopiedSpan, EvidenceExcerpt, FetchMeta, Match, MatchStatus, Page};
+use copyhound_crawler::site::SitePolicy;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -71,6 +73,9 @@ impl Harness {
             queue: queue.clone(),
             index: None,
             config: config(),
+            site_policy: SitePolicy {
+                allow_private_addresses: true,
+            },
         };
         Self::with_state(state, queue, None, Some(dir)).await
     }

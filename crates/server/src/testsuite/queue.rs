@@ -8,6 +8,7 @@ use copyhound_core::Result;
 use copyhound_core::config::ServerConfig;
 use copyhound_core::model::Task;
 use copyhound_core::ports::{AckId, DeadTask, QueueStats, ReceivedTask, TaskQueue};
+use copyhound_crawler::site::SitePolicy;
 
 use super::MemoryStore;
 use crate::AppState;
@@ -98,6 +99,10 @@ impl MemoryBackends {
             queue: queue.clone(),
             index: None,
             config,
+            // The fakes serve loopback tests: sites on 127.0.0.1 are registered.
+            site_policy: SitePolicy {
+                allow_private_addresses: true,
+            },
         };
         Self {
             state,
