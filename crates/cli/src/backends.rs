@@ -17,7 +17,8 @@ pub struct Backends {
     pub stores: Stores,
     /// The segment index.
     pub index: Arc<dyn FingerprintIndex>,
-    /// The in-memory index when embedded, to snapshot it on exit.
+    /// The in-memory index when embedded: durable through its write-ahead
+    /// log; a snapshot on exit only makes the next start faster.
     pub memory_index: Option<Arc<MemoryFingerprintIndex>>,
     /// The task queue.
     pub queue: Arc<dyn TaskQueue>,
@@ -62,7 +63,22 @@ impl Backends {
         })
     }
 
-    /// Persists what the embedded backends keep in memory.
+    /// Re-enqueues what a killed process may have left without its task (works
+    /// whose chapters are still pending: the registration outbox). Every node
+    /// that runs workers or serves the API calls it once at start.
+    pub async fn recover(&self) -> anyhow::Result<()> {
+        copyhound_matcher::requeue_pending_works(
+            self.stores.publishers.as_ref(),
+            self.stores.works.as_ref(),
+            self.queue.as_ref(),
+        )
+        .await
+        .context("cannot re-enqueue the fingerprinting of pending works")?;
+        Ok(())
+    }
+
+    /// Folds what the embedded index keeps in memory into its snapshot (every
+    /// acknowledged write is already in its log; this shortens the next start).
     pub async fn persist(&self) -> anyhow::Result<()> {
         if let Some(memory) = &self.memory_index {
             memory

@@ -17,10 +17,12 @@ mod evidence;
 mod fingerprinting;
 mod lookup;
 mod pipeline;
+mod recovery;
 mod worker;
 
 pub use compare::{Decision, decide};
 pub use context::MatcherPorts;
 pub use fingerprinting::to_record;
 pub use pipeline::Pipeline;
+pub use recovery::{RequeueOutcome, requeue_pending_works};
 pub use worker::{TaskHandler, TickOutcome, Worker, WorkerConfig};

@@ -69,8 +69,10 @@ pub async fn import_works(
     let count = works.len();
     for imported in works {
         stores.publishers.put_publisher(&imported.publisher).await?;
-        stores.works.put_work(&imported.work).await?;
+        // Chapters first: the work record commits the registration, and a node
+        // start re-enqueues works whose chapters are pending (`Backends::recover`).
         stores.works.put_chapters(&imported.chapters).await?;
+        stores.works.put_work(&imported.work).await?;
         chapters += imported.chapters.len();
         tasks.push(Task::new(
             TaskKind::FingerprintWork {
@@ -85,6 +87,7 @@ pub async fn import_works(
 
 pub async fn worker(config: &Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
     let backends = Backends::open(config).await?;
+    backends.recover().await?;
     let crawl = Arc::new(crate::crawl_handler::CrawlHandler::new(
         config,
         &backends,

@@ -23,6 +23,7 @@ use crate::crawl_handler::{CrawlHandler, PageCounter};
 
 pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode> {
     let backends = Backends::open(config).await?;
+    backends.recover().await?;
     let embedded = matches!(config.queue_backend(), Backend::Embedded(_));
     let workers = args.workers.unwrap_or(if embedded {
         config.worker.concurrency
@@ -97,6 +98,7 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
 
 pub async fn scheduler(config: &Config) -> anyhow::Result<ExitCode> {
     let backends = Backends::open(config).await?;
+    backends.recover().await?;
     let scheduler = Scheduler::new(backends.stores.sites.clone(), backends.queue.clone());
     let (stop_tx, stop_rx) = watch::channel(false);
     let reports = crate::report_scheduler::ReportScheduler::new(config, &backends)?

@@ -127,6 +127,7 @@ pub async fn run_pipeline(
 ) -> anyhow::Result<PipelineRun> {
     let started = Instant::now();
     let backends = Backends::open(config).await?;
+    backends.recover().await?;
     let works = import::read_works(&set.join("works"))?;
     let (work_count, chapter_count) = import_works(&backends, works).await?;
     eprintln!("registered {work_count} works ({chapter_count} chapters)");

@@ -400,3 +400,90 @@ async fn news_articles_one_by_one_and_as_json_lines() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_repeated_registration_answers_the_stored_work_and_re_enqueues_while_pending() {
+    for harness in Harness::each().await {
+        let body = json!({"id": "w_retry", "title": "风起", "author": "佚名",
+            "chapters": [{"title": "第一章", "text": "天色已晚。"}, {"title": "第二章", "text": "村口来了人。"}]});
+        let (status, first) = harness
+            .call("POST", "/api/v1/works", &harness.key_a, Some(body.clone()))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{first}");
+        // The answer was lost (or the process died before the enqueue): the
+        // client sends the same registration again.
+        let (status, again) = harness
+            .call("POST", "/api/v1/works", &harness.key_a, Some(body.clone()))
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{again}");
+        assert_eq!(again["chapters"], first["chapters"]);
+        assert_eq!(again["created_at"], first["created_at"], "the stored work");
+        let fingerprint_tasks = |harness: &Harness| {
+            harness
+                .queue
+                .enqueued()
+                .iter()
+                .filter(|task| matches!(task.kind, TaskKind::FingerprintWork { .. }))
+                .count()
+        };
+        assert_eq!(fingerprint_tasks(&harness), 2, "pending: enqueued again");
+        let work_id = "w_retry".parse().unwrap();
+        for chapter in ["c_0001", "c_0002"] {
+            let status = copyhound_core::model::FingerprintStatus::Indexed { version: 1 };
+            harness
+                .state
+                .works
+                .set_fingerprint_status(&work_id, &chapter.parse().unwrap(), &status)
+                .await
+                .unwrap();
+        }
+        let (status, _) = harness
+            .call("POST", "/api/v1/works", &harness.key_a, Some(body.clone()))
+            .await;
+        assert_eq!(status, StatusCode::CREATED);
+        assert_eq!(fingerprint_tasks(&harness), 2, "indexed: nothing to redo");
+        // Another work under the same id, or another publisher: still a conflict.
+        let mut different = body.clone();
+        different["chapters"][1]["text"] = json!("村口来了另一个人。");
+        for (key, request) in [(&harness.key_a, different), (&harness.key_b, body)] {
+            let (status, answer) = harness
+                .call("POST", "/api/v1/works", key, Some(request))
+                .await;
+            assert_error(
+                status,
+                &answer,
+                StatusCode::CONFLICT,
+                "conflict",
+                "already in use",
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn chapters_left_by_an_unfinished_registration_do_not_join_a_new_one() {
+    for harness in Harness::each().await {
+        // A registration killed after its chapters and before its work record.
+        let work_id: copyhound_core::ids::WorkId = "w_torn".parse().unwrap();
+        let leftover = copyhound_core::model::Chapter::new(
+            work_id.clone(),
+            "c_0009".parse().unwrap(),
+            9,
+            "残章".into(),
+            "上次没有写完的注册。".into(),
+        );
+        harness.state.works.put_chapters(&[leftover]).await.unwrap();
+        let (status, work) = harness
+            .call(
+                "POST",
+                "/api/v1/works",
+                &harness.key_a,
+                Some(json!({"id": "w_torn", "title": "新作", "chapters": [{"text": "正文。"}]})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{work}");
+        let chapters = harness.state.works.list_chapters(&work_id).await.unwrap();
+        let ids: Vec<&str> = chapters.iter().map(|chapter| chapter.id.as_str()).collect();
+        assert_eq!(ids, ["c_0001"]);
+    }
+}

@@ -321,6 +321,14 @@ pub async fn unindex_chapters(
 }
 
 /// Stores a new work (`existing` is `None`) or re-registers one, and enqueues fingerprinting.
+///
+/// Chapters are written before the work record, so the record commits the
+/// registration: a work that exists has all its chapters, and a chapter still
+/// `Pending` is an outbox entry a node start re-enqueues if the process died
+/// before the enqueue (`copyhound_matcher::requeue_pending_works`). A new
+/// registration under a taken id is a retry when the same publisher sends the
+/// same work: it answers the stored work (enqueueing again if it is pending)
+/// instead of `Conflict`.
 pub async fn register_work(
     state: &AppState,
     caller: &PublisherCaller,
@@ -332,23 +340,14 @@ pub async fn register_work(
     if drafts.is_empty() && meta.kind == WorkKind::Novel {
         return Err(Error::invalid("a novel needs at least one chapter").into());
     }
-    let work_id = match (&existing, meta.id.clone()) {
-        (Some(work), _) => work.id.clone(),
-        (None, Some(id)) => {
-            match state.works.get_work_any(&id).await {
-                Ok(_) => {
-                    return Err(Error::new(
-                        ErrorKind::Conflict,
-                        format!("work id {id} is already in use"),
-                    )
-                    .into());
-                }
-                Err(error) if error.kind() == ErrorKind::NotFound => {}
-                Err(error) => return Err(error.into()),
-            }
-            id
-        }
-        (None, None) => WorkId::generate(),
+    let (work_id, taken) = match (&existing, meta.id.clone()) {
+        (Some(work), _) => (work.id.clone(), None),
+        (None, Some(id)) => match state.works.get_work_any(&id).await {
+            Ok(stored) => (id, Some(stored)),
+            Err(error) if error.kind() == ErrorKind::NotFound => (id, None),
+            Err(error) => return Err(error.into()),
+        },
+        (None, None) => (WorkId::generate(), None),
     };
     let chapters = build_chapters(&work_id, drafts, 1)?;
     let now = Utc::now();
@@ -363,26 +362,118 @@ pub async fn register_work(
         created_at: existing.as_ref().map_or(now, |work| work.created_at),
         updated_at: now,
     };
-    if existing.is_some() {
-        let previous = state.works.list_chapters(&work_id).await?;
-        state
-            .works
-            .delete_work(&caller.publisher_id, &work_id)
-            .await?;
-        let kept: BTreeSet<&ChapterId> = chapters.iter().map(|chapter| &chapter.id).collect();
-        let removed = previous
-            .into_iter()
-            .map(|chapter| chapter.id)
-            .filter(|id| !kept.contains(id));
-        unindex_chapters(state, &work_id, removed.collect::<Vec<_>>().into_iter()).await;
+    if let Some(stored) = taken {
+        return answer_repeated_registration(state, caller, stored, &work, &chapters, warnings)
+            .await;
     }
-    state.works.put_work(&work).await?;
+    match &existing {
+        Some(_) => drop_replaced_chapters(state, &work, &chapters).await?,
+        None => drop_uncommitted_chapters(state, &work, &chapters).await?,
+    }
     state.works.put_chapters(&chapters).await?;
+    state.works.put_work(&work).await?;
     if !chapters.is_empty() {
         enqueue_fingerprinting(state, &work_id).await?;
     }
     tracing::info!(work_id = %work_id, chapters = chapters.len(), by = %caller.key_id, replaced = existing.is_some(), "work registered");
     Ok(WorkDetail::new(work, &chapters, warnings))
+}
+
+/// Answers a new registration whose id is taken. The same publisher sending
+/// the same work again (a retry after a lost answer or a crash) gets the stored
+/// work, and its fingerprinting is enqueued again while chapters are pending;
+/// anything else is a `Conflict` (`PUT` replaces a work).
+async fn answer_repeated_registration(
+    state: &AppState,
+    caller: &PublisherCaller,
+    stored: Work,
+    requested: &Work,
+    chapters: &[Chapter],
+    warnings: Vec<String>,
+) -> ApiResult<WorkDetail> {
+    let conflict = || {
+        Error::new(
+            ErrorKind::Conflict,
+            format!("work id {} is already in use", requested.id),
+        )
+    };
+    if stored.publisher_id != caller.publisher_id || !same_metadata(&stored, requested) {
+        return Err(conflict().into());
+    }
+    let stored_chapters = state.works.list_chapters(&stored.id).await?;
+    if !same_chapters(&stored_chapters, chapters) {
+        return Err(conflict().into());
+    }
+    let pending = stored_chapters
+        .iter()
+        .any(|chapter| chapter.fingerprint_status == FingerprintStatus::Pending);
+    if pending {
+        enqueue_fingerprinting(state, &stored.id).await?;
+    }
+    tracing::info!(work_id = %stored.id, by = %caller.key_id, pending, "registration repeated; answering the stored work");
+    Ok(WorkDetail::new(stored, &stored_chapters, warnings))
+}
+
+fn same_metadata(stored: &Work, requested: &Work) -> bool {
+    stored.title == requested.title
+        && stored.author == requested.author
+        && stored.kind == requested.kind
+        && stored.language == requested.language
+        && stored.licensed_hosts == requested.licensed_hosts
+}
+
+fn same_chapters(stored: &[Chapter], requested: &[Chapter]) -> bool {
+    let key = |chapter: &Chapter| {
+        (
+            chapter.id.clone(),
+            chapter.index,
+            chapter.title.clone(),
+            chapter.content_sha256.clone(),
+        )
+    };
+    let stored: BTreeSet<_> = stored.iter().map(key).collect();
+    let requested: BTreeSet<_> = requested.iter().map(key).collect();
+    stored == requested
+}
+
+/// Before a re-registration: when chapters go away, deletes the work (and its
+/// chapters) and unindexes them; chapters that stay are overwritten in place.
+async fn drop_replaced_chapters(state: &AppState, work: &Work, chapters: &[Chapter]) -> Result<()> {
+    let kept: BTreeSet<&ChapterId> = chapters.iter().map(|chapter| &chapter.id).collect();
+    let previous = state.works.list_chapters(&work.id).await?;
+    let removed: Vec<ChapterId> = previous
+        .into_iter()
+        .map(|chapter| chapter.id)
+        .filter(|id| !kept.contains(id))
+        .collect();
+    if removed.is_empty() {
+        return Ok(());
+    }
+    state
+        .works
+        .delete_work(&work.publisher_id, &work.id)
+        .await?;
+    unindex_chapters(state, &work.id, removed.into_iter()).await;
+    Ok(())
+}
+
+/// Before a new registration: drops chapters stored under this id without a
+/// work record (a registration killed before its record, or a delete cut
+/// short), so they cannot join this work. The record is written first because
+/// deleting a work is what deletes its chapters.
+async fn drop_uncommitted_chapters(
+    state: &AppState,
+    work: &Work,
+    chapters: &[Chapter],
+) -> Result<()> {
+    let kept: BTreeSet<&ChapterId> = chapters.iter().map(|chapter| &chapter.id).collect();
+    let leftovers = state.works.list_chapters(&work.id).await?;
+    if leftovers.iter().all(|chapter| kept.contains(&chapter.id)) {
+        return Ok(()); // none, or all overwritten below
+    }
+    tracing::warn!(work_id = %work.id, leftovers = leftovers.len(), "dropping chapters of an unfinished registration");
+    state.works.put_work(work).await?;
+    state.works.delete_work(&work.publisher_id, &work.id).await
 }
 
 /// Appends articles to a news work and enqueues fingerprinting.

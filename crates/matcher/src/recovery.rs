@@ -1,0 +1,97 @@
+//! Start-up recovery of the registration outbox.
+//!
+//! A registration stores its chapters (`Pending`), then its work record (the
+//! commit marker), then enqueues `fingerprint_work` in the task queue, which is
+//! another store: a process killed before the enqueue leaves a committed work
+//! that no task will ever fingerprint. The chapters still `Pending` are that
+//! outbox; every node start calls [`requeue_pending_works`] to enqueue
+//! `fingerprint_work` for their works. The queue does not deduplicate, but the
+//! handler is idempotent (stored records are reused, index inserts replace), so
+//! a work whose task was not lost is only fingerprinted twice.
+
+use chrono::Utc;
+use copyhound_core::Result;
+use copyhound_core::ids::PublisherId;
+use copyhound_core::model::{FingerprintStatus, Task, TaskKind};
+use copyhound_core::ports::{PageRequest, PublisherStore, TaskQueue, WorkStore};
+
+/// Publishers and works read per page while scanning.
+const SCAN_PAGE: u32 = 200;
+
+/// What [`requeue_pending_works`] found.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RequeueOutcome {
+    /// Works looked at.
+    pub works: u64,
+    /// Works with pending chapters, whose fingerprinting was enqueued.
+    pub requeued: u64,
+}
+
+/// Enqueues `fingerprint_work` for every work of every publisher that has a
+/// chapter still `Pending`; one enqueue per page of works.
+pub async fn requeue_pending_works(
+    publishers: &dyn PublisherStore,
+    works: &dyn WorkStore,
+    queue: &dyn TaskQueue,
+) -> Result<RequeueOutcome> {
+    let mut outcome = RequeueOutcome::default();
+    let mut page = PageRequest {
+        after: None,
+        limit: SCAN_PAGE,
+    };
+    loop {
+        let listed = publishers.list_publishers(&page).await?;
+        for publisher in &listed.items {
+            requeue_works_of(&publisher.id, works, queue, &mut outcome).await?;
+        }
+        match listed.next {
+            Some(next) => page.after = Some(next),
+            None => break,
+        }
+    }
+    if outcome.requeued > 0 {
+        tracing::info!(
+            works = outcome.works,
+            requeued = outcome.requeued,
+            "re-enqueued fingerprinting of works with pending chapters"
+        );
+    }
+    Ok(outcome)
+}
+
+async fn requeue_works_of(
+    publisher_id: &PublisherId,
+    works: &dyn WorkStore,
+    queue: &dyn TaskQueue,
+    outcome: &mut RequeueOutcome,
+) -> Result<()> {
+    let mut page = PageRequest {
+        after: None,
+        limit: SCAN_PAGE,
+    };
+    loop {
+        let batch = works.list_works(publisher_id, &page).await?;
+        let mut tasks = Vec::new();
+        for work in &batch.items {
+            outcome.works += 1;
+            let chapters = works.list_chapters(&work.id).await?;
+            let pending = chapters
+                .iter()
+                .any(|chapter| chapter.fingerprint_status == FingerprintStatus::Pending);
+            if pending {
+                let kind = TaskKind::FingerprintWork {
+                    work_id: work.id.clone(),
+                };
+                tasks.push(Task::new(kind, Utc::now()));
+            }
+        }
+        outcome.requeued += tasks.len() as u64;
+        if !tasks.is_empty() {
+            queue.enqueue(tasks).await?;
+        }
+        match batch.next {
+            Some(next) => page.after = Some(next),
+            None => return Ok(()),
+        }
+    }
+}
