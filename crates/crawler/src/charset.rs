@@ -288,4 +288,43 @@ mod tests {
         let cut = &text.as_bytes()[..text.len() - 5];
         assert_eq!(decode_body(cut, None, None).charset, "utf-8");
     }
+
+    #[test]
+    fn arbitrary_bytes_never_panic() {
+        // A seeded xorshift: no fuzzing crate in this one, the same cases every run.
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let headers = [
+            None,
+            Some("text/html; charset=utf-8"),
+            Some("text/html; charset=gbk"),
+            Some("text/html; charset=iso-8859-1"),
+            Some("text/html; charset=utf-16"),
+            Some("text/html; charset=\"x\""),
+        ];
+        for case in 0..3000 {
+            let len = (next() % 600) as usize;
+            let mut bytes: Vec<u8> = (0..len).map(|_| next() as u8).collect();
+            if case % 3 == 0 {
+                // Mostly text with a few odd bytes, where the charset guesses are close calls.
+                let text = "<meta charset=gb2312>天色已晚，林中起了大风。".repeat(1 + case % 5);
+                let at = (next() as usize) % (text.len() + 1);
+                bytes = [
+                    &text.as_bytes()[..at],
+                    &bytes[..len.min(3)],
+                    &text.as_bytes()[at..],
+                ]
+                .concat();
+            }
+            let header = headers[case % headers.len()];
+            let decoded = decode_body(&bytes, header, None);
+            assert!(decoded.text.chars().count() <= bytes.len(), "{bytes:?}");
+            assert!(!decoded.charset.is_empty());
+        }
+    }
 }

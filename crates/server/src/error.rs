@@ -74,7 +74,10 @@ impl ApiError {
         if status == StatusCode::PAYLOAD_TOO_LARGE {
             return Self(Error::new(
                 ErrorKind::TooLarge,
-                "request body is larger than the upload limit (server.max_upload_bytes)",
+                format!(
+                    "request body is larger than the upload limit of this route (server.max_upload_bytes for works, {} KiB for other routes)",
+                    crate::routes::MAX_BODY_BYTES >> 10
+                ),
             ));
         }
         Self(Error::invalid(text.to_lowercase()))

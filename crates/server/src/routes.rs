@@ -1,8 +1,11 @@
 //! The route table of the JSON API. Routes are registered through [`RouteTable`],
 //! which records every (method, path) it adds, so a test can hold the OpenAPI
-//! document and the router to the same list.
+//! document and the router to the same list. Every route bounds its request
+//! body: routes that carry works (JSON registrations, TXT/EPUB files, articles)
+//! take up to `server.max_upload_bytes`, every other route [`MAX_BODY_BYTES`].
 
 use axum::Router;
+use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
 
@@ -11,6 +14,10 @@ use crate::api::{admin, matches, reports, sites, system, works};
 
 /// Prefix of the versioned API.
 pub const API_PREFIX: &str = "/api/v1";
+
+/// Largest request body of a route that carries no work text (sites, reviews,
+/// keys, reports, licensed hosts), bytes.
+pub const MAX_BODY_BYTES: usize = 256 << 10;
 
 /// A router that remembers what it registered.
 #[derive(Debug, Default)]
@@ -21,7 +28,22 @@ pub struct RouteTable {
 
 macro_rules! method {
     ($name:ident, $method:literal, $routing:ident) => {
-        /// Registers a handler for this method on `path`.
+        /// Registers a handler for this method on `path`; bodies up to [`MAX_BODY_BYTES`].
+        pub fn $name<H, T>(self, path: &str, handler: H) -> Self
+        where
+            H: Handler<T, AppState>,
+            T: 'static,
+        {
+            let method_router = $routing(handler).layer(DefaultBodyLimit::max(MAX_BODY_BYTES));
+            self.add($method, path, method_router)
+        }
+    };
+}
+
+macro_rules! upload_method {
+    ($name:ident, $method:literal, $routing:ident) => {
+        /// Registers a handler for this method on `path` that takes work text:
+        /// bodies up to `server.max_upload_bytes` (the router-wide limit).
         pub fn $name<H, T>(self, path: &str, handler: H) -> Self
         where
             H: Handler<T, AppState>,
@@ -49,6 +71,8 @@ impl RouteTable {
     method!(put, "put", put);
     method!(patch, "patch", patch);
     method!(delete, "delete", delete);
+    upload_method!(post_upload, "post", post);
+    upload_method!(put_upload, "put", put);
 
     /// Returns the registered (method, path) pairs, paths in OpenAPI `{param}` form.
     pub fn entries(&self) -> &[(&'static str, String)] {
@@ -77,20 +101,20 @@ pub fn api_routes() -> RouteTable {
         )
         .delete(&v1("/admin/keys/{key_id}"), admin::revoke_key)
         .get(&v1("/works"), works::list_works)
-        .post(&v1("/works"), works::register_json)
-        .post(&v1("/works/preview/txt"), works::preview_txt)
-        .post(&v1("/works/preview/epub"), works::preview_epub)
-        .post(&v1("/works/import/txt"), works::import_txt)
-        .post(&v1("/works/import/epub"), works::import_epub)
+        .post_upload(&v1("/works"), works::register_json)
+        .post_upload(&v1("/works/preview/txt"), works::preview_txt)
+        .post_upload(&v1("/works/preview/epub"), works::preview_epub)
+        .post_upload(&v1("/works/import/txt"), works::import_txt)
+        .post_upload(&v1("/works/import/epub"), works::import_epub)
         .get(&v1("/works/{work_id}"), works::get_work)
-        .put(&v1("/works/{work_id}"), works::replace_work)
+        .put_upload(&v1("/works/{work_id}"), works::replace_work)
         .delete(&v1("/works/{work_id}"), works::delete_work)
         .get(
             &v1("/works/{work_id}/chapters/{chapter_id}"),
             works::get_chapter,
         )
-        .post(&v1("/works/{work_id}/articles"), works::add_article)
-        .post(
+        .post_upload(&v1("/works/{work_id}/articles"), works::add_article)
+        .post_upload(
             &v1("/works/{work_id}/articles/bulk"),
             works::add_articles_bulk,
         )

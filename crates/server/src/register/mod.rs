@@ -24,6 +24,12 @@ pub(crate) fn epub_for_test() -> Vec<u8> {
         &[("第一章", &["甲乙丙丁", "戊己庚辛"]), ("第二章", &["壬癸"])],
     )
 }
+/// Returns an EPUB whose one spine document is `xhtml` (tests).
+#[cfg(test)]
+pub(crate) fn epub_with_document_for_test(xhtml: &[u8]) -> Vec<u8> {
+    epub::tests::epub_with_document(xhtml)
+}
+
 /// Returns an EPUB whose chapter is `<b>a</b>` repeated `repeats` times (tests).
 #[cfg(test)]
 pub(crate) fn dom_bomb_epub_for_test(repeats: usize) -> Vec<u8> {

@@ -182,3 +182,38 @@ async fn oversized_metadata_fields_are_refused_by_name() {
         "`author`",
     );
 }
+
+#[tokio::test]
+async fn routes_without_work_text_take_small_bodies_only() {
+    let harness = Harness::new().await;
+    let padding = "x".repeat(crate::routes::MAX_BODY_BYTES);
+    for (method, path) in [
+        ("POST", "/api/v1/sites"),
+        ("POST", "/api/v1/reports"),
+        ("PUT", "/api/v1/works/w1/licensed-hosts"),
+        ("POST", "/api/v1/admin/publishers"),
+    ] {
+        let key = if path.contains("/admin/") {
+            super::ADMIN_KEY
+        } else {
+            harness.key_a.as_str()
+        };
+        let (status, body) = harness
+            .call(method, path, key, Some(json!({ "name": padding })))
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            "upload limit",
+        );
+    }
+    // Work text still gets the upload limit (1 MiB in tests).
+    let text = "天色已晚，林中起了大风。".repeat(20_000);
+    let body = json!({"title": "t", "chapters": [{"title": "第一章", "text": text}]});
+    let (status, answer) = harness
+        .call("POST", "/api/v1/works", &harness.key_a, Some(body))
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{answer}");
+}

@@ -152,6 +152,14 @@ pub(crate) fn dom_bomb_epub(repeats: usize) -> Vec<u8> {
     writer.finish().unwrap().into_inner()
 }
 
+/// Returns an EPUB whose one spine document is `xhtml`.
+pub(crate) fn epub_with_document(xhtml: &[u8]) -> Vec<u8> {
+    epub_with(
+        r#"<package><metadata><dc:title>t</dc:title></metadata><manifest><item id="c" href="c.xhtml" media-type="application/xhtml+xml"/></manifest><spine><itemref idref="c"/></spine></package>"#,
+        &[("c.xhtml", xhtml)],
+    )
+}
+
 /// Returns an EPUB with the given container, package and extra entries.
 fn epub_with(opf: &str, entries: &[(&str, &[u8])]) -> Vec<u8> {
     let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
