@@ -10,6 +10,7 @@
 //! unreachable, the address was refused or the host did not answer is
 //! `Failed`, with the reasons in `recent_errors`, never a silent success.
 
+mod interrupted;
 mod outcome;
 mod page;
 mod reconcile;
@@ -152,6 +153,7 @@ impl Crawler {
                     .await;
             }
         };
+        let interrupted = interrupted::interrupted_runs(self.sites.as_ref(), site_id, &run).await?;
         run.status = CrawlRunStatus::Running;
         run.started_at = Some(Utc::now());
         run.counters = CrawlCounters::default();
@@ -159,7 +161,9 @@ impl Crawler {
         self.sites.put_crawl_run(&run).await?;
         info!(site_id=%site.id, run_id=%run.id, "crawl started");
         progress.started(&site);
-        let context = Arc::new(self.context(site, rules, run_id.clone()));
+        let mut context = self.context(site, rules, run_id.clone());
+        context.interrupted_runs = interrupted;
+        let context = Arc::new(context);
         let crawled = self.crawl_frontier(&context, &mut run, progress).await;
         let crawled = match crawled {
             Ok(()) => {
@@ -242,6 +246,7 @@ impl Crawler {
             max_links: usize::try_from(self.config.max_links_per_page).unwrap_or(usize::MAX),
             seen: Mutex::new(HashSet::new()),
             chains: Mutex::new(Vec::new()),
+            interrupted_runs: HashSet::new(),
         }
     }
 

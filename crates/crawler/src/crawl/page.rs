@@ -43,6 +43,9 @@ pub(crate) struct PageContext {
     pub(crate) seen: Mutex<HashSet<String>>,
     /// Every pagination chain followed in this run, as part URLs.
     pub(crate) chains: Mutex<Vec<Vec<String>>>,
+    /// Runs cut short by a killed process: a page one of them stored last may
+    /// have lost its fingerprint task, so it is enqueued again.
+    pub(crate) interrupted_runs: HashSet<CrawlRunId>,
 }
 
 /// What processing one logical page produced.
@@ -281,7 +284,14 @@ impl PageContext {
         let upsert = self.pages.upsert_page(&page).await?;
         let is_content = page.text.chars().filter(|c| !c.is_whitespace()).count()
             >= crate::extract::MIN_CONTENT_CHARS;
-        let fingerprinted = matches!(upsert, PageUpsert::New | PageUpsert::Changed) && is_content;
+        let stored_by_interrupted_run = doc
+            .previous
+            .as_ref()
+            .and_then(|previous| previous.fetch.crawl_run_id.as_ref())
+            .is_some_and(|run_id| self.interrupted_runs.contains(run_id));
+        let fingerprinted = is_content
+            && (matches!(upsert, PageUpsert::New | PageUpsert::Changed)
+                || stored_by_interrupted_run);
         if fingerprinted {
             let kind = TaskKind::FingerprintPage {
                 page_id: page.id.clone(),
