@@ -299,7 +299,7 @@ mod tests {
         let (work_id, chapter_id): (WorkId, ChapterId) =
             ("w1".parse().unwrap(), "c1".parse().unwrap());
         Match {
-            id: MatchId::for_pair(&publisher_id, &page_id, &work_id, &chapter_id, 1),
+            id: MatchId::for_pair(publisher_id, &page_id, &work_id, &chapter_id, 1),
             publisher_id: publisher_id.clone(),
             page_id,
             page_url: "http://pirate.example/1.html".into(),

@@ -36,8 +36,8 @@ use axum::http::{Method, Uri};
 use axum::response::{IntoResponse, Response};
 use copyhound_core::config::ServerConfig;
 use copyhound_core::ports::{
-    FingerprintIndex, FingerprintStore, MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, TaskQueue,
-    WorkStore,
+    FingerprintIndex, FingerprintStore, MatchStore, PageStore, PublisherStore, ReportStore,
+    SiteStore, TaskQueue, WorkStore,
 };
 use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_crawler::site::SitePolicy;

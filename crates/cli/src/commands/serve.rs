@@ -71,6 +71,7 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
         sites: backends.stores.sites.clone(),
         pages: backends.stores.pages.clone(),
         matches: backends.stores.matches.clone(),
+        fingerprints: backends.stores.fingerprints.clone(),
         reports: backends.stores.reports.clone(),
         queue: backends.queue.clone(),
         index: Some(backends.index.clone()),

@@ -316,17 +316,31 @@ pub async fn delete_work(
     let work_id = parse_id::<WorkId>("work_id", &work_id)?;
     state.works.get_work(&caller.publisher_id, &work_id).await?;
     let chapters = state.works.list_chapters(&work_id).await?;
-    state
-        .works
-        .delete_work(&caller.publisher_id, &work_id)
-        .await?;
+    // What hangs off the work goes first and the work record last: a delete cut
+    // short leaves the work in place, and repeating the call finishes it. Nothing
+    // of this work survives for a later owner of the same id to inherit.
     service::unindex_chapters(
         &state,
         &work_id,
         chapters.iter().map(|chapter| chapter.id.clone()),
     )
     .await;
-    tracing::info!(work_id = %work_id, by = %caller.key_id, "work deleted");
+    for chapter in &chapters {
+        let owner = FingerprintOwner::Chapter {
+            work_id: work_id.clone(),
+            chapter_id: chapter.id.clone(),
+        };
+        state.fingerprints.delete_fingerprints(&owner).await?;
+    }
+    let matches = state
+        .matches
+        .delete_matches_of_work(&caller.publisher_id, &work_id)
+        .await?;
+    state
+        .works
+        .delete_work(&caller.publisher_id, &work_id)
+        .await?;
+    tracing::info!(work_id = %work_id, matches, by = %caller.key_id, "work deleted");
     Ok(StatusCode::NO_CONTENT)
 }
 

@@ -1,5 +1,6 @@
 //! End-to-end tests of the router on in-memory fakes (one test binary).
 
+mod access_test;
 mod api_test;
 mod chromium_test;
 mod fuzz_test;
@@ -8,6 +9,7 @@ mod register_test;
 mod sites_validation_test;
 mod system_test;
 mod tenancy_test;
+mod ui_test;
 mod upload_limits_test;
 
 use std::sync::Arc;
@@ -69,6 +71,7 @@ impl Harness {
             sites: stores.sites,
             pages: stores.pages,
             matches: stores.matches,
+            fingerprints: stores.fingerprints,
             reports: stores.reports,
             queue: queue.clone(),
             index: None,
@@ -196,9 +199,24 @@ impl Harness {
         body["id"].as_str().unwrap().parse().unwrap()
     }
 
-    /// Stores a page and a match of it against chapter `c_0001` of `work_id`.
+    /// Stores a page and a match of it against chapter `c_0001` of A's `work_id`.
     pub async fn insert_match(
         &self,
+        work_id: &WorkId,
+        site_id: &SiteId,
+        url: &str,
+        score: f32,
+        age_days: i64,
+    ) -> MatchId {
+        let owner = self.publisher_a.clone();
+        self.insert_match_of(&owner, work_id, site_id, url, score, age_days)
+            .await
+    }
+
+    /// Stores a page and the match the matcher would store for `owner`'s work.
+    pub async fn insert_match_of(
+        &self,
+        owner: &PublisherId,
         work_id: &WorkId,
         site_id: &SiteId,
         url: &str,
@@ -227,7 +245,7 @@ impl Harness {
         };
         self.state.pages.upsert_page(&page).await.unwrap();
         let chapter_id: ChapterId = "c_0001".parse().unwrap();
-        let id = MatchId::for_pair(&page_id, work_id, &chapter_id, 1);
+        let id = MatchId::for_pair(owner, &page_id, work_id, &chapter_id, 1);
         let span = CopiedSpan {
             chapter_start: 0,
             chapter_end: 22,
@@ -238,7 +256,7 @@ impl Harness {
             .matches
             .upsert_match(&Match {
                 id: id.clone(),
-                publisher_id: self.publisher_a.clone(),
+                publisher_id: owner.clone(),
                 page_id,
                 page_url: url.to_string(),
                 site_id: site_id.clone(),
