@@ -8,13 +8,19 @@
 #   deploy/dev/services.sh stop
 #   deploy/dev/services.sh status
 #
+# It also starts a real 3-primary Redis Cluster (redis-server's own cluster mode,
+# one process per node) for the cluster suites and the cluster end-to-end run.
+#
 # Ports: COPYHOUND_TEST_REDIS_PORT (default 6390), COPYHOUND_TEST_MONGO_PORT
-# (default 27027) — not the standard ones, so a developer's own servers are untouched.
+# (default 27027), COPYHOUND_TEST_REDIS_CLUSTER_PORT (first of three, default
+# 6391) — not the standard ones, so a developer's own servers are untouched.
 set -euo pipefail
 
 STATE_DIR="${COPYHOUND_SERVICES_DIR:-${TMPDIR:-/tmp}/copyhound-services}"
 REDIS_PORT="${COPYHOUND_TEST_REDIS_PORT:-6390}"
 MONGO_PORT="${COPYHOUND_TEST_MONGO_PORT:-27027}"
+CLUSTER_PORT="${COPYHOUND_TEST_REDIS_CLUSTER_PORT:-6391}"
+CLUSTER_PORTS="$CLUSTER_PORT $((CLUSTER_PORT + 1)) $((CLUSTER_PORT + 2))"
 VENV="${COPYHOUND_MONGO_VENV:-${TMPDIR:-/tmp}/copyhound-mongo-venv}"
 SECANTUS_VERSION="0.7.0b3"
 
@@ -55,6 +61,33 @@ wait_port() { # name port seconds
   done
 }
 
+cluster_ok() {
+  redis-cli -p "$CLUSTER_PORT" cluster info 2>/dev/null | grep -q "cluster_state:ok"
+}
+
+start_cluster() {
+  cluster_ok && return 0
+  local nodes=() port dir
+  for port in $CLUSTER_PORTS; do
+    redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true
+    dir="$STATE_DIR/cluster/$port"
+    rm -rf "$dir"; mkdir -p "$dir"
+    redis-server --port "$port" --bind 127.0.0.1 --cluster-enabled yes \
+      --cluster-config-file "$dir/nodes.conf" --cluster-node-timeout 2000 --dir "$dir" \
+      --save "" --appendonly no --daemonize yes --pidfile "$dir/redis.pid" \
+      --logfile "$dir/redis.log" >&2
+    wait_port "redis cluster node" "$port" 20
+    until redis-cli -p "$port" ping 2>/dev/null | grep -q PONG; do sleep 0.2; done
+    nodes+=("127.0.0.1:$port")
+  done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >&2
+  local deadline=$((SECONDS + 30))
+  until cluster_ok; do
+    if [ $SECONDS -ge $deadline ]; then log "redis cluster did not reach cluster_state:ok"; return 1; fi
+    sleep 0.2
+  done
+}
+
 start() {
   mkdir -p "$STATE_DIR"
   install_redis
@@ -71,14 +104,17 @@ start() {
       --log-level WARNING >"$STATE_DIR/mongo.log" 2>&1 &
     echo $! >"$STATE_DIR/mongo.pid"
   fi
+  start_cluster
   wait_port mongo "$MONGO_PORT" 60
-  log "redis on 127.0.0.1:$REDIS_PORT, mongodb-compatible server on 127.0.0.1:$MONGO_PORT"
+  log "redis on 127.0.0.1:$REDIS_PORT, redis cluster on 127.0.0.1:${CLUSTER_PORTS// /,}, mongodb-compatible server on 127.0.0.1:$MONGO_PORT"
   echo "export COPYHOUND_TEST_REDIS_URL=redis://127.0.0.1:$REDIS_PORT"
+  echo "export COPYHOUND_TEST_REDIS_CLUSTER_URL=redis://127.0.0.1:$CLUSTER_PORT"
   echo "export COPYHOUND_TEST_MONGODB_URL=mongodb://127.0.0.1:$MONGO_PORT"
 }
 
 stop() {
   redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
+  for port in $CLUSTER_PORTS; do redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; done
   if [ -f "$STATE_DIR/mongo.pid" ]; then
     local pid; pid=$(cat "$STATE_DIR/mongo.pid")
     kill "$pid" 2>/dev/null || true
@@ -90,6 +126,7 @@ stop() {
 
 status() {
   redis-cli -p "$REDIS_PORT" ping 2>/dev/null || echo "redis: down"
+  cluster_ok && echo "redis cluster: ok" || echo "redis cluster: down"
   (exec 3<>"/dev/tcp/127.0.0.1/$MONGO_PORT") 2>/dev/null && echo "mongo: up" || echo "mongo: down"
 }
 

@@ -8,12 +8,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 started_here=0
-if [ -z "${COPYHOUND_TEST_REDIS_URL:-}" ] || [ -z "${COPYHOUND_TEST_MONGODB_URL:-}" ]; then
+if [ -z "${COPYHOUND_TEST_REDIS_URL:-}" ] || [ -z "${COPYHOUND_TEST_MONGODB_URL:-}" ] \
+  || [ -z "${COPYHOUND_TEST_REDIS_CLUSTER_URL:-}" ]; then
   eval "$(deploy/dev/services.sh start)"
   started_here=1
 fi
 cleanup() { [ "$started_here" = 1 ] && deploy/dev/services.sh stop || true; }
 trap cleanup EXIT
 
-echo "test: redis at $COPYHOUND_TEST_REDIS_URL, mongodb at $COPYHOUND_TEST_MONGODB_URL" >&2
+echo "test: redis at $COPYHOUND_TEST_REDIS_URL, redis cluster at $COPYHOUND_TEST_REDIS_CLUSTER_URL, mongodb at $COPYHOUND_TEST_MONGODB_URL" >&2
 cargo test --workspace --locked --no-fail-fast "$@"

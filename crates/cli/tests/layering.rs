@@ -10,6 +10,7 @@ use std::process::Command;
 const LAYERS: &[&[&str]] = &[
     &["copyhound-fingerprint"],
     &["copyhound-core"],
+    &["copyhound-redis"],
     &[
         "copyhound-store",
         "copyhound-index",

@@ -27,64 +27,115 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// A Redis of this test's own (it is restarted mid-run), persisting to a temp dir.
+/// A Redis of this test's own (it is restarted mid-run), persisting to a temp
+/// dir: one server, or a 3-primary Redis Cluster of one process per node.
 struct OwnRedis {
-    port: u16,
+    ports: Vec<u16>,
     dir: PathBuf,
-    child: Option<Child>,
+    cluster: bool,
+    children: Vec<Option<Child>>,
 }
 
 impl OwnRedis {
     fn start(dir: &Path) -> Self {
         let mut redis = OwnRedis {
-            port: free_port(),
+            ports: vec![free_port()],
             dir: dir.to_path_buf(),
-            child: None,
+            cluster: false,
+            children: vec![None],
         };
-        redis.spawn();
+        redis.spawn(0);
         redis
     }
 
-    fn spawn(&mut self) {
-        let child = Command::new("redis-server")
+    fn start_cluster(dir: &Path) -> Self {
+        let mut redis = OwnRedis {
+            ports: (0..3).map(|_| free_port()).collect(),
+            dir: dir.to_path_buf(),
+            cluster: true,
+            children: (0..3).map(|_| None).collect(),
+        };
+        for node in 0..3 {
+            redis.spawn(node);
+        }
+        let status = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(redis.ports.iter().map(|port| format!("127.0.0.1:{port}")))
+            .args(["--cluster-replicas", "0", "--cluster-yes"])
+            .stdout(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success(), "redis-cli --cluster create failed");
+        redis.wait_cluster_ok();
+        redis
+    }
+
+    fn spawn(&mut self, node: usize) {
+        let port = self.ports[node];
+        let dir = self.dir.join(port.to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut command = Command::new("redis-server");
+        command
             .args([
                 "--port",
-                &self.port.to_string(),
+                &port.to_string(),
                 "--bind",
                 "127.0.0.1",
                 "--save",
                 "",
             ])
             .args(["--appendonly", "yes", "--appendfsync", "always", "--dir"])
-            .arg(&self.dir)
+            .arg(&dir);
+        if self.cluster {
+            command
+                .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"])
+                .args(["--cluster-config-file", "nodes.conf"]);
+        }
+        let child = command
             .stdout(Stdio::null())
             .spawn()
             .expect("redis-server is installed (deploy/dev/services.sh installs it)");
-        self.child = Some(child);
+        self.children[node] = Some(child);
         let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", self.port)).is_err() {
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
             assert!(Instant::now() < deadline, "redis did not start");
             std::thread::sleep(Duration::from_millis(50));
         }
     }
 
+    fn wait_cluster_ok(&self) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let info = Command::new("redis-cli")
+                .args(["-p", &self.ports[0].to_string(), "cluster", "info"])
+                .output()
+                .unwrap();
+            if String::from_utf8_lossy(&info.stdout).contains("cluster_state:ok") {
+                return;
+            }
+            assert!(Instant::now() < deadline, "the redis cluster never came up");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// Kills the first node with SIGKILL and starts it again on its files.
     fn restart(&mut self) {
-        if let Some(mut child) = self.child.take() {
+        if let Some(mut child) = self.children[0].take() {
             child.kill().unwrap();
             child.wait().unwrap();
         }
         std::thread::sleep(Duration::from_millis(500));
-        self.spawn();
+        self.spawn(0);
     }
 
     fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}", self.port)
+        format!("redis://127.0.0.1:{}", self.ports[0])
     }
 }
 
 impl Drop for OwnRedis {
     fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
+        for mut child in self.children.iter_mut().filter_map(Option::take) {
             let _ = child.kill();
             let _ = child.wait();
         }
@@ -177,26 +228,42 @@ impl Env {
 
 #[test]
 fn three_workers_share_the_queue_and_survive_a_kill_and_a_redis_restart() {
-    let Some(mongo) = test_services::service_url(
-        test_services::MONGODB_URL,
-        "three_workers_share_the_queue_and_survive_a_kill_and_a_redis_restart",
-    ) else {
+    const TEST: &str = "three_workers_share_the_queue_and_survive_a_kill_and_a_redis_restart";
+    let Some(mongo) = test_services::service_url(test_services::MONGODB_URL, TEST) else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    write_set(dir.path());
-    let base_url = serve(dir.path().join("site"));
-    let redis_dir = dir.path().join("redis");
-    std::fs::create_dir_all(&redis_dir).unwrap();
-    let mut redis = OwnRedis::start(&redis_dir);
-    let database = format!("copyhound_workers_{}", std::process::id());
+    let redis = OwnRedis::start(&dir.path().join("redis"));
+    workers_survive_a_kill_and_a_restart(dir.path(), redis, &mongo, "single");
+}
+
+/// The same on a Redis Cluster: one primary is killed with SIGKILL and
+/// restarted from its append-only file while the workers run.
+#[test]
+fn three_workers_survive_a_kill_and_a_cluster_node_restart() {
+    const TEST: &str = "three_workers_survive_a_kill_and_a_cluster_node_restart";
+    let Some(mongo) = test_services::service_url(test_services::MONGODB_URL, TEST) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let redis = OwnRedis::start_cluster(&dir.path().join("redis"));
+    workers_survive_a_kill_and_a_restart(dir.path(), redis, &mongo, "cluster");
+}
+
+fn workers_survive_a_kill_and_a_restart(dir: &Path, mut redis: OwnRedis, mongo: &str, tag: &str) {
+    write_set(dir);
+    let base_url = serve(dir.join("site"));
+    let database = format!("copyhound_workers_{tag}_{}", std::process::id());
+    let cluster = redis.cluster.to_string();
     let env = Env {
-        cwd: dir.path().to_path_buf(),
+        cwd: dir.to_path_buf(),
         vars: vec![
-            ("COPYHOUND_STORE_URL".into(), mongo),
+            ("COPYHOUND_STORE_URL".into(), mongo.to_owned()),
             ("COPYHOUND_STORE_DATABASE".into(), database),
             ("COPYHOUND_INDEX_URL".into(), redis.url()),
+            ("COPYHOUND_INDEX_CLUSTER".into(), cluster.clone()),
             ("COPYHOUND_QUEUE_URL".into(), redis.url()),
+            ("COPYHOUND_QUEUE_CLUSTER".into(), cluster),
             (
                 "COPYHOUND_QUEUE_VISIBILITY_TIMEOUT_MS".into(),
                 "3000".into(),
@@ -209,11 +276,11 @@ fn three_workers_share_the_queue_and_survive_a_kill_and_a_redis_restart() {
             ),
             (
                 "COPYHOUND_DATA_DIR".into(),
-                dir.path().join("data").display().to_string(),
+                dir.join("data").display().to_string(),
             ),
         ],
     };
-    env.run(&["works", "import", dir.path().to_str().unwrap()]);
+    env.run(&["works", "import", dir.to_str().unwrap()]);
     let seed = format!("{base_url}/index.html");
     env.run(&[
         "sites",
@@ -232,7 +299,7 @@ fn three_workers_share_the_queue_and_survive_a_kill_and_a_redis_restart() {
     env.run(&["crawl", "mirror", "--no-compare"]);
 
     let logs: Vec<PathBuf> = (0..3)
-        .map(|index| dir.path().join(format!("worker{index}.log")))
+        .map(|index| dir.join(format!("worker{index}.log")))
         .collect();
     let mut workers: Vec<Child> = logs.iter().map(|log| env.worker(log)).collect();
     // Kill one worker in the middle of its batch, then restart Redis under the others.

@@ -5,6 +5,8 @@
 
 /// The test Redis URL variable.
 pub const REDIS_URL: &str = "COPYHOUND_TEST_REDIS_URL";
+/// The test Redis Cluster variable: the URL of one node of a running cluster.
+pub const REDIS_CLUSTER_URL: &str = "COPYHOUND_TEST_REDIS_CLUSTER_URL";
 /// The test MongoDB-compatible server URL variable.
 pub const MONGODB_URL: &str = "COPYHOUND_TEST_MONGODB_URL";
 

@@ -18,6 +18,7 @@ fn query_bench(criterion: &mut Criterion) {
         k: 3,
         seed: 42,
         redis_url: None,
+        redis_cluster: false,
     };
     let (entries, queries) = bench_data(&params);
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");

@@ -14,6 +14,7 @@ fn main() -> anyhow_free::Result {
         k: 3,
         seed: 42,
         redis_url: None,
+        redis_cluster: false,
     };
     let mut args = std::env::args().skip(1);
     while let Some(flag) = args.next() {

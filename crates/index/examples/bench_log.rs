@@ -30,6 +30,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         k: 3,
         seed: 42,
         redis_url: None,
+        redis_cluster: false,
     };
     let (entries, _) = bench_data(&params);
     let runtime = tokio::runtime::Runtime::new()?;

@@ -38,6 +38,8 @@ pub struct BenchParams {
     pub seed: u64,
     /// Redis to measure too (keys under a fresh prefix, deleted afterwards).
     pub redis_url: Option<String>,
+    /// That Redis is a cluster (also detected from the server).
+    pub redis_cluster: bool,
 }
 
 /// One measured implementation.
@@ -197,7 +199,7 @@ async fn redis_row(
     let prefix = format!("copyhound:b{:04x}:", rand::rng().next_u64() as u16);
     let config = copyhound_core::config::IndexConfig {
         url: Some(url.to_owned()),
-        cluster: false,
+        cluster: params.redis_cluster,
         prefix,
         max_distance: params.k,
         layout,
@@ -272,6 +274,7 @@ mod tests {
             k: 3,
             seed: 1,
             redis_url: None,
+            redis_cluster: false,
         };
         let report = run_bench(params).await.unwrap();
         assert_eq!(report.rows.len(), 2);

@@ -23,34 +23,74 @@ pub fn unique_prefix(component: &str) -> String {
     )
 }
 
-/// Deletes every key under `prefix` (SCAN + DEL) with a blocking connection;
-/// errors are printed, not raised, so it can run from `Drop`.
+/// Returns the test Redis Cluster URL (one node), or `None` after a skip note.
+pub fn redis_cluster_url_for_test(test: &str) -> Option<String> {
+    test_services::service_url(test_services::REDIS_CLUSTER_URL, test)
+}
+
+/// Deletes every key under `prefix` (SCAN + DEL on every primary of a cluster,
+/// or on the one server) with blocking connections; errors are printed, not
+/// raised, so it can run from `Drop`.
 #[cfg(feature = "redis")]
 pub fn delete_prefix(url: &str, prefix: &str) {
-    let deleted = redis::Client::open(url)
-        .and_then(|client| client.get_connection())
-        .and_then(|mut connection| {
-            let pattern = format!("{prefix}*");
-            let mut cursor = 0_u64;
-            loop {
-                let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-                    .arg(cursor)
-                    .arg("MATCH")
-                    .arg(&pattern)
-                    .arg("COUNT")
-                    .arg(1000)
-                    .query(&mut connection)?;
-                if !keys.is_empty() {
-                    redis::cmd("DEL").arg(&keys).query::<u64>(&mut connection)?;
-                }
-                if next == 0 {
-                    return Ok(());
-                }
-                cursor = next;
-            }
-        });
+    let deleted = primaries(url).and_then(|nodes| {
+        nodes
+            .iter()
+            .try_for_each(|node| delete_prefix_on(node, prefix))
+    });
     if let Err(error) = deleted {
         eprintln!("failed to delete test keys under {prefix:?}: {error}");
+    }
+}
+
+/// The URLs of the primaries behind `url`: itself unless it is a cluster node.
+#[cfg(feature = "redis")]
+fn primaries(url: &str) -> redis::RedisResult<Vec<String>> {
+    let mut connection = redis::Client::open(url)?.get_connection()?;
+    let info: String = redis::cmd("INFO").arg("cluster").query(&mut connection)?;
+    if !info.lines().any(|line| line.trim() == "cluster_enabled:1") {
+        return Ok(vec![url.to_owned()]);
+    }
+    let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut connection)?;
+    Ok(nodes
+        .lines()
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let address = fields.get(1)?.split('@').next()?;
+            fields
+                .get(2)?
+                .contains("master")
+                .then(|| format!("redis://{address}"))
+        })
+        .collect())
+}
+
+/// SCAN + DEL of `prefix` on one server, one key per `DEL` (keys of one
+/// cluster node may sit in different slots).
+#[cfg(feature = "redis")]
+fn delete_prefix_on(url: &str, prefix: &str) -> redis::RedisResult<()> {
+    let mut connection = redis::Client::open(url)?.get_connection()?;
+    let pattern = format!("{prefix}*");
+    let mut cursor = 0_u64;
+    loop {
+        let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
+            .arg(cursor)
+            .arg("MATCH")
+            .arg(&pattern)
+            .arg("COUNT")
+            .arg(1000)
+            .query(&mut connection)?;
+        if !keys.is_empty() {
+            let mut pipeline = redis::pipe();
+            for key in &keys {
+                pipeline.cmd("DEL").arg(key).ignore();
+            }
+            pipeline.query::<()>(&mut connection)?;
+        }
+        if next == 0 {
+            return Ok(());
+        }
+        cursor = next;
     }
 }
 

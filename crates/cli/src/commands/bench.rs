@@ -27,6 +27,7 @@ async fn index(config: &Config, args: BenchIndexArgs) -> anyhow::Result<ExitCode
         k: args.k,
         seed: args.seed,
         redis_url,
+        redis_cluster: config.index.cluster,
     })
     .await?;
     println!("{report}");

@@ -100,7 +100,8 @@ impl Default for StoreConfig {
 pub struct IndexConfig {
     /// `redis://...` or `rediss://...`; empty for the in-memory index.
     pub url: Option<String>,
-    /// Use Redis Cluster (the URL names one seed node).
+    /// Use Redis Cluster (the URL names one seed node; also detected from
+    /// the server).
     pub cluster: bool,
     /// Prefix of every Redis key.
     pub prefix: String,
@@ -140,6 +141,9 @@ pub enum IndexLayout {
 pub struct QueueConfig {
     /// `redis://...`; empty for the embedded queue.
     pub url: Option<String>,
+    /// Use Redis Cluster (the URL names one seed node; also detected from
+    /// the server). Keys then share one hash tag made of the prefix.
+    pub cluster: bool,
     /// Prefix of every Redis key.
     pub prefix: String,
     /// A delivery not acknowledged within this is re-delivered.
@@ -154,6 +158,7 @@ impl Default for QueueConfig {
     fn default() -> Self {
         Self {
             url: None,
+            cluster: false,
             prefix: "copyhound:queue:".into(),
             visibility_timeout_ms: 300_000,
             max_attempts: 5,

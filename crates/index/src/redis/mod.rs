@@ -9,7 +9,6 @@
 //! a fixed number of record groups; all keys of a shard share a hash tag.
 
 mod codec;
-mod connection;
 mod probe;
 mod scripts;
 
@@ -27,7 +26,7 @@ use copyhound_core::{Error, ErrorKind, Result};
 
 use crate::layout::hamming;
 use codec::{GroupRecord, Keys, Members, OwnerEntries, kind_byte};
-use connection::{Connection, redis_error};
+use copyhound_redis::{Connection, redis_error};
 use probe::ProbeLayout;
 use scripts::{Geometry, OwnerWrite, Plan};
 
@@ -144,11 +143,11 @@ impl RedisFingerprintIndex {
                 ),
             ));
         }
-        let connection = Connection::open(url, config.cluster).await?;
-        let writer = if config.cluster {
+        let connection = Connection::open(url, config.cluster, "index").await?;
+        let writer = if connection.is_cluster() {
             None
         } else {
-            let writer = Connection::open(url, false).await?;
+            let writer = Connection::open_single(url, "index").await?;
             Some(Arc::new(tokio::sync::Mutex::new(writer)))
         };
         let index = Self {
@@ -172,38 +171,13 @@ impl RedisFingerprintIndex {
         self
     }
 
-    /// Deletes every key of this index (SCAN of the prefix, then DEL), meta
-    /// included. Single Redis only: on a cluster, flush the prefix per node.
+    /// Deletes every key of this index (SCAN of the prefix on every primary,
+    /// then UNLINK), meta included.
     pub async fn destroy(&self) -> Result<()> {
-        if matches!(self.connection, Connection::Cluster(_)) {
-            return Err(Error::invalid(
-                "destroying a redis cluster index is not supported; delete its prefix per node",
-            ));
-        }
-        let pattern = format!("{}*", self.keys.prefix());
-        let mut cursor = 0_u64;
-        loop {
-            let (next, keys): (u64, Vec<Vec<u8>>) = redis::cmd("SCAN")
-                .arg(cursor)
-                .arg("MATCH")
-                .arg(&pattern)
-                .arg("COUNT")
-                .arg(10_000)
-                .query_async(&mut self.connection())
-                .await
-                .map_err(redis_error("failed to list index keys"))?;
-            if !keys.is_empty() {
-                redis::cmd("UNLINK")
-                    .arg(&keys)
-                    .query_async::<u64>(&mut self.connection())
-                    .await
-                    .map_err(redis_error("failed to delete index keys"))?;
-            }
-            if next == 0 {
-                return Ok(());
-            }
-            cursor = next;
-        }
+        self.connection()
+            .delete_prefix(self.keys.prefix())
+            .await
+            .map(drop)
     }
 
     fn connection(&self) -> Connection {
@@ -656,24 +630,27 @@ impl FingerprintIndex for RedisFingerprintIndex {
     }
 
     async fn stats(&self) -> Result<IndexStats> {
-        let mut pipeline = redis::pipe();
-        for shard in 0..self.options.shards {
-            pipeline.cmd("GET").arg(self.keys.count(shard));
+        // One counter per shard, each in its own slot: one read per shard on
+        // a cluster, one pipeline on a single Redis.
+        let mut counts: Vec<Option<i64>> = Vec::new();
+        let per_pipeline = if self.connection.is_cluster() {
+            1
+        } else {
+            self.options.shards
+        };
+        let shards: Vec<u32> = (0..self.options.shards).collect();
+        for chunk in shards.chunks(per_pipeline as usize) {
+            let mut pipeline = redis::pipe();
+            for shard in chunk {
+                pipeline.cmd("GET").arg(self.keys.count(*shard));
+            }
+            let read: Vec<Option<i64>> = pipeline
+                .query_async(&mut self.connection())
+                .await
+                .map_err(redis_error("failed to read index stats"))?;
+            counts.extend(read);
         }
-        let counts: Vec<Option<i64>> = pipeline
-            .query_async(&mut self.connection())
-            .await
-            .map_err(redis_error("failed to read index stats"))?;
-        let info: String = redis::cmd("INFO")
-            .arg("memory")
-            .query_async(&mut self.connection())
-            .await
-            .map_err(redis_error("failed to read redis memory"))?;
-        let memory_bytes = info
-            .lines()
-            .find_map(|line| line.strip_prefix("used_memory:"))
-            .and_then(|value| value.trim().parse().ok())
-            .unwrap_or(0);
+        let memory_bytes = self.connection().info_sum("memory", "used_memory").await?;
         let entries = counts.into_iter().flatten().sum::<i64>().max(0) as u64;
         Ok(IndexStats {
             entries,

@@ -10,12 +10,15 @@ use copyhound_core::config::{IndexConfig, IndexLayout};
 use copyhound_core::ports::{EntryKind, FingerprintIndex, IndexEntry};
 
 use super::{Factory, conformance_suite};
-use crate::testsuite::{PrefixCleanup, redis_url_for_test, unique_prefix};
+use crate::testsuite::{
+    PrefixCleanup, redis_cluster_url_for_test, redis_url_for_test, unique_prefix,
+};
 use crate::{RedisFingerprintIndex, RedisIndexOptions};
 
 /// Makes indexes under fresh prefixes and deletes their keys when dropped.
 struct RedisFactory {
     url: String,
+    cluster: bool,
     options: RedisIndexOptions,
     scripted: bool,
     cleanups: Mutex<Vec<PrefixCleanup>>,
@@ -27,9 +30,17 @@ impl RedisFactory {
     }
 
     fn with_layout(test: &str, shards: u32, compact: bool) -> Option<Self> {
-        let url = redis_url_for_test(test)?;
-        Some(Self {
+        Some(Self::with_layout_at(
+            redis_url_for_test(test)?,
+            shards,
+            compact,
+        ))
+    }
+
+    fn with_layout_at(url: String, shards: u32, compact: bool) -> Self {
+        Self {
             url,
+            cluster: false,
             scripted: false,
             options: RedisIndexOptions {
                 shards,
@@ -39,6 +50,16 @@ impl RedisFactory {
                 compact,
             },
             cleanups: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// On the test Redis Cluster, owners over `shards` hash tags.
+    fn on_cluster(test: &str, shards: u32, compact: bool) -> Option<Self> {
+        let url = redis_cluster_url_for_test(test)?;
+        Some(Self {
+            url,
+            cluster: true,
+            ..Self::with_layout_at(String::new(), shards, compact)
         })
     }
 
@@ -50,7 +71,7 @@ impl RedisFactory {
         });
         IndexConfig {
             url: Some(self.url.clone()),
-            cluster: false,
+            cluster: self.cluster,
             prefix,
             max_distance,
             layout: if self.options.compact {
@@ -105,6 +126,57 @@ mod compact_single_shard {
 mod compact_three_shards {
     use super::*;
     conformance_suite!(RedisFactory::with_layout(module_path!(), 3, true));
+}
+
+/// A real Redis Cluster: shards spread over its primaries, writes through
+/// the commit script, queries fanned out per slot.
+mod cluster_exact {
+    use super::*;
+    conformance_suite!(RedisFactory::on_cluster(module_path!(), 16, false));
+}
+
+mod cluster_compact {
+    use super::*;
+    conformance_suite!(RedisFactory::on_cluster(module_path!(), 3, true));
+}
+
+/// `destroy` empties the index on every primary, meta included: an index of
+/// other parameters may then take the prefix.
+#[tokio::test]
+async fn destroy_deletes_every_key_on_a_cluster() {
+    let Some(factory) =
+        RedisFactory::on_cluster("destroy_deletes_every_key_on_a_cluster", 16, false)
+    else {
+        return;
+    };
+    let config = factory.config(3);
+    let index = RedisFingerprintIndex::connect_with(&factory.url, &config, factory.options)
+        .await
+        .unwrap();
+    let entries: Vec<IndexEntry> = (0..64_u64)
+        .map(|n| IndexEntry {
+            owner: format!("p:{n}"),
+            kind: EntryKind::Passage,
+            ordinal: 0,
+            fingerprint: n.wrapping_mul(0x9e37_79b9_7f4a_7c15),
+        })
+        .collect();
+    index.insert(&entries).await.unwrap();
+    assert_eq!(index.stats().await.unwrap().entries, 64);
+    index.destroy().await.unwrap();
+    let other = RedisIndexOptions {
+        shards: 3,
+        ..factory.options
+    };
+    let fresh = RedisFingerprintIndex::connect_with(&factory.url, &config, other)
+        .await
+        .unwrap();
+    assert_eq!(fresh.stats().await.unwrap().entries, 0);
+    let hits = fresh
+        .query(EntryKind::Passage, entries[5].fingerprint, 3)
+        .await
+        .unwrap();
+    assert!(hits.is_empty(), "{hits:?}");
 }
 
 #[tokio::test]

@@ -4,9 +4,11 @@
 //! a crashed worker's tasks come back without any sweeper process. Failed tasks
 //! wait in a sorted set by retry time and re-enter the stream when due.
 //!
-//! Every Redis error is translated here, once, into a retryable
-//! [`ErrorKind::Unavailable`]; the [`ConnectionManager`] reconnects by itself
-//! after a restart, so the next call after an outage simply succeeds.
+//! Every Redis error is translated, once, into a retryable
+//! [`ErrorKind::Unavailable`]; the connection reconnects by itself after a
+//! restart or a failover, so the next call after an outage simply succeeds.
+//! On a Redis Cluster every key of the queue carries one hash tag, so each
+//! script and transaction stays in one slot.
 
 mod scripts;
 
@@ -15,10 +17,11 @@ use std::fmt;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::streams::StreamRangeReply;
 
-use copyhound_core::config::{QueueConfig, mask_url};
+use copyhound_redis::{Connection, redis_error, slot_prefix};
+
+use copyhound_core::config::QueueConfig;
 use copyhound_core::model::Task;
 use copyhound_core::ports::{AckId, DeadTask, QueueStats, ReceivedTask, TaskQueue};
 use copyhound_core::{Error, ErrorKind, Result};
@@ -29,7 +32,7 @@ use scripts::{CONSUMER, GROUP, HORIZON_MS, Keys, PROMOTE_LIMIT};
 /// A task queue on Redis Streams with a consumer group; see `design.md`.
 #[derive(Clone)]
 pub struct RedisTaskQueue {
-    connection: ConnectionManager,
+    connection: Connection,
     keys: Keys,
     max_attempts: u32,
     retry_schedule_ms: Vec<u64>,
@@ -45,28 +48,21 @@ impl fmt::Debug for RedisTaskQueue {
 }
 
 impl RedisTaskQueue {
-    /// Connects to `url` (`redis://` or `rediss://`) and creates the consumer
-    /// group if needed. Keys live under `config.prefix`.
+    /// Connects to `url` (`redis://` or `rediss://`; a cluster node when
+    /// `config.cluster` is set or the server runs in cluster mode) and creates
+    /// the consumer group if needed. Keys live under `config.prefix`, wrapped
+    /// in a hash tag on a cluster.
     pub async fn connect(url: &str, config: &QueueConfig) -> Result<Self> {
-        let client = redis::Client::open(url).map_err(|error| {
-            Error::with_source(
-                ErrorKind::Config,
-                format!("queue url {:?} is not a redis url", mask_url(url)),
-                error,
-            )
-        })?;
-        let manager_config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(Duration::from_secs(2)))
-            .set_response_timeout(Some(Duration::from_secs(5)))
-            .set_number_of_retries(4)
-            .set_max_delay(Duration::from_millis(500));
-        let connection = ConnectionManager::new_with_config(client, manager_config)
-            .await
-            .map_err(redis_error("failed to connect to the queue redis"))?;
+        let connection = Connection::open(url, config.cluster, "queue").await?;
+        let prefix = if connection.is_cluster() {
+            slot_prefix(&config.prefix)
+        } else {
+            config.prefix.clone()
+        };
         let max_attempts = config.max_attempts.max(1);
         let queue = Self {
             connection,
-            keys: Keys::new(&config.prefix),
+            keys: Keys::new(&prefix),
             max_attempts,
             retry_schedule_ms: codec::retry_schedule_ms(
                 Duration::from_millis(config.retry_backoff_ms),
@@ -82,14 +78,9 @@ impl RedisTaskQueue {
         self.keys.all().iter().map(|key| key.to_string()).collect()
     }
 
-    fn connection(&self) -> ConnectionManager {
+    fn connection(&self) -> Connection {
         self.connection.clone()
     }
-}
-
-/// Translates a Redis error: the one place driver errors become core errors.
-fn redis_error(context: &'static str) -> impl FnOnce(redis::RedisError) -> Error {
-    move |error| Error::with_source(ErrorKind::Unavailable, context, error)
 }
 
 #[async_trait]

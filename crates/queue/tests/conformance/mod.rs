@@ -29,6 +29,7 @@ pub struct Harness {
 pub fn test_config(prefix: &str) -> QueueConfig {
     QueueConfig {
         url: None,
+        cluster: false,
         prefix: prefix.to_string(),
         visibility_timeout_ms: 200,
         max_attempts: 3,
