@@ -22,6 +22,9 @@ pub struct Backends {
     pub memory_index: Option<Arc<MemoryFingerprintIndex>>,
     /// The task queue.
     pub queue: Arc<dyn TaskQueue>,
+    /// The lock on the embedded data directory, held while any embedded
+    /// backend is open.
+    pub data_lock: Option<Arc<DataDirLock>>,
 }
 
 impl Backends {
@@ -30,6 +33,18 @@ impl Backends {
         std::fs::create_dir_all(&config.data_dir).with_context(|| {
             format!("cannot create data directory {}", config.data_dir.display())
         })?;
+        let embedded = [
+            config.store_backend(),
+            config.index_backend(),
+            config.queue_backend(),
+        ]
+        .iter()
+        .any(|backend| matches!(backend, Backend::Embedded(_)));
+        let data_lock = if embedded {
+            Some(Arc::new(DataDirLock::acquire(&config.data_dir)?))
+        } else {
+            None
+        };
         let stores = if config.store.migrate_on_start {
             copyhound_store::open_and_migrate(config).await
         } else {
@@ -60,6 +75,7 @@ impl Backends {
             index,
             memory_index,
             queue,
+            data_lock,
         })
     }
 
@@ -87,5 +103,64 @@ impl Backends {
                 .context("cannot write the index snapshot")?;
         }
         Ok(())
+    }
+}
+
+/// The embedded default is one process's: its files (redb store and queue,
+/// the index log) must never be opened twice. The lock file names the holder,
+/// so a second command can say who holds it and what to do instead.
+#[derive(Debug)]
+pub struct DataDirLock {
+    file: std::fs::File,
+}
+
+/// Name of the lock file in the data directory.
+const LOCK_FILE: &str = "copyhound.lock";
+
+impl DataDirLock {
+    /// Takes the lock of `dir`, or fails with a message naming the holder.
+    pub fn acquire(dir: &std::path::Path) -> anyhow::Result<Self> {
+        use std::io::{Read, Seek, Write};
+        let path = dir.join(LOCK_FILE);
+        let mut file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut holder = String::new();
+                let _ = file.read_to_string(&mut holder);
+                let holder = holder.trim();
+                anyhow::bail!(
+                    "the embedded data directory {} is in use by another copyhound process \
+                     ({}): stop it first, use the API of a running `copyhound serve` \
+                     instead, or configure MongoDB and Redis (store.url, index.url, \
+                     queue.url) to run several processes",
+                    dir.display(),
+                    if holder.is_empty() { "unknown" } else { holder }
+                );
+            }
+            Err(std::fs::TryLockError::Error(error)) => {
+                return Err(error).with_context(|| format!("cannot lock {}", path.display()));
+            }
+        }
+        let command: Vec<String> = std::env::args().take(3).collect();
+        file.set_len(0)?;
+        file.seek(std::io::SeekFrom::Start(0))?;
+        write!(file, "pid {}: {}", std::process::id(), command.join(" "))?;
+        file.flush()?;
+        Ok(Self { file })
+    }
+
+    /// Records where the holder serves its API, for the message others get.
+    pub fn note_listen(&self, address: &str) {
+        use std::io::Write;
+        let mut file = &self.file;
+        let _ = write!(file, ", serving http://{address}");
+        let _ = file.flush();
     }
 }

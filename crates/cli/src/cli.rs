@@ -77,6 +77,9 @@ pub enum Command {
     Serve(ServeArgs),
     /// Enqueue crawls when their site's cron schedule is due.
     Scheduler,
+    /// Check that a server answers (`--url`) or that the configured MongoDB
+    /// and Redis answer; exits 0 when healthy, 1 otherwise (container healthchecks).
+    Health(HealthArgs),
     /// Manage watched sites.
     #[command(subcommand)]
     Sites(SitesCommand),
@@ -160,6 +163,14 @@ pub struct WorksListArgs {
     /// The publisher.
     #[arg(long)]
     pub publisher: String,
+}
+
+/// Arguments of `copyhound health`.
+#[derive(Debug, Args)]
+pub struct HealthArgs {
+    /// A server's health URL, e.g. http://127.0.0.1:8080/health.
+    #[arg(long)]
+    pub url: Option<String>,
 }
 
 /// Arguments of `copyhound serve`.

@@ -33,6 +33,9 @@ fn main() -> ExitCode {
         eprintln!("error: cannot start logging: {error:#}");
         return ExitCode::from(2);
     }
+    // One TLS provider for every HTTP client of the binary (reqwest is built
+    // without a default one). Fails only when one is installed, as good.
+    let _ = rustls::crypto::ring::default_provider().install_default();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -80,5 +83,6 @@ async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Resu
         Command::Report(args) => commands::report::run(&config, args).await,
         Command::Eval(args) => eval::run(&config, args).await,
         Command::Bench(command) => commands::bench::run(&config, command).await,
+        Command::Health(args) => commands::health::run(&config, args).await,
     }
 }

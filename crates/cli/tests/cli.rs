@@ -110,3 +110,72 @@ fn the_compose_file_only_sets_known_configuration_keys() {
         .success()
         .stdout(predicate::str::contains("mongodb://mongo:27017"));
 }
+
+#[test]
+fn health_checks_a_server_url_and_the_configured_backends() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on port 1.
+    copyhound(dir.path())
+        .args(["health", "--url", "http://127.0.0.1:1/health"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("http: FAILED"));
+    // The embedded default belongs to its process: named, not opened.
+    copyhound(dir.path())
+        .arg("health")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("store: ok, embedded"));
+    copyhound(dir.path())
+        .arg("health")
+        .env("COPYHOUND_QUEUE_URL", "redis://127.0.0.1:1")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("queue: FAILED"));
+
+    const TEST: &str = "health_checks_a_server_url_and_the_configured_backends";
+    let (Some(mongo), Some(redis)) = (
+        copyhound_core::test_services::service_url(
+            copyhound_core::test_services::MONGODB_URL,
+            TEST,
+        ),
+        copyhound_core::test_services::service_url(copyhound_core::test_services::REDIS_URL, TEST),
+    ) else {
+        return;
+    };
+    copyhound(dir.path())
+        .arg("health")
+        .env("COPYHOUND_STORE_URL", &mongo)
+        .env("COPYHOUND_INDEX_URL", &redis)
+        .env("COPYHOUND_INDEX_PREFIX", "copyhound:test:health:index:")
+        .env("COPYHOUND_QUEUE_URL", &redis)
+        .env("COPYHOUND_QUEUE_PREFIX", "copyhound:test:health:queue:")
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("store: ok, answers")
+                .and(predicate::str::contains("index: ok, answers"))
+                .and(predicate::str::contains("queue: ok, answers")),
+        );
+}
+
+#[test]
+fn compose_healthchecks_run_the_binary_and_need_no_secret() {
+    let compose = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docker-compose.yml"
+    ))
+    .unwrap();
+    // The image's /bin/sh is dash: no /dev/tcp.
+    assert!(!compose.contains("/dev/tcp"));
+    assert!(compose.contains("[\"CMD\", \"copyhound\", \"health\""));
+    // `${VAR:?...}` would make every compose command, `down` included, fail without it.
+    assert!(
+        !compose.contains(":?"),
+        "a variable the compose file requires"
+    );
+    let ignore =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../.dockerignore"))
+            .unwrap();
+    assert!(ignore.lines().any(|line| line.trim() == "target"));
+}

@@ -473,3 +473,29 @@ fn a_kill_mid_crawl_converges_to_the_clean_run_and_earlier_works_still_match() {
     let crashed = run(set.path(), &site, true);
     assert_eq!(crashed, clean);
 }
+
+/// The embedded default is one process's: a second command on the same data
+/// directory while `serve` runs fails at once and says who holds it and what
+/// to do, instead of corrupting or hanging; after the server stops it works.
+#[test]
+fn a_second_process_on_the_embedded_default_is_told_who_holds_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = Env {
+        cwd: dir.path().to_path_buf(),
+    };
+    let server = env.serve();
+    let output = env.command(&["sites", "list"]).output().unwrap();
+    assert!(!output.status.success());
+    let message = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        message.contains("in use by another copyhound process"),
+        "{message}"
+    );
+    assert!(message.contains("serve"), "{message}");
+    assert!(
+        message.contains(&format!("127.0.0.1:{}", server.port)),
+        "names where the server listens: {message}"
+    );
+    server.stop();
+    env.run(&["sites", "list"]);
+}

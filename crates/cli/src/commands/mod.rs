@@ -5,6 +5,7 @@ pub mod bench_compare;
 pub mod config;
 pub mod demo;
 pub mod fingerprint;
+pub mod health;
 pub mod pipeline;
 pub mod report;
 pub mod serve;

@@ -22,6 +22,12 @@ use crate::cli::ServeArgs;
 use crate::crawl_handler::{CrawlHandler, PageCounter};
 
 pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode> {
+    if config.server.admin_key.as_deref().is_none_or(str::is_empty) {
+        tracing::warn!(
+            "no operator key (server.admin_key, COPYHOUND_SERVER_ADMIN_KEY): the admin \
+             routes accept publisher admin keys only, and no publisher can be created"
+        );
+    }
     let backends = Backends::open(config).await?;
     backends.recover().await?;
     let embedded = matches!(config.queue_backend(), Backend::Embedded(_));
@@ -79,6 +85,9 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
         site_policy: SitePolicy::for_crawler(&config.crawler),
     };
     let listen = config.server.listen.clone();
+    if let Some(lock) = &backends.data_lock {
+        lock.note_listen(&listen);
+    }
     println!("serving the API and admin UI on http://{listen}/");
     let mut stop = shutdown_rx.clone();
     let server_shutdown = async move {

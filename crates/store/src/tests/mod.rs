@@ -48,6 +48,24 @@ impl Harness {
         })
     }
 
+    /// The same server as a replica set: the set name it advertises, majority
+    /// write and read concerns, retryable writes.
+    #[cfg(feature = "mongodb")]
+    pub(crate) async fn mongo_replica_set() -> Option<Self> {
+        let url = replica_set_url(&mongo_url()?).await;
+        let database = format!("copyhound_test_rs_{}", uuid::Uuid::now_v7().simple());
+        let store = std::sync::Arc::new(
+            crate::MongoStore::connect(&url, &database, crate::StoreLimits::default())
+                .await
+                .unwrap(),
+        );
+        Some(Self {
+            stores: Stores::from_backend(store.clone()),
+            _dir: None,
+            mongo: Some(store),
+        })
+    }
+
     pub(crate) async fn finish(self) {
         #[cfg(feature = "mongodb")]
         if let Some(store) = self.mongo {
@@ -61,6 +79,31 @@ impl Harness {
 pub(crate) fn mongo_url() -> Option<String> {
     use copyhound_core::test_services::{MONGODB_URL, service_url};
     service_url(MONGODB_URL, "the MongoDB run")
+}
+
+/// Asks the server for its replica set and returns a URL that connects to it
+/// as a set (the driver then refuses a server that is not a member).
+///
+/// # Panics
+/// When the server does not run as a replica set.
+#[cfg(feature = "mongodb")]
+async fn replica_set_url(url: &str) -> String {
+    use mongodb::bson::doc;
+    let client = mongodb::Client::with_uri_str(url).await.unwrap();
+    let hello = client
+        .database("admin")
+        .run_command(doc! {"hello": 1})
+        .await
+        .unwrap();
+    let set = hello
+        .get_str("setName")
+        .unwrap_or_else(|_| panic!("the test server at {url} is not a replica set: {hello}"));
+    let base = url.trim_end_matches('/');
+    let separator = if base.contains('?') { '&' } else { '?' };
+    let path = if base.contains('?') { "" } else { "/" };
+    format!(
+        "{base}{path}{separator}replicaSet={set}&w=majority&readConcernLevel=majority&retryWrites=true"
+    )
 }
 
 macro_rules! conformance {
@@ -82,6 +125,20 @@ macro_rules! conformance {
                 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
                 async fn $name() {
                     let Some(harness) = super::Harness::mongo().await else { return };
+                    super::suite::$name(&harness.stores).await;
+                    harness.finish().await;
+                }
+            )*
+        }
+
+        #[cfg(feature = "mongodb")]
+        mod mongo_replica_set {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let Some(harness) = super::Harness::mongo_replica_set().await else {
+                        return;
+                    };
                     super::suite::$name(&harness.stores).await;
                     harness.finish().await;
                 }
