@@ -365,6 +365,26 @@ pub enum BenchCommand {
     Index(BenchIndexArgs),
     /// Comparison throughput as the registered corpus grows (seeded synthetic chapters).
     Compare(BenchCompareArgs),
+    /// End-to-end pages/s with 1, 2, 4 worker processes and 1-2 crawler
+    /// processes on the configured MongoDB and Redis, with CPU per role.
+    Pipeline(BenchPipelineArgs),
+}
+
+/// Arguments of `copyhound bench pipeline`.
+#[derive(Debug, Args)]
+pub struct BenchPipelineArgs {
+    /// Benchmark folder (works/, pages/) [default: ../shared/devset].
+    #[arg(long)]
+    pub set: Option<PathBuf>,
+    /// Worker process counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2, 4])]
+    pub workers: Vec<usize>,
+    /// Crawler process counts, comma-separated.
+    #[arg(long, value_delimiter = ',', default_values_t = [1usize, 2])]
+    pub crawlers: Vec<usize>,
+    /// Tasks in flight per worker process.
+    #[arg(long, default_value_t = 2)]
+    pub concurrency: u32,
 }
 
 /// Arguments of `copyhound bench compare`.

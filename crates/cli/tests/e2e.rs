@@ -135,3 +135,52 @@ fn eval_on_mongodb_and_redis_flags_only_the_copy() {
     });
     assert_only_the_copy_is_flagged(&predictions);
 }
+
+/// `bench pipeline` drives worker and crawler processes on MongoDB and Redis
+/// and reports a row per configuration.
+#[test]
+fn bench_pipeline_reports_pages_per_second_per_process_count() {
+    const TEST: &str = "bench_pipeline_reports_pages_per_second_per_process_count";
+    let (Some(mongo), Some(redis)) = (
+        test_services::service_url(test_services::MONGODB_URL, TEST),
+        test_services::service_url(test_services::REDIS_URL, TEST),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write_set(dir.path());
+    let mut command = Command::cargo_bin("copyhound").unwrap();
+    command.current_dir(dir.path()).env_remove("RUST_LOG");
+    for (name, _) in std::env::vars().filter(|(name, _)| name.starts_with("COPYHOUND_")) {
+        command.env_remove(name);
+    }
+    let output = command
+        .env("COPYHOUND_STORE_URL", &mongo)
+        .env("COPYHOUND_INDEX_URL", &redis)
+        .env("COPYHOUND_QUEUE_URL", &redis)
+        .args(["bench", "pipeline", "--set"])
+        .arg(dir.path())
+        .args(["--workers", "1,2", "--crawlers", "1"])
+        .timeout(std::time::Duration::from_secs(600))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let rows: Vec<Vec<&str>> = stdout
+        .lines()
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .filter(|fields| fields.len() == 10 && fields[0].parse::<u32>().is_ok())
+        .collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    for row in &rows {
+        let pages: u64 = row[2].parse().unwrap();
+        let rate: f64 = row[4].parse().unwrap();
+        assert!(pages >= 3, "the crawls fetched the set's pages: {stdout}");
+        assert!(rate > 0.0, "{stdout}");
+        assert_eq!(row[9], "0", "no dead task: {stdout}");
+    }
+}

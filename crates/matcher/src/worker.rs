@@ -213,11 +213,13 @@ async fn run_one(
         queue: queue.clone(),
         received: Some(received.clone()),
     };
+    let started = std::time::Instant::now();
     let result = handler.handle(&task).await;
+    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     guard.complete();
     match result {
         Ok(()) => {
-            debug!(task_id = %task.id, kind, "task done");
+            debug!(task_id = %task.id, kind, elapsed_ms, "task done");
             if let Err(error) = queue
                 .acknowledge(std::slice::from_ref(&received.ack_id))
                 .await

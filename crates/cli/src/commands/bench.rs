@@ -12,6 +12,7 @@ pub async fn run(config: &Config, command: BenchCommand) -> anyhow::Result<ExitC
     match command {
         BenchCommand::Index(args) => index(config, args).await,
         BenchCommand::Compare(args) => super::bench_compare::run(args).await,
+        BenchCommand::Pipeline(args) => super::bench_pipeline::run(config, args).await,
     }
 }
 

@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod bench_compare;
+pub mod bench_pipeline;
 pub mod config;
 pub mod demo;
 pub mod fingerprint;

@@ -106,7 +106,7 @@ fn eval_config(
     }
 }
 
-fn uuid_tag() -> String {
+pub(crate) fn uuid_tag() -> String {
     let id = copyhound_core::ids::TaskId::generate();
     id.as_str()
         .trim_start_matches(TASK_PREFIX)
@@ -132,7 +132,8 @@ pub async fn run_pipeline(
     let (work_count, chapter_count) = import_works(&backends, works).await?;
     eprintln!("registered {work_count} works ({chapter_count} chapters)");
     let sites = StaticSites::serve(&set.join("pages")).await?;
-    register_sites(&backends, &sites.sites).await?;
+    let crawls = register_sites(&backends, &sites.sites).await?;
+    backends.queue.enqueue(crawls).await?;
 
     let bar = ProgressBar::new_spinner().with_style(
         ProgressStyle::with_template("{spinner} {elapsed} {msg} | {prefix}")
@@ -194,7 +195,12 @@ fn eval_publisher() -> anyhow::Result<Publisher> {
     })
 }
 
-async fn register_sites(backends: &Backends, sites: &[ServedSite]) -> anyhow::Result<()> {
+/// Registers the served sites for the evaluation publisher and returns a
+/// queued crawl task per site (not enqueued).
+pub(crate) async fn register_sites(
+    backends: &Backends,
+    sites: &[ServedSite],
+) -> anyhow::Result<Vec<Task>> {
     let publisher = eval_publisher()?;
     backends.stores.publishers.put_publisher(&publisher).await?;
     let mut tasks = Vec::new();
@@ -236,8 +242,7 @@ async fn register_sites(backends: &Backends, sites: &[ServedSite]) -> anyhow::Re
             Utc::now(),
         ));
     }
-    backends.queue.enqueue(tasks).await?;
-    Ok(())
+    Ok(tasks)
 }
 
 /// Reads every match of every crawled page, in the scorer's terms.
