@@ -33,14 +33,7 @@ impl Backends {
         std::fs::create_dir_all(&config.data_dir).with_context(|| {
             format!("cannot create data directory {}", config.data_dir.display())
         })?;
-        let embedded = [
-            config.store_backend(),
-            config.index_backend(),
-            config.queue_backend(),
-        ]
-        .iter()
-        .any(|backend| matches!(backend, Backend::Embedded(_)));
-        let data_lock = if embedded {
+        let data_lock = if config.uses_embedded_backends() {
             Some(Arc::new(DataDirLock::acquire(&config.data_dir)?))
         } else {
             None

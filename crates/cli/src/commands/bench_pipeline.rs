@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use copyhound_core::config::{Backend, Config};
+use copyhound_core::config::Config;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::backends::Backends;
@@ -43,15 +43,8 @@ struct Row {
 }
 
 pub async fn run(config: &Config, args: BenchPipelineArgs) -> anyhow::Result<ExitCode> {
-    let remote = [
-        config.store_backend(),
-        config.index_backend(),
-        config.queue_backend(),
-    ]
-    .iter()
-    .all(|backend| matches!(backend, Backend::Remote(_)));
     anyhow::ensure!(
-        remote,
+        !config.uses_embedded_backends(),
         "bench pipeline runs several processes: configure store.url, index.url and queue.url \
          (MongoDB and Redis); the embedded default is one process's"
     );
@@ -115,19 +108,30 @@ pub async fn run(config: &Config, args: BenchPipelineArgs) -> anyhow::Result<Exi
             row.dead,
         );
     }
-    println!("wall ms per page by task kind (summed over worker slots):");
+    println!(
+        "by task kind: wall ms per page summed over worker slots, and the workers' CPU ms per \
+         page split by wall share (an estimate: tasks overlap)"
+    );
     for row in &rows {
         let pages = row.pages.max(1) as f64;
+        let total_ms: u64 = row.stages.values().map(|(_, ms)| ms).sum();
         let stages: Vec<String> = row
             .stages
             .iter()
-            .map(|(kind, (tasks, ms))| format!("{kind} {:.1} ({tasks} tasks)", *ms as f64 / pages))
+            .map(|(kind, (tasks, ms))| {
+                let share = *ms as f64 / total_ms.max(1) as f64;
+                format!(
+                    "{kind} {:.1} wall, ~{:.1} cpu ({tasks} tasks)",
+                    *ms as f64 / pages,
+                    row.worker_cpu * 1000.0 * share / pages
+                )
+            })
             .collect();
         println!(
             "  {}w/{}c: {}",
             row.workers,
             row.crawlers,
-            stages.join(", ")
+            stages.join("; ")
         );
     }
     Ok(ExitCode::SUCCESS)

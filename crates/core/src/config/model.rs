@@ -439,6 +439,17 @@ impl Config {
         remote_or_embedded(self.index.url.as_deref(), &self.data_dir, "index")
     }
 
+    /// Whether any of the store, index and queue is the embedded default.
+    pub fn uses_embedded_backends(&self) -> bool {
+        [
+            self.store_backend(),
+            self.index_backend(),
+            self.queue_backend(),
+        ]
+        .iter()
+        .any(|backend| matches!(backend, Backend::Embedded(_)))
+    }
+
     /// Returns the queue backend.
     pub fn queue_backend(&self) -> Backend {
         remote_or_embedded(self.queue.url.as_deref(), &self.data_dir, "queue")

@@ -34,18 +34,22 @@ impl Harness {
 
     #[cfg(feature = "mongodb")]
     pub(crate) async fn mongo() -> Option<Self> {
-        let url = mongo_url()?;
-        let database = format!("copyhound_test_{}", uuid::Uuid::now_v7().simple());
+        Some(Self::mongo_at(&mongo_url()?, "copyhound_test").await)
+    }
+
+    #[cfg(feature = "mongodb")]
+    async fn mongo_at(url: &str, prefix: &str) -> Self {
+        let database = format!("{prefix}_{}", uuid::Uuid::now_v7().simple());
         let store = std::sync::Arc::new(
-            crate::MongoStore::connect(&url, &database, crate::StoreLimits::default())
+            crate::MongoStore::connect(url, &database, crate::StoreLimits::default())
                 .await
                 .unwrap(),
         );
-        Some(Self {
+        Self {
             stores: Stores::from_backend(store.clone()),
             _dir: None,
             mongo: Some(store),
-        })
+        }
     }
 
     /// The same server as a replica set: the set name it advertises, majority
@@ -53,17 +57,7 @@ impl Harness {
     #[cfg(feature = "mongodb")]
     pub(crate) async fn mongo_replica_set() -> Option<Self> {
         let url = replica_set_url(&mongo_url()?).await;
-        let database = format!("copyhound_test_rs_{}", uuid::Uuid::now_v7().simple());
-        let store = std::sync::Arc::new(
-            crate::MongoStore::connect(&url, &database, crate::StoreLimits::default())
-                .await
-                .unwrap(),
-        );
-        Some(Self {
-            stores: Stores::from_backend(store.clone()),
-            _dir: None,
-            mongo: Some(store),
-        })
+        Some(Self::mongo_at(&url, "copyhound_test_rs").await)
     }
 
     pub(crate) async fn finish(self) {
