@@ -33,12 +33,7 @@ pub struct Decision {
 /// chapter (the usual bar: a review quoting a sentence stays below it), or, for
 /// chapters too short to reach that, at least `min_chapter_coverage` of the chapter.
 pub fn decide(verification: &Verification, chapter_chars: u32, config: &MatcherConfig) -> Decision {
-    let copied_chars: u32 = verification
-        .spans
-        .iter()
-        .map(|span| span.chapter_end.saturating_sub(span.chapter_start))
-        .sum::<u32>()
-        .min(chapter_chars.max(1));
+    let copied_chars = chapter_union(&verification.spans).min(chapter_chars.max(1));
     let coverage = verification.chapter_coverage.clamp(0.0, 1.0);
     let by_volume = copied_chars >= config.min_copied_chars;
     let short_chapter = chapter_chars < config.min_copied_chars.saturating_mul(2);
@@ -50,6 +45,31 @@ pub fn decide(verification: &Verification, chapter_chars: u32, config: &MatcherC
         score,
         copied_chars,
     }
+}
+
+/// Characters of the chapter covered by the spans, each counted once: spans
+/// may overlap on the chapter side (a page that repeats a passage, the same
+/// run found twice), and the bar is about how much of the chapter was copied.
+fn chapter_union(spans: &[copyhound_fingerprint::CopiedSpan]) -> u32 {
+    let mut ranges: Vec<(u32, u32)> = spans
+        .iter()
+        .filter(|span| span.chapter_end > span.chapter_start)
+        .map(|span| (span.chapter_start, span.chapter_end))
+        .collect();
+    ranges.sort_unstable();
+    let mut total = 0;
+    let mut current: Option<(u32, u32)> = None;
+    for (start, end) in ranges {
+        current = match current {
+            Some((open, close)) if start <= close => Some((open, close.max(end))),
+            Some((open, close)) => {
+                total += close - open;
+                Some((start, end))
+            }
+            None => Some((start, end)),
+        };
+    }
+    total + current.map_or(0, |(open, close)| close - open)
 }
 
 /// Compares a fingerprinted page against the registered chapters.
@@ -283,6 +303,30 @@ mod tests {
         assert!(copy.score > quote.score);
         let partial = decide(&verification(&[(0, 320)], 0.1), 3000, &config);
         assert!(partial.infringing, "300 copied characters clear the bar");
+    }
+
+    #[test]
+    fn repeated_passages_count_once_against_the_bar() {
+        let config = MatcherConfig::default();
+        // 212 distinct characters found three times, then overlapping runs:
+        // below the 300-character bar however often the page repeats them.
+        let repeated = decide(
+            &verification(&[(0, 212), (0, 212), (0, 212)], 0.07),
+            3000,
+            &config,
+        );
+        assert_eq!(repeated.copied_chars, 212);
+        assert!(!repeated.infringing);
+        let overlapping = decide(
+            &verification(&[(1000, 1200), (1100, 1230), (1225, 1230)], 0.08),
+            3000,
+            &config,
+        );
+        assert_eq!(overlapping.copied_chars, 230);
+        assert!(!overlapping.infringing);
+        let disjoint = decide(&verification(&[(0, 150), (400, 560)], 0.1), 3000, &config);
+        assert_eq!(disjoint.copied_chars, 310);
+        assert!(disjoint.infringing, "distinct passages still add up");
     }
 
     #[test]
