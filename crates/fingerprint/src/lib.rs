@@ -49,7 +49,7 @@ pub use dna::{DnaConfig, DnaWindow};
 pub use normalize::{NormalizeConfig, NormalizedText};
 pub use passage::{PassageConfig, PassageFeatures};
 pub use simhash::{SimHashConfig, hamming_distance};
-pub use verify::{CopiedSpan, PreparedChapter, Verification, VerifyConfig};
+pub use verify::{CopiedSpan, PreparedChapter, Verification, VerifyConfig, covered_len};
 
 /// Version of every fingerprint this crate computes. Bump it whenever any
 /// output (normalization, tables, hashing, parameters' defaults) changes.

@@ -357,32 +357,40 @@ pub(crate) fn verify_prepared(
         });
         matched += c.matched;
     }
-    let cov = |ranges: &mut Vec<(u32, u32)>, total: usize| {
+    let cov = |ranges: &[(u32, u32)], total: usize| {
         if total == 0 {
             return 0.0;
         }
-        ranges.sort_unstable();
-        let (mut sum, mut cur) = (0u64, None::<(u32, u32)>);
-        for &(s, e) in ranges.iter() {
-            match cur {
-                Some((cs, ce)) if s <= ce => cur = Some((cs, ce.max(e))),
-                _ => {
-                    if let Some((cs, ce)) = cur {
-                        sum += u64::from(ce - cs);
-                    }
-                    cur = Some((s, e));
-                }
-            }
-        }
-        if let Some((cs, ce)) = cur {
-            sum += u64::from(ce - cs);
-        }
-        (sum as f64 / total as f64).min(1.0) as f32
+        (covered_len(ranges.iter().copied()) as f64 / total as f64).min(1.0) as f32
     };
     Verification {
-        chapter_coverage: cov(&mut a_ranges, chapter_text.len()),
-        page_coverage: cov(&mut b_ranges, page.len()),
+        chapter_coverage: cov(&a_ranges, chapter_text.len()),
+        page_coverage: cov(&b_ranges, page.len()),
         matched_chars: matched.min(chapter_text.len() as u32),
         spans,
     }
+}
+
+/// Length of the union of half-open `(start, end)` ranges: overlapping or
+/// repeated ranges count once. Coverage, the infringement bar and the
+/// reports all measure copied text this way.
+pub fn covered_len(ranges: impl IntoIterator<Item = (u32, u32)>) -> u64 {
+    let mut ranges: Vec<(u32, u32)> = ranges
+        .into_iter()
+        .filter(|(start, end)| end > start)
+        .collect();
+    ranges.sort_unstable();
+    let mut total = 0u64;
+    let mut current: Option<(u32, u32)> = None;
+    for (start, end) in ranges {
+        current = match current {
+            Some((open, close)) if start <= close => Some((open, close.max(end))),
+            Some((open, close)) => {
+                total += u64::from(close - open);
+                Some((start, end))
+            }
+            None => Some((start, end)),
+        };
+    }
+    total + current.map_or(0, |(open, close)| u64::from(close - open))
 }

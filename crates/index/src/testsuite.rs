@@ -48,20 +48,13 @@ pub fn delete_prefix(url: &str, prefix: &str) {
 fn primaries(url: &str) -> redis::RedisResult<Vec<String>> {
     let mut connection = redis::Client::open(url)?.get_connection()?;
     let info: String = redis::cmd("INFO").arg("cluster").query(&mut connection)?;
-    if !info.lines().any(|line| line.trim() == "cluster_enabled:1") {
+    if !copyhound_redis::cluster_enabled(&info) {
         return Ok(vec![url.to_owned()]);
     }
     let nodes: String = redis::cmd("CLUSTER").arg("NODES").query(&mut connection)?;
-    Ok(nodes
-        .lines()
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let address = fields.get(1)?.split('@').next()?;
-            fields
-                .get(2)?
-                .contains("master")
-                .then(|| format!("redis://{address}"))
-        })
+    Ok(copyhound_redis::parse_primaries(&nodes)
+        .into_iter()
+        .map(|(host, port)| format!("redis://{host}:{port}"))
         .collect())
 }
 

@@ -33,7 +33,16 @@ pub struct Decision {
 /// chapter (the usual bar: a review quoting a sentence stays below it), or, for
 /// chapters too short to reach that, at least `min_chapter_coverage` of the chapter.
 pub fn decide(verification: &Verification, chapter_chars: u32, config: &MatcherConfig) -> Decision {
-    let copied_chars = chapter_union(&verification.spans).min(chapter_chars.max(1));
+    // Each chapter character once: a page may repeat a passage, or a run be found twice.
+    let copied = copyhound_fingerprint::covered_len(
+        verification
+            .spans
+            .iter()
+            .map(|span| (span.chapter_start, span.chapter_end)),
+    );
+    let copied_chars = u32::try_from(copied)
+        .unwrap_or(u32::MAX)
+        .min(chapter_chars.max(1));
     let coverage = verification.chapter_coverage.clamp(0.0, 1.0);
     let by_volume = copied_chars >= config.min_copied_chars;
     let short_chapter = chapter_chars < config.min_copied_chars.saturating_mul(2);
@@ -45,31 +54,6 @@ pub fn decide(verification: &Verification, chapter_chars: u32, config: &MatcherC
         score,
         copied_chars,
     }
-}
-
-/// Characters of the chapter covered by the spans, each counted once: spans
-/// may overlap on the chapter side (a page that repeats a passage, the same
-/// run found twice), and the bar is about how much of the chapter was copied.
-fn chapter_union(spans: &[copyhound_fingerprint::CopiedSpan]) -> u32 {
-    let mut ranges: Vec<(u32, u32)> = spans
-        .iter()
-        .filter(|span| span.chapter_end > span.chapter_start)
-        .map(|span| (span.chapter_start, span.chapter_end))
-        .collect();
-    ranges.sort_unstable();
-    let mut total = 0;
-    let mut current: Option<(u32, u32)> = None;
-    for (start, end) in ranges {
-        current = match current {
-            Some((open, close)) if start <= close => Some((open, close.max(end))),
-            Some((open, close)) => {
-                total += close - open;
-                Some((start, end))
-            }
-            None => Some((start, end)),
-        };
-    }
-    total + current.map_or(0, |(open, close)| close - open)
 }
 
 /// Compares a fingerprinted page against the registered chapters.

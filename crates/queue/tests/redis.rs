@@ -28,6 +28,7 @@ async fn redis_harness() -> Option<Harness> {
     let cleanup = KeyCleanup {
         url,
         keys: queue.keys(),
+        cluster: false,
     };
     Some(Harness {
         queue: Arc::new(queue),
@@ -51,7 +52,11 @@ async fn open_queue_picks_redis_for_a_redis_url() {
         .await
         .unwrap()
         .keys();
-    let _cleanup = KeyCleanup { url, keys };
+    let _cleanup = KeyCleanup {
+        url,
+        keys,
+        cluster: false,
+    };
     let config = Config {
         queue: queue_config,
         ..Config::default()

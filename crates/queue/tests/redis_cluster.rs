@@ -18,38 +18,18 @@ use copyhound_core::test_services;
 use copyhound_queue::RedisTaskQueue;
 
 use conformance::{Harness, LONG, tasks, test_config};
-use redis_support::unique_prefix;
+use redis_support::{KeyCleanup, unique_prefix};
 
 fn cluster_url(test: &str) -> Option<String> {
     test_services::service_url(test_services::REDIS_CLUSTER_URL, test)
 }
 
-/// Deletes a queue's keys on the cluster when dropped.
-struct ClusterCleanup {
-    url: String,
-    keys: Vec<String>,
-}
-
-impl Drop for ClusterCleanup {
-    fn drop(&mut self) {
-        let deleted = redis::cluster::ClusterClient::new(vec![self.url.as_str()])
-            .and_then(|client| client.get_connection())
-            .and_then(|mut connection| {
-                redis::cmd("DEL")
-                    .arg(&self.keys)
-                    .query::<u64>(&mut connection)
-            });
-        if let Err(error) = deleted {
-            eprintln!("failed to delete test keys {:?}: {error}", self.keys);
-        }
-    }
-}
-
-async fn cluster_queue(url: &str, config: &QueueConfig) -> (RedisTaskQueue, ClusterCleanup) {
+async fn cluster_queue(url: &str, config: &QueueConfig) -> (RedisTaskQueue, KeyCleanup) {
     let queue = RedisTaskQueue::connect(url, config).await.unwrap();
-    let cleanup = ClusterCleanup {
+    let cleanup = KeyCleanup {
         url: url.to_owned(),
         keys: queue.keys(),
+        cluster: true,
     };
     (queue, cleanup)
 }

@@ -231,8 +231,8 @@ impl ConnectionLike for Connection {
     }
 }
 
-/// Reads the primaries of a `CLUSTER NODES` answer.
-fn parse_primaries(nodes: &str) -> Vec<(String, u16)> {
+/// Reads the primaries (host, port) of a `CLUSTER NODES` answer.
+pub fn parse_primaries(nodes: &str) -> Vec<(String, u16)> {
     nodes
         .lines()
         .filter_map(|line| {
@@ -260,7 +260,7 @@ fn escape_glob(text: &str) -> String {
 }
 
 /// Whether an `INFO cluster` answer says cluster mode is on.
-fn cluster_enabled(info: &str) -> bool {
+pub fn cluster_enabled(info: &str) -> bool {
     info.lines().any(|line| line.trim() == "cluster_enabled:1")
 }
 

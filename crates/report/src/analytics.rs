@@ -21,30 +21,11 @@ pub fn is_infringing(status: MatchStatus) -> bool {
 /// Returns the copied characters of a match: the length of the union of its
 /// spans' chapter ranges (overlapping spans are counted once).
 pub fn copied_chars(spans: &[CopiedSpan]) -> u64 {
-    let mut ranges: Vec<(u32, u32)> = spans
-        .iter()
-        .filter(|span| span.chapter_end > span.chapter_start)
-        .map(|span| (span.chapter_start, span.chapter_end))
-        .collect();
-    ranges.sort_unstable();
-    let mut total = 0u64;
-    let mut current: Option<(u32, u32)> = None;
-    for (start, end) in ranges {
-        current = match current {
-            Some((open_start, open_end)) if start <= open_end => {
-                Some((open_start, open_end.max(end)))
-            }
-            Some((open_start, open_end)) => {
-                total += u64::from(open_end - open_start);
-                Some((start, end))
-            }
-            None => Some((start, end)),
-        };
-    }
-    if let Some((open_start, open_end)) = current {
-        total += u64::from(open_end - open_start);
-    }
-    total
+    copyhound_fingerprint::covered_len(
+        spans
+            .iter()
+            .map(|span| (span.chapter_start, span.chapter_end)),
+    )
 }
 
 /// Returns the host of a URL (lowercase, without port or credentials), or the URL

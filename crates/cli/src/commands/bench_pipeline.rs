@@ -21,7 +21,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::backends::Backends;
 use crate::cli::BenchPipelineArgs;
 use crate::commands::pipeline::import_works;
-use crate::eval::{register_sites, uuid_tag};
+use crate::eval::{register_sites, scratch_namespace};
 use crate::import;
 use crate::static_sites::StaticSites;
 
@@ -149,17 +149,9 @@ async fn measure(
     crawlers: usize,
     concurrency: u32,
 ) -> anyhow::Result<Row> {
-    let tag = uuid_tag();
-    let scratch = tempfile::Builder::new()
-        .prefix("copyhound-bench-")
-        .tempdir()?;
-    let mut run_config = config.clone();
-    run_config.store.database = format!("copyhound_bench_{tag}");
-    run_config.index.prefix = format!("copyhound-bench-{tag}:index:");
-    run_config.queue.prefix = format!("copyhound-bench-{tag}:queue:");
+    let (mut run_config, scratch) = scratch_namespace(config.clone(), "bench")?;
     run_config.crawler.allow_private_addresses = true;
     run_config.store.migrate_on_start = true;
-    run_config.data_dir = scratch.path().to_path_buf();
     let env = child_env(&run_config);
 
     let backends = Backends::open(&run_config).await?;

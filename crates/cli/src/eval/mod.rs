@@ -81,7 +81,6 @@ fn eval_config(
     let mut eval = config.clone();
     eval.crawler.allow_private_addresses = true;
     eval.store.migrate_on_start = true;
-    let run_tag = uuid_tag();
     match args.backends {
         EvalBackends::Embedded => {
             let scratch = tempfile::Builder::new()
@@ -94,19 +93,31 @@ fn eval_config(
             Ok((eval, Some(scratch)))
         }
         EvalBackends::Configured => {
-            eval.store.database = format!("copyhound_eval_{run_tag}");
-            eval.index.prefix = format!("copyhound-eval-{run_tag}:index:");
-            eval.queue.prefix = format!("copyhound-eval-{run_tag}:queue:");
-            let scratch = tempfile::Builder::new()
-                .prefix("copyhound-eval-")
-                .tempdir()?;
-            eval.data_dir = scratch.path().to_path_buf();
+            let (eval, scratch) = scratch_namespace(eval, "eval")?;
             Ok((eval, Some(scratch)))
         }
     }
 }
 
-pub(crate) fn uuid_tag() -> String {
+/// Points `config`'s MongoDB and Redis at a namespace of their own (a database
+/// and key prefixes named `copyhound_{what}_<tag>`), with embedded leftovers
+/// under a scratch directory, so a run never touches production data.
+pub(crate) fn scratch_namespace(
+    mut config: Config,
+    what: &str,
+) -> anyhow::Result<(Config, tempfile::TempDir)> {
+    let tag = uuid_tag();
+    config.store.database = format!("copyhound_{what}_{tag}");
+    config.index.prefix = format!("copyhound-{what}-{tag}:index:");
+    config.queue.prefix = format!("copyhound-{what}-{tag}:queue:");
+    let scratch = tempfile::Builder::new()
+        .prefix(&format!("copyhound-{what}-"))
+        .tempdir()?;
+    config.data_dir = scratch.path().to_path_buf();
+    Ok((config, scratch))
+}
+
+fn uuid_tag() -> String {
     let id = copyhound_core::ids::TaskId::generate();
     id.as_str()
         .trim_start_matches(TASK_PREFIX)

@@ -18,21 +18,26 @@ pub fn unique_prefix() -> String {
     format!("copyhound:test:queue:{}:", uuid::Uuid::now_v7().simple())
 }
 
-/// Deletes the keys of a test when dropped, even when the test panicked.
+/// Deletes the keys of a test when dropped, even when the test panicked; on a
+/// cluster through a cluster connection (the keys share one slot).
 pub struct KeyCleanup {
     pub url: String,
     pub keys: Vec<String>,
+    pub cluster: bool,
 }
 
 impl Drop for KeyCleanup {
     fn drop(&mut self) {
-        let deleted = redis::Client::open(self.url.as_str())
-            .and_then(|client| client.get_connection())
-            .and_then(|mut connection| {
-                redis::cmd("DEL")
-                    .arg(&self.keys)
-                    .query::<u64>(&mut connection)
-            });
+        let delete = redis::cmd("DEL").arg(&self.keys).clone();
+        let deleted = if self.cluster {
+            redis::cluster::ClusterClient::new(vec![self.url.as_str()])
+                .and_then(|client| client.get_connection())
+                .and_then(|mut connection| delete.query::<u64>(&mut connection))
+        } else {
+            redis::Client::open(self.url.as_str())
+                .and_then(|client| client.get_connection())
+                .and_then(|mut connection| delete.query::<u64>(&mut connection))
+        };
         if let Err(error) = deleted {
             eprintln!("failed to delete test keys {:?}: {error}", self.keys);
         }
