@@ -2,15 +2,12 @@
 //! (the embedded default when none), and runs one command. It is the only crate
 //! that names concrete backend types; everything below it sees the core ports.
 
-mod backends;
 mod cli;
 mod commands;
-mod crawl_handler;
 mod eval;
 mod import;
 mod logging;
-mod report_handler;
-mod report_scheduler;
+mod progress;
 mod static_sites;
 mod text_input;
 

@@ -19,7 +19,7 @@ const LAYERS: &[&[&str]] = &[
     ],
     &["copyhound-matcher"],
     &["copyhound-report"],
-    &["copyhound-server"],
+    &["copyhound-runtime", "copyhound-server"],
     &["copyhound-cli"],
 ];
 

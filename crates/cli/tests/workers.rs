@@ -218,7 +218,10 @@ impl Env {
 
     fn worker(&self, log: &Path) -> Child {
         self.command(&["worker", "--concurrency", "2"])
-            .env("RUST_LOG", "copyhound_matcher=debug")
+            .env(
+                "RUST_LOG",
+                "copyhound_runtime=debug,copyhound_matcher=debug",
+            )
             .stdout(Stdio::null())
             .stderr(std::fs::File::create(log).unwrap())
             .spawn()

@@ -12,6 +12,7 @@ pub mod error;
 pub mod ids;
 pub mod model;
 pub mod ports;
+pub mod schedule;
 pub mod test_services;
 pub mod utf8;
 

@@ -17,6 +17,6 @@ pub mod testsuite;
 pub mod urls;
 pub mod visible;
 
-pub use crawl::{CrawlProgress, Crawler, NoProgress, PageOutcome, PageReport};
+pub use crawl::{CrawlHandler, CrawlProgress, Crawler, NoProgress, PageOutcome, PageReport};
 pub use fetch::HttpFetcher;
 pub use scheduler::Scheduler;

@@ -15,7 +15,6 @@ use chrono::Utc;
 use copyhound_core::ids::{PublisherId, SiteId};
 use copyhound_core::model::{ExtractionHints, Site, Timestamp};
 use copyhound_core::{Error, Result};
-use croner::Cron;
 use regex::{RegexBuilder, RegexSet, RegexSetBuilder};
 use url::Url;
 
@@ -146,28 +145,7 @@ impl SiteBuilder {
     }
 }
 
-/// Parses a cron expression (UTC; 5 fields, or 6 with seconds first).
-pub fn parse_schedule(cron: &str) -> Result<Cron> {
-    let parser = croner::parser::CronParser::builder()
-        .seconds(croner::parser::Seconds::Optional)
-        .build();
-    parser.parse(cron).map_err(|err| {
-        Error::invalid(format!(
-            "`schedule`: `{}` is not a valid cron expression: {err}",
-            quoted(cron)
-        ))
-    })
-}
-
-/// Returns the latest scheduled slot at or before `now`, if the site has a schedule.
-pub fn last_slot(cron: &Cron, now: Timestamp) -> Option<Timestamp> {
-    cron.find_previous_occurrence(&now, true).ok()
-}
-
-/// Returns the first scheduled slot strictly after `now`.
-pub fn next_slot(cron: &Cron, now: Timestamp) -> Option<Timestamp> {
-    cron.find_next_occurrence(&now, false).ok()
-}
+pub use copyhound_core::schedule::{last_slot, next_slot, parse_schedule};
 
 /// The compiled allow/deny rules of a site.
 #[derive(Clone, Debug)]

@@ -5,8 +5,8 @@
 //! candidate precisely, and keep the ones that clear the configured evidence bar as
 //! matches with spans and side-by-side excerpts.
 //!
-//! It also hosts the generic worker loop (`Worker`) that every task kind runs in:
-//! the crawler and the report generator plug their handlers into it.
+//! [`MatcherHandler`] is the stage's task handler; the runtime crate routes the
+//! fingerprinting, comparison and back-fill tasks to it.
 #![warn(missing_docs)]
 
 mod backfill;
@@ -15,14 +15,12 @@ mod compare;
 mod context;
 mod evidence;
 mod fingerprinting;
+mod handler;
 mod lookup;
-mod pipeline;
 mod recovery;
-mod worker;
 
 pub use compare::{Decision, decide};
 pub use context::MatcherPorts;
 pub use fingerprinting::to_record;
-pub use pipeline::Pipeline;
+pub use handler::MatcherHandler;
 pub use recovery::{RequeueOutcome, requeue_pending_works};
-pub use worker::{TaskHandler, TickOutcome, Worker, WorkerConfig};

@@ -18,9 +18,10 @@ use copyhound_core::ids::{ChapterId, PageId, PublisherId, SiteId, WorkId, sha256
 use copyhound_core::model::{
     Chapter, FetchMeta, Language, Page, Publisher, PublisherKind, Task, TaskKind, Work, WorkKind,
 };
+use copyhound_core::ports::TaskHandler;
 use copyhound_fingerprint::{FingerprintConfig, Fingerprinter};
 use copyhound_index::MemoryFingerprintIndex;
-use copyhound_matcher::{MatcherPorts, Pipeline, TaskHandler};
+use copyhound_matcher::{MatcherHandler, MatcherPorts};
 use copyhound_queue::LocalTaskQueue;
 use copyhound_store::Stores;
 use peak_alloc::PeakAlloc;
@@ -63,7 +64,7 @@ fn repeated_sentence(chars: usize) -> String {
 struct Harness {
     _dir: tempfile::TempDir,
     stores: Stores,
-    pipeline: Pipeline,
+    pipeline: MatcherHandler,
 }
 
 async fn harness() -> Harness {
@@ -87,7 +88,7 @@ async fn harness() -> Harness {
     Harness {
         _dir: dir,
         stores,
-        pipeline: Pipeline::new(ports),
+        pipeline: MatcherHandler::new(ports),
     }
 }
 

@@ -9,9 +9,8 @@ mod conformance;
 use std::sync::Arc;
 use std::time::Duration;
 
-use copyhound_core::config::Config;
 use copyhound_core::ports::TaskQueue;
-use copyhound_queue::{LocalTaskQueue, open_queue};
+use copyhound_queue::LocalTaskQueue;
 
 use conformance::{Harness, LONG, tasks, test_config};
 
@@ -112,23 +111,4 @@ async fn receive_wait_wakes_on_enqueue() {
         .await
         .unwrap();
     assert!(empty.is_empty());
-}
-
-#[tokio::test]
-async fn open_queue_picks_the_embedded_queue_without_a_url() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        data_dir: dir.path().to_path_buf(),
-        ..Config::default()
-    };
-    let queue = open_queue(&config).await.unwrap();
-    queue.enqueue(tasks(1)).await.unwrap();
-    assert_eq!(queue.stats().await.unwrap().depth, 1);
-    assert!(
-        dir.path()
-            .join("queue")
-            .join("queue.redb")
-            .try_exists()
-            .unwrap()
-    );
 }

@@ -11,9 +11,8 @@ mod redis_support;
 use std::sync::Arc;
 use std::time::Duration;
 
-use copyhound_core::config::{Config, QueueConfig};
 use copyhound_core::ports::TaskQueue;
-use copyhound_queue::{RedisTaskQueue, open_queue};
+use copyhound_queue::RedisTaskQueue;
 
 use conformance::{Harness, LONG, tasks, test_config};
 use redis_support::{
@@ -38,34 +37,6 @@ async fn redis_harness() -> Option<Harness> {
 }
 
 conformance_tests!(redis_harness);
-
-#[tokio::test]
-async fn open_queue_picks_redis_for_a_redis_url() {
-    let Some(url) = redis_url("open_queue_picks_redis_for_a_redis_url") else {
-        return;
-    };
-    let queue_config = QueueConfig {
-        url: Some(url.clone()),
-        ..test_config(&unique_prefix())
-    };
-    let keys = RedisTaskQueue::connect(&url, &queue_config)
-        .await
-        .unwrap()
-        .keys();
-    let _cleanup = KeyCleanup {
-        url,
-        keys,
-        cluster: false,
-    };
-    let config = Config {
-        queue: queue_config,
-        ..Config::default()
-    };
-    let queue = open_queue(&config).await.unwrap();
-    assert!(format!("{queue:?}").contains("RedisTaskQueue"));
-    queue.enqueue(tasks(1)).await.unwrap();
-    assert_eq!(queue.receive(5, LONG).await.unwrap().len(), 1);
-}
 
 #[tokio::test]
 async fn duplicate_tasks_in_one_batch_are_enqueued_once() {

@@ -19,9 +19,11 @@ mod analytics;
 mod coverage;
 mod csv_export;
 mod data;
+mod handler;
 mod html;
 mod input;
 mod pdf;
+mod scheduler;
 mod takedown;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
@@ -37,9 +39,11 @@ pub use data::{
     ChapterCoverage, DayCount, MatchEvidence, NewSinceLast, REPORT_DATA_VERSION, ReportData,
     SiteSummary, StatusCount, Summary, WorkCoverage,
 };
+pub use handler::ReportHandler;
 pub use html::{HtmlOptions, render_html};
 pub use input::{ChapterInfo, ReportInput, load_report_input};
 pub use pdf::{render_pdf, render_pdf_with_chromium};
+pub use scheduler::ReportScheduler;
 pub use takedown::{TakedownNotice, TakedownOptions, TakedownTemplates, render_takedown_notices};
 pub use webhook::{
     AlertMatch, DeliveryAttempt, DeliveryLog, DeliveryOutcome, RetryPolicy, SIGNATURE_HEADER,

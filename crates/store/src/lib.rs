@@ -30,4 +30,4 @@ pub use local::LocalStore;
 pub use migrate::{MigrationStatus, Migrator};
 #[cfg(feature = "mongodb")]
 pub use mongo::MongoStore;
-pub use stores::{Stores, migrate_status, migrate_up, open_and_migrate, open_from_config};
+pub use stores::{Stores, migrate_status, migrate_up};

@@ -1,14 +1,13 @@
-//! The bundle callers hold, and the resolver that picks a backend from the
-//! configuration by URL scheme (no URL: the embedded store under `data_dir`).
+//! The bundle callers hold: every store port of one backend. Which backend a
+//! configuration names is the runtime's to resolve.
 
 use std::path::Path;
 use std::sync::Arc;
 
-use copyhound_core::config::{Backend, Config};
+use copyhound_core::Result;
 use copyhound_core::ports::{
     FingerprintStore, MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, WorkStore,
 };
-use copyhound_core::{Error, ErrorKind, Result};
 
 use crate::codec::StoreLimits;
 use crate::local::LocalStore;
@@ -90,51 +89,6 @@ impl Stores {
     /// Returns `Ok` when the backend answers.
     pub async fn check_connectivity(&self) -> Result<()> {
         self.publishers.check_connectivity().await
-    }
-}
-
-/// Opens the stores a configuration names: `store.url` by scheme (`mongodb://`,
-/// `mongodb+srv://`), or the embedded store under `data_dir/store`. Applies no
-/// migration (see [`open_and_migrate`]).
-pub async fn open_from_config(config: &Config) -> Result<Stores> {
-    let limits = StoreLimits::from_config(&config.store);
-    match config.store_backend() {
-        Backend::Embedded(dir) => Stores::local_with(dir, limits),
-        Backend::Remote(url) => open_remote(&url, &config.store.database, limits).await,
-    }
-}
-
-/// Opens the stores of a configuration and, when `store.migrate_on_start` is set,
-/// applies pending migrations (servers and workers call this).
-pub async fn open_and_migrate(config: &Config) -> Result<Stores> {
-    let stores = open_from_config(config).await?;
-    if config.store.migrate_on_start {
-        migrate_up(&stores).await?;
-    }
-    Ok(stores)
-}
-
-async fn open_remote(url: &str, database: &str, limits: StoreLimits) -> Result<Stores> {
-    if !(url.starts_with("mongodb://") || url.starts_with("mongodb+srv://")) {
-        return Err(Error::new(
-            ErrorKind::Config,
-            format!(
-                "store.url {:?}: unknown scheme (mongodb:// or mongodb+srv://)",
-                copyhound_core::config::mask_url(url)
-            ),
-        ));
-    }
-    #[cfg(feature = "mongodb")]
-    {
-        Stores::mongo_with(url, database, limits).await
-    }
-    #[cfg(not(feature = "mongodb"))]
-    {
-        let _ = (database, limits);
-        Err(Error::new(
-            ErrorKind::Config,
-            "store.url names MongoDB but this build has no `mongodb` feature",
-        ))
     }
 }
 

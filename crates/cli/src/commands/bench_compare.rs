@@ -13,9 +13,10 @@ use copyhound_core::model::{
     Chapter, FetchMeta, FingerprintOwner, FingerprintRecord, Language, Page, Publisher,
     PublisherKind, Task, TaskKind, Work, WorkKind,
 };
+use copyhound_core::ports::TaskHandler;
 use copyhound_fingerprint::{DocumentFingerprint, Fingerprinter};
 use copyhound_index::MemoryFingerprintIndex;
-use copyhound_matcher::{MatcherPorts, Pipeline, TaskHandler, to_record};
+use copyhound_matcher::{MatcherHandler, MatcherPorts, to_record};
 use copyhound_store::Stores;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -256,7 +257,7 @@ async fn run_corpus(
     stores.fingerprints.put_fingerprints(&page_records).await?;
     let setup_seconds = started.elapsed().as_secs_f64();
 
-    let pipeline = Pipeline::new(MatcherPorts {
+    let pipeline = MatcherHandler::new(MatcherPorts {
         works: stores.works.clone(),
         pages: stores.pages.clone(),
         fingerprints: stores.fingerprints.clone(),

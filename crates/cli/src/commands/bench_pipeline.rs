@@ -18,12 +18,12 @@ use anyhow::Context;
 use copyhound_core::config::Config;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::backends::Backends;
 use crate::cli::BenchPipelineArgs;
 use crate::commands::pipeline::import_works;
 use crate::eval::{register_sites, scratch_namespace};
 use crate::import;
 use crate::static_sites::StaticSites;
+use copyhound_runtime::Backends;
 
 /// Clock ticks per second of `/proc` CPU counters (`USER_HZ`, 100 on Linux).
 const TICKS_PER_SECOND: f64 = 100.0;
@@ -179,7 +179,7 @@ async fn measure(
         .iter()
         .map(|log| {
             child(&env, &["worker", "--concurrency", &concurrency.to_string()])
-                .env("RUST_LOG", "warn,copyhound_matcher::worker=debug")
+                .env("RUST_LOG", "warn,copyhound_runtime::worker=debug")
                 .env("COPYHOUND_LOG_FORMAT", "json")
                 .stdout(Stdio::null())
                 .stderr(std::fs::File::create(log)?)
@@ -388,7 +388,7 @@ mod tests {
 
     #[test]
     fn task_done_lines_are_read() {
-        let line = r#"{"timestamp":"t","level":"DEBUG","fields":{"message":"task done","task_id":"t_1","kind":"compare_page","elapsed_ms":12},"target":"copyhound_matcher::worker"}"#;
+        let line = r#"{"timestamp":"t","level":"DEBUG","fields":{"message":"task done","task_id":"t_1","kind":"compare_page","elapsed_ms":12},"target":"copyhound_runtime::worker"}"#;
         assert_eq!(task_done(line), Some(("compare_page".into(), 12)));
         assert_eq!(task_done("not json"), None);
         assert_eq!(task_done(r#"{"fields":{"message":"task failed"}}"#), None);

@@ -7,7 +7,6 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use copyhound_core::config::{Backend, Config};
-use copyhound_index::RedisFingerprintIndex;
 
 use crate::cli::HealthArgs;
 
@@ -47,9 +46,9 @@ async fn check_backends(config: &Config) -> bool {
     healthy &= match config.store_backend() {
         Backend::Embedded(dir) => report("store", Ok(embedded(&dir))),
         Backend::Remote(_) => {
-            let outcome = match copyhound_store::open_from_config(config).await {
+            let outcome = match timed_open(copyhound_runtime::open_stores(config)).await {
                 Ok(stores) => timed(stores.check_connectivity()).await,
-                Err(error) => Err(error.to_string()),
+                Err(error) => Err(error),
             };
             report("store", outcome)
         }
@@ -57,7 +56,7 @@ async fn check_backends(config: &Config) -> bool {
     healthy &= match config.index_backend() {
         Backend::Embedded(dir) => report("index", Ok(embedded(&dir))),
         Backend::Remote(_) => {
-            let outcome = match timed_value(RedisFingerprintIndex::connect(&config.index)).await {
+            let outcome = match timed_open(copyhound_runtime::open_index(config)).await {
                 Ok(_) => Ok("answers".to_string()),
                 Err(error) => Err(error),
             };
@@ -67,7 +66,7 @@ async fn check_backends(config: &Config) -> bool {
     healthy &= match config.queue_backend() {
         Backend::Embedded(dir) => report("queue", Ok(embedded(&dir))),
         Backend::Remote(_) => {
-            let outcome = match timed_value(copyhound_queue::open_queue(config)).await {
+            let outcome = match timed_open(copyhound_runtime::open_queue(config)).await {
                 Ok(queue) => timed(queue.check_connectivity()).await,
                 Err(error) => Err(error),
             };
@@ -94,6 +93,14 @@ async fn timed_value<T>(
     match tokio::time::timeout(TIMEOUT, future).await {
         Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => Err(error.to_string()),
+        Err(_) => Err(format!("no answer within {} s", TIMEOUT.as_secs())),
+    }
+}
+
+async fn timed_open<T>(future: impl Future<Output = anyhow::Result<T>>) -> Result<T, String> {
+    match tokio::time::timeout(TIMEOUT, future).await {
+        Ok(Ok(value)) => Ok(value),
+        Ok(Err(error)) => Err(format!("{error:#}")),
         Err(_) => Err(format!("no answer within {} s", TIMEOUT.as_secs())),
     }
 }

@@ -3,58 +3,28 @@
 
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::time::Duration;
 
-use anyhow::Context;
 use chrono::Utc;
 use copyhound_core::config::Config;
 use copyhound_core::model::{Task, TaskKind};
 use copyhound_fingerprint::FINGERPRINT_VERSION;
-use copyhound_matcher::{MatcherPorts, Pipeline, Worker, WorkerConfig};
+use copyhound_runtime::{Backends, Node};
 use indicatif::{ProgressBar, ProgressStyle};
 use tracing::info;
 
-use super::fingerprint::fingerprinter;
-use crate::backends::Backends;
 use crate::cli::{ImportArgs, IndexCommand, MigrateCommand, TasksCommand, WorkerArgs};
 use crate::import;
-
-/// Returns the comparison pipeline over the backends.
-pub fn pipeline(backends: &Backends, config: &Config) -> anyhow::Result<Pipeline> {
-    let stores = &backends.stores;
-    let reports = Arc::new(crate::report_handler::ReportHandler::new(backends));
-    Ok(Pipeline::new(MatcherPorts {
-        works: stores.works.clone(),
-        pages: stores.pages.clone(),
-        fingerprints: stores.fingerprints.clone(),
-        matches: stores.matches.clone(),
-        index: backends.index.clone(),
-        queue: backends.queue.clone(),
-        fingerprinter: fingerprinter()?,
-        config: config.matcher.clone(),
-    })
-    .with_report_handler(reports))
-}
-
-/// Returns the worker loop settings from the configuration.
-pub fn worker_config(config: &Config, concurrency: Option<u32>) -> WorkerConfig {
-    WorkerConfig {
-        concurrency: concurrency.unwrap_or(config.worker.concurrency).max(1) as usize,
-        visibility: Duration::from_millis(config.queue.visibility_timeout_ms.max(1_000)),
-        idle_sleep: Duration::from_millis(200),
-        shutdown_deadline: Duration::from_millis(config.worker.shutdown_deadline_ms),
-    }
-}
+use crate::progress::PageCounter;
 
 pub async fn import(config: &Config, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let works = import::read_works(&args.dir)?;
-    let backends = Backends::open(config).await?;
-    let summary = import_works(&backends, works).await?;
+    let node = Node::open(config).await?;
+    let summary = import_works(node.backends(), works).await?;
     println!(
         "imported {} works, {} chapters; fingerprinting queued",
         summary.0, summary.1
     );
-    backends.persist().await?;
+    node.persist().await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -86,26 +56,15 @@ pub async fn import_works(
 }
 
 pub async fn worker(config: &Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {
-    let backends = Backends::open(config).await?;
-    backends.recover().await?;
-    let crawl = Arc::new(crate::crawl_handler::CrawlHandler::new(
-        config,
-        &backends,
-        Arc::new(crate::crawl_handler::PageCounter::default()),
-    )?);
-    let handler = Arc::new(pipeline(&backends, config)?.with_crawl_handler(crawl));
-    let worker = Worker::new(
-        backends.queue.clone(),
-        handler,
-        worker_config(config, args.concurrency),
-    );
+    let node = Node::build(config).await?;
+    let worker = node.worker(args.concurrency, Arc::new(PageCounter::default()))?;
     if args.until_idle {
         let outcome = worker.drain().await?;
         println!(
             "{} tasks: {} succeeded, {} failed",
             outcome.received, outcome.succeeded, outcome.failed
         );
-        backends.persist().await?;
+        node.persist().await?;
         return Ok(ExitCode::SUCCESS);
     }
     let (shutdown_tx, shutdown_rx) = tokio::sync::watch::channel(false);
@@ -115,7 +74,7 @@ pub async fn worker(config: &Config, args: WorkerArgs) -> anyhow::Result<ExitCod
         let _ = shutdown_tx.send(true);
     });
     worker.run(shutdown_rx).await?;
-    backends.persist().await?;
+    node.persist().await?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -140,9 +99,7 @@ pub async fn wait_for_signal() {
 }
 
 pub async fn migrate(config: &Config, command: MigrateCommand) -> anyhow::Result<ExitCode> {
-    let stores = copyhound_store::open_from_config(config)
-        .await
-        .context("cannot open the stores")?;
+    let stores = copyhound_runtime::open_stores(config).await?;
     match command {
         MigrateCommand::Status => {
             for status in copyhound_store::migrate_status(&stores).await? {
@@ -192,9 +149,7 @@ pub async fn index(config: &Config, command: IndexCommand) -> anyhow::Result<Exi
 }
 
 pub async fn tasks(config: &Config, command: TasksCommand) -> anyhow::Result<ExitCode> {
-    let queue = copyhound_queue::open_queue(config)
-        .await
-        .context("cannot open the task queue")?;
+    let queue = copyhound_runtime::open_queue(config).await?;
     match command {
         TasksCommand::Stats => {
             let stats = queue.stats().await?;

@@ -12,8 +12,8 @@ use copyhound_core::model::{ReportFormat, ReportScope};
 use copyhound_core::ports::PageRequest;
 use copyhound_report::{ReportInput, build_report_data, load_report_input, render};
 
-use crate::backends::Backends;
 use crate::cli::{ReportArgs, ReportFormatArg};
+use copyhound_runtime::Backends;
 
 pub async fn run(config: &Config, args: ReportArgs) -> anyhow::Result<ExitCode> {
     let backends = Backends::open(config).await?;

@@ -6,20 +6,16 @@
 //! processes and `serve` runs only what `--workers` asks for.
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use copyhound_core::config::{Backend, Config};
-use copyhound_crawler::Scheduler;
 use copyhound_crawler::site::SitePolicy;
-use copyhound_matcher::Worker;
+use copyhound_runtime::Node;
 use copyhound_server::AppState;
 use tokio::sync::watch;
 use tracing::info;
 
-use super::pipeline::{pipeline, wait_for_signal, worker_config};
-use crate::backends::Backends;
+use super::pipeline::wait_for_signal;
 use crate::cli::ServeArgs;
-use crate::crawl_handler::{CrawlHandler, PageCounter};
 
 pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode> {
     if config.server.admin_key.as_deref().is_none_or(str::is_empty) {
@@ -28,8 +24,7 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
              routes accept publisher admin keys only, and no publisher can be created"
         );
     }
-    let backends = Backends::open(config).await?;
-    backends.recover().await?;
+    let node = Node::build(config).await?;
     let embedded = matches!(config.queue_backend(), Backend::Embedded(_));
     let workers = args.workers.unwrap_or(if embedded {
         config.worker.concurrency
@@ -39,53 +34,14 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
     let (shutdown_tx, shutdown_rx) = watch::channel(false);
     let mut background = Vec::new();
     if workers > 0 {
-        let crawl = Arc::new(CrawlHandler::new(
-            config,
-            &backends,
-            Arc::new(PageCounter::default()),
-        )?);
-        let handler = Arc::new(pipeline(&backends, config)?.with_crawl_handler(crawl));
-        let worker = Worker::new(
-            backends.queue.clone(),
-            handler,
-            worker_config(config, Some(workers)),
-        );
-        let stop = shutdown_rx.clone();
-        background.push(tokio::spawn(async move {
-            let _ = worker.run(stop).await;
-        }));
-        info!(workers, "in-process workers started");
+        background.push(node.spawn_worker(workers, shutdown_rx.clone())?);
     }
     if embedded || args.scheduler {
-        let scheduler = Scheduler::new(backends.stores.sites.clone(), backends.queue.clone());
-        let mut stop = shutdown_rx.clone();
-        background.push(tokio::spawn(async move {
-            scheduler
-                .run(async move {
-                    let _ = stop.wait_for(|stopped| *stopped).await;
-                })
-                .await;
-        }));
-        if let Some(reports) = crate::report_scheduler::ReportScheduler::new(config, &backends)? {
-            let stop = shutdown_rx.clone();
-            background.push(tokio::spawn(async move { reports.run(stop).await }));
-        }
+        background.extend(node.spawn_schedulers(shutdown_rx.clone())?);
     }
-    let state = AppState {
-        publishers: backends.stores.publishers.clone(),
-        works: backends.stores.works.clone(),
-        sites: backends.stores.sites.clone(),
-        pages: backends.stores.pages.clone(),
-        matches: backends.stores.matches.clone(),
-        fingerprints: backends.stores.fingerprints.clone(),
-        reports: backends.stores.reports.clone(),
-        queue: backends.queue.clone(),
-        index: Some(backends.index.clone()),
-        config: config.server.clone(),
-        site_policy: SitePolicy::for_crawler(&config.crawler),
-    };
+    let state = app_state(&node);
     let listen = config.server.listen.clone();
-    if let Some(lock) = &backends.data_lock {
+    if let Some(lock) = &node.backends().data_lock {
         lock.note_listen(&listen);
     }
     println!("serving the API and admin UI on http://{listen}/");
@@ -102,22 +58,38 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
     for task in background {
         let _ = task.await;
     }
-    backends.persist().await?;
+    node.persist().await?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// The API's view of the node.
+fn app_state(node: &Node) -> AppState {
+    let backends = node.backends();
+    let stores = &backends.stores;
+    AppState {
+        publishers: stores.publishers.clone(),
+        works: stores.works.clone(),
+        sites: stores.sites.clone(),
+        pages: stores.pages.clone(),
+        matches: stores.matches.clone(),
+        fingerprints: stores.fingerprints.clone(),
+        reports: stores.reports.clone(),
+        queue: backends.queue.clone(),
+        index: Some(backends.index.clone()),
+        config: node.config().server.clone(),
+        site_policy: SitePolicy::for_crawler(&node.config().crawler),
+    }
+}
+
 pub async fn scheduler(config: &Config) -> anyhow::Result<ExitCode> {
-    let backends = Backends::open(config).await?;
-    backends.recover().await?;
-    let scheduler = Scheduler::new(backends.stores.sites.clone(), backends.queue.clone());
+    let node = Node::build(config).await?;
     let (stop_tx, stop_rx) = watch::channel(false);
-    let reports = crate::report_scheduler::ReportScheduler::new(config, &backends)?
-        .map(|reports| tokio::spawn(async move { reports.run(stop_rx).await }));
+    let running = node.spawn_schedulers(stop_rx)?;
     println!("scheduler running; crawls (and [reports] schedules and alerts) run when due");
-    scheduler.run(wait_for_signal()).await;
+    wait_for_signal().await;
     let _ = stop_tx.send(true);
-    if let Some(reports) = reports {
-        let _ = reports.await;
+    for task in running {
+        let _ = task.await;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -15,16 +15,15 @@ use copyhound_core::model::{CrawlRunStatus, Match, MatchStatus, Publisher, Publi
 use copyhound_core::ports::{MatchFilter, PageRequest};
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_crawler::{CrawlProgress, Crawler, HttpFetcher};
-use copyhound_matcher::Worker;
+use copyhound_runtime::{Backends, Node};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use super::pipeline::{pipeline, worker_config};
-use crate::backends::Backends;
 use crate::cli::{CrawlArgs, MatchesCommand, SitesCommand, WorksListArgs};
-use crate::crawl_handler::PageCounter;
+use crate::progress::PageCounter;
 
 pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<ExitCode> {
-    let backends = Backends::open(config).await?;
+    let node = Node::open(config).await?;
+    let backends = node.backends();
     let sites = &backends.stores.sites;
     match command {
         SitesCommand::Add(args) => {
@@ -141,7 +140,8 @@ pub fn crawl_exit_code(status: CrawlRunStatus) -> ExitCode {
 }
 
 pub async fn crawl(config: &Config, args: CrawlArgs) -> anyhow::Result<ExitCode> {
-    let backends = Backends::open(config).await?;
+    let node = Node::open(config).await?;
+    let backends = node.backends();
     let site_id: SiteId = args.site.parse()?;
     let site = backends
         .stores
@@ -192,8 +192,8 @@ pub async fn crawl(config: &Config, args: CrawlArgs) -> anyhow::Result<ExitCode>
     }
     if matches!(config.queue_backend(), Backend::Embedded(_)) && !args.no_compare {
         backends.recover().await?;
-        let handler = Arc::new(pipeline(&backends, config)?);
-        let outcome = Worker::new(backends.queue.clone(), handler, worker_config(config, None))
+        let outcome = node
+            .worker(None, Arc::new(copyhound_crawler::NoProgress))?
             .drain()
             .await?;
         println!(
@@ -206,7 +206,8 @@ pub async fn crawl(config: &Config, args: CrawlArgs) -> anyhow::Result<ExitCode>
 }
 
 pub async fn works_list(config: &Config, args: WorksListArgs) -> anyhow::Result<ExitCode> {
-    let backends = Backends::open(config).await?;
+    let node = Node::open(config).await?;
+    let backends = node.backends();
     let publisher_id: PublisherId = args.publisher.parse()?;
     let mut request = PageRequest {
         after: None,
@@ -233,7 +234,8 @@ pub async fn works_list(config: &Config, args: WorksListArgs) -> anyhow::Result<
 }
 
 pub async fn matches(config: &Config, command: MatchesCommand) -> anyhow::Result<ExitCode> {
-    let backends = Backends::open(config).await?;
+    let node = Node::open(config).await?;
+    let backends = node.backends();
     let (filter, export) = match &command {
         MatchesCommand::List(args) => (args.filter()?, None),
         MatchesCommand::Export { filter, format } => (filter.filter()?, Some(*format)),

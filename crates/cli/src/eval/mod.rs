@@ -19,15 +19,14 @@ use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
 use copyhound_core::model::{CrawlRun, CrawlRunStatus, Publisher, PublisherKind, Task, TaskKind};
 use copyhound_core::ports::PageRequest;
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
-use copyhound_matcher::Worker;
+use copyhound_runtime::{Backends, Node};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::backends::Backends;
 use crate::cli::{EvalArgs, EvalBackends};
-use crate::commands::pipeline::{import_works, pipeline, worker_config};
-use crate::crawl_handler::{CrawlHandler, PageCounter};
+use crate::commands::pipeline::import_works;
 use crate::import;
+use crate::progress::PageCounter;
 use crate::static_sites::{ServedSite, StaticSites};
 
 /// One line of the predictions file.
@@ -137,8 +136,8 @@ pub async fn run_pipeline(
     concurrency: Option<u32>,
 ) -> anyhow::Result<PipelineRun> {
     let started = Instant::now();
-    let backends = Backends::open(config).await?;
-    backends.recover().await?;
+    let node = Node::build(config).await?;
+    let backends = node.backends().clone();
     let works = import::read_works(&set.join("works"))?;
     let (work_count, chapter_count) = import_works(&backends, works).await?;
     eprintln!("registered {work_count} works ({chapter_count} chapters)");
@@ -152,30 +151,22 @@ pub async fn run_pipeline(
     );
     bar.enable_steady_tick(Duration::from_millis(200));
     let counter = Arc::new(PageCounter::with_bar(bar.clone()));
-    let crawl = Arc::new(CrawlHandler::new(config, &backends, counter.clone())?);
-    let handler = Arc::new(pipeline(&backends, config)?.with_crawl_handler(crawl));
-    let worker = Worker::new(
-        backends.queue.clone(),
-        handler,
-        worker_config(config, concurrency.or(Some(4))),
-    );
-    let mut tasks_done = 0usize;
-    loop {
-        let outcome = worker.tick().await?;
-        tasks_done += outcome.received;
-        let stats = backends.queue.stats().await?;
-        bar.set_prefix(format!(
-            "{tasks_done} tasks done, {} queued, {} retrying",
-            stats.depth,
-            stats.in_flight + stats.retrying
-        ));
-        if outcome.received == 0 {
-            if stats.depth == 0 && stats.in_flight == 0 && stats.retrying == 0 {
-                break;
+    let worker = node.worker(concurrency.or(Some(4)), counter.clone())?;
+    let mut last_shown = Instant::now();
+    let shown = bar.clone();
+    worker
+        .run_until_idle(|outcome| {
+            if last_shown.elapsed() < Duration::from_millis(200) {
+                return;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
+            last_shown = Instant::now();
+            shown.set_prefix(format!(
+                "{} tasks done, {} failed",
+                outcome.succeeded + outcome.failed,
+                outcome.failed
+            ));
+        })
+        .await?;
     bar.finish_and_clear();
     let stats = backends.queue.stats().await?;
     for dead in backends.queue.dead_letters(20).await? {

@@ -9,11 +9,13 @@
 //! success; `check_connectivity` is cheap and used by `/health`.
 
 mod fetcher;
+mod handler;
 mod index;
 mod queue;
 mod store;
 
 pub use fetcher::{FetchRequest, FetchedPage, Fetcher};
+pub use handler::TaskHandler;
 pub use index::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
 pub use queue::{AckId, DeadTask, QueueStats, ReceivedTask, TaskQueue};
 pub use store::{

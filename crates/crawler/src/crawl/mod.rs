@@ -10,6 +10,7 @@
 //! unreachable, the address was refused or the host did not answer is
 //! `Failed`, with the reasons in `recent_errors`, never a silent success.
 
+mod handler;
 mod interrupted;
 mod outcome;
 mod page;
@@ -29,6 +30,7 @@ use copyhound_core::{Error, ErrorKind, Result};
 use tokio::task::JoinSet;
 use tracing::{info, warn};
 
+pub use handler::CrawlHandler;
 pub use outcome::{MAX_RECENT_ERRORS, PageOutcome, reason_of, verdict};
 use page::PageContext;
 pub use page::{MAX_PARTS, PageReport};

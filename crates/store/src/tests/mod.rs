@@ -178,37 +178,6 @@ async fn a_mongo_store_that_is_down_is_unavailable() {
 }
 
 #[tokio::test]
-async fn open_from_config_resolves_by_scheme() {
-    use copyhound_core::config::Config;
-    let dir = tempfile::tempdir().unwrap();
-    let config = Config {
-        data_dir: dir.path().to_path_buf(),
-        ..Config::default()
-    };
-    let stores = crate::open_and_migrate(&config).await.unwrap();
-    assert!(
-        dir.path()
-            .join("store")
-            .join(crate::local::FILE_NAME)
-            .try_exists()
-            .unwrap()
-    );
-    assert!(
-        crate::migrate_status(&stores)
-            .await
-            .unwrap()
-            .iter()
-            .all(|status| status.applied_at.is_some())
-    );
-    let mut bad = config.clone();
-    bad.store.url = Some("postgres://db/".into());
-    assert_eq!(
-        crate::open_from_config(&bad).await.unwrap_err().kind(),
-        copyhound_core::ErrorKind::Config
-    );
-}
-
-#[tokio::test]
 async fn a_second_process_cannot_open_an_open_store() {
     let dir = tempfile::tempdir().unwrap();
     let _first = crate::LocalStore::open(dir.path()).unwrap();

@@ -1,14 +1,96 @@
-//! Resolves the configuration into concrete backends — the only place that names
-//! them. No URL means the embedded default under `data_dir`; `mongodb://` and
-//! `redis://` URLs mean the production engines.
+//! Resolves the configuration into concrete backends: the only place that
+//! names them. No URL means the embedded default under `data_dir`; the scheme of
+//! a URL names the engine (`mongodb://`, `mongodb+srv://` for the stores,
+//! `redis://`, `rediss://` for the index and the queue).
 
 use std::sync::Arc;
 
 use anyhow::Context;
-use copyhound_core::config::{Backend, Config};
+use copyhound_core::config::{Backend, Config, mask_url};
 use copyhound_core::ports::{FingerprintIndex, TaskQueue};
 use copyhound_index::{MemoryFingerprintIndex, RedisFingerprintIndex};
-use copyhound_store::Stores;
+use copyhound_queue::{LocalTaskQueue, RedisTaskQueue};
+use copyhound_store::{StoreLimits, Stores};
+
+/// Opens the stores `store.url` names, or the embedded store under
+/// `data_dir/store`. Applies no migration ([`Backends::open`] does, when
+/// `store.migrate_on_start`).
+pub async fn open_stores(config: &Config) -> anyhow::Result<Stores> {
+    let limits = StoreLimits::from_config(&config.store);
+    let stores = match config.store_backend() {
+        Backend::Embedded(dir) => Stores::local_with(&dir, limits)
+            .with_context(|| format!("cannot open the store in {}", dir.display()))?,
+        Backend::Remote(url)
+            if url.starts_with("mongodb://") || url.starts_with("mongodb+srv://") =>
+        {
+            Stores::mongo_with(&url, &config.store.database, limits)
+                .await
+                .with_context(|| format!("cannot open the MongoDB store at {}", mask_url(&url)))?
+        }
+        Backend::Remote(url) => anyhow::bail!(
+            "store.url {:?}: unknown scheme (mongodb:// or mongodb+srv://)",
+            mask_url(&url)
+        ),
+    };
+    Ok(stores)
+}
+
+/// Opens the index `index.url` names, or the in-memory index whose log and
+/// snapshot live under `data_dir/index`. The second value is the in-memory
+/// index itself when embedded (for its snapshot).
+pub async fn open_index(
+    config: &Config,
+) -> anyhow::Result<(
+    Arc<dyn FingerprintIndex>,
+    Option<Arc<MemoryFingerprintIndex>>,
+)> {
+    match config.index_backend() {
+        Backend::Embedded(dir) => {
+            let memory = Arc::new(
+                MemoryFingerprintIndex::open(&dir, config.index.max_distance)
+                    .await
+                    .with_context(|| format!("cannot open the index in {}", dir.display()))?,
+            );
+            Ok((memory.clone(), Some(memory)))
+        }
+        Backend::Remote(url) => {
+            check_redis_scheme("index.url", &url)?;
+            let redis = RedisFingerprintIndex::connect(&config.index)
+                .await
+                .context("cannot open the Redis index")?;
+            Ok((Arc::new(redis), None))
+        }
+    }
+}
+
+/// Opens the queue `queue.url` names, or the embedded queue under `data_dir/queue`.
+pub async fn open_queue(config: &Config) -> anyhow::Result<Arc<dyn TaskQueue>> {
+    match config.queue_backend() {
+        Backend::Embedded(dir) => Ok(Arc::new(
+            LocalTaskQueue::open(&dir, &config.queue)
+                .await
+                .with_context(|| format!("cannot open the task queue in {}", dir.display()))?,
+        )),
+        Backend::Remote(url) => {
+            check_redis_scheme("queue.url", &url)?;
+            Ok(Arc::new(
+                RedisTaskQueue::connect(&url, &config.queue)
+                    .await
+                    .context("cannot open the Redis task queue")?,
+            ))
+        }
+    }
+}
+
+fn check_redis_scheme(key: &str, url: &str) -> anyhow::Result<()> {
+    if url.starts_with("redis://") || url.starts_with("rediss://") {
+        return Ok(());
+    }
+    anyhow::bail!(
+        "{key} {:?}: unknown scheme (redis:// or rediss://)",
+        mask_url(url)
+    )
+}
 
 /// Every backend of a node.
 #[derive(Debug, Clone)]
@@ -38,31 +120,14 @@ impl Backends {
         } else {
             None
         };
-        let stores = if config.store.migrate_on_start {
-            copyhound_store::open_and_migrate(config).await
-        } else {
-            copyhound_store::open_from_config(config).await
+        let stores = open_stores(config).await?;
+        if config.store.migrate_on_start {
+            copyhound_store::migrate_up(&stores)
+                .await
+                .context("cannot apply the store migrations")?;
         }
-        .context("cannot open the stores")?;
-        let (index, memory_index): (Arc<dyn FingerprintIndex>, _) = match config.index_backend() {
-            Backend::Embedded(dir) => {
-                let memory = Arc::new(
-                    MemoryFingerprintIndex::open(&dir, config.index.max_distance)
-                        .await
-                        .with_context(|| format!("cannot open the index in {}", dir.display()))?,
-                );
-                (memory.clone(), Some(memory))
-            }
-            Backend::Remote(_) => {
-                let redis = RedisFingerprintIndex::connect(&config.index)
-                    .await
-                    .context("cannot open the Redis index")?;
-                (Arc::new(redis), None)
-            }
-        };
-        let queue = copyhound_queue::open_queue(config)
-            .await
-            .context("cannot open the task queue")?;
+        let (index, memory_index) = open_index(config).await?;
+        let queue = open_queue(config).await?;
         Ok(Self {
             stores,
             index,

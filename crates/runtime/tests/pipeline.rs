@@ -16,8 +16,9 @@ use copyhound_core::model::{
 };
 use copyhound_fingerprint::{FingerprintConfig, Fingerprinter};
 use copyhound_index::MemoryFingerprintIndex;
-use copyhound_matcher::{MatcherPorts, Pipeline, Worker, WorkerConfig};
+use copyhound_matcher::{MatcherHandler, MatcherPorts};
 use copyhound_queue::LocalTaskQueue;
+use copyhound_runtime::{Worker, WorkerSettings};
 use copyhound_store::Stores;
 
 const CHAPTER: &str = include_str!("../../cli/samples/registered-chapter.txt");
@@ -47,12 +48,12 @@ async fn harness() -> Harness {
         fingerprinter: Arc::new(Fingerprinter::new(FingerprintConfig::default()).unwrap()),
         config: MatcherConfig::default(),
     };
-    let config = WorkerConfig {
+    let config = WorkerSettings {
         concurrency: 2,
         visibility: Duration::from_secs(30),
-        ..WorkerConfig::default()
+        ..WorkerSettings::default()
     };
-    let worker = Worker::new(queue.clone(), Arc::new(Pipeline::new(ports)), config);
+    let worker = Worker::new(queue.clone(), Arc::new(MatcherHandler::new(ports)), config);
     Harness {
         _dir: dir,
         stores,

@@ -7,16 +7,16 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::Utc;
-use copyhound_core::Result;
 use copyhound_core::model::{ReportStatus, Task, TaskKind};
-use copyhound_core::ports::{MatchStore, PublisherStore, ReportStore, SiteStore, WorkStore};
-use copyhound_matcher::TaskHandler;
-use copyhound_report::{build_report_data, load_report_input, render};
+use copyhound_core::ports::{
+    MatchStore, PublisherStore, ReportStore, SiteStore, TaskHandler, WorkStore,
+};
+use copyhound_core::{Error, Result};
 
-use crate::backends::Backends;
+use crate::{build_report_data, load_report_input, render};
 
-/// The report generator as a task handler.
-#[derive(Debug)]
+/// The report generator's task handler.
+#[derive(Debug, Clone)]
 pub struct ReportHandler {
     publishers: Arc<dyn PublisherStore>,
     reports: Arc<dyn ReportStore>,
@@ -26,16 +26,26 @@ pub struct ReportHandler {
 }
 
 impl ReportHandler {
-    /// Returns the handler over the backends' stores.
-    pub fn new(backends: &Backends) -> Self {
-        let stores = &backends.stores;
+    /// Returns the handler over the store ports it reads and writes.
+    pub fn new(
+        publishers: Arc<dyn PublisherStore>,
+        reports: Arc<dyn ReportStore>,
+        matches: Arc<dyn MatchStore>,
+        works: Arc<dyn WorkStore>,
+        sites: Arc<dyn SiteStore>,
+    ) -> Self {
         Self {
-            publishers: stores.publishers.clone(),
-            reports: stores.reports.clone(),
-            matches: stores.matches.clone(),
-            works: stores.works.clone(),
-            sites: stores.sites.clone(),
+            publishers,
+            reports,
+            matches,
+            works,
+            sites,
         }
+    }
+
+    /// Whether this stage owns `kind`.
+    pub fn owns(kind: &TaskKind) -> bool {
+        matches!(kind, TaskKind::GenerateReport { .. })
     }
 }
 
@@ -47,8 +57,8 @@ impl TaskHandler for ReportHandler {
             report_id,
         } = &task.kind
         else {
-            return Err(copyhound_core::Error::invalid(format!(
-                "not a report task: {}",
+            return Err(Error::internal(format!(
+                "the report generator does not handle {} tasks",
                 task.kind.name()
             )));
         };
@@ -68,11 +78,10 @@ impl TaskHandler for ReportHandler {
                 input.publisher = publisher.name;
             }
             let format = report.format;
+            // Rendering is CPU work, and a PDF waits for a browser.
             tokio::task::spawn_blocking(move || render(&build_report_data(&input), format))
                 .await
-                .map_err(|error| {
-                    copyhound_core::Error::internal(format!("report rendering panicked: {error}"))
-                })?
+                .map_err(|error| Error::internal(format!("report rendering panicked: {error}")))?
         }
         .await;
         match rendered {

@@ -1,0 +1,16 @@
+//! How a stage runs its tasks. Each stage crate exports one implementation for
+//! the task kinds it owns; the runtime routes every delivered task to it.
+
+use async_trait::async_trait;
+
+use crate::Result;
+use crate::model::Task;
+
+/// Runs the task kinds of one stage. Implementations must be idempotent: the
+/// queue delivers at least once, so a task may run more than once.
+#[async_trait]
+pub trait TaskHandler: std::fmt::Debug + Send + Sync + 'static {
+    /// Handles a task. A retryable error retries the task later; any error
+    /// counts as a failed attempt.
+    async fn handle(&self, task: &Task) -> Result<()>;
+}

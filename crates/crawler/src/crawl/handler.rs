@@ -1,0 +1,60 @@
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use copyhound_core::Result;
+use copyhound_core::config::CrawlerConfig;
+use copyhound_core::model::{Task, TaskKind};
+use copyhound_core::ports::{PageStore, SiteStore, TaskHandler, TaskQueue};
+
+use super::{CrawlProgress, Crawler};
+use crate::HttpFetcher;
+
+/// The crawler stage's task handler: `crawl_site` and `fetch_page`.
+#[derive(Clone)]
+pub struct CrawlHandler {
+    crawler: Crawler,
+    progress: Arc<dyn CrawlProgress>,
+}
+
+impl std::fmt::Debug for CrawlHandler {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CrawlHandler")
+            .field("crawler", &self.crawler)
+            .finish_non_exhaustive()
+    }
+}
+
+impl CrawlHandler {
+    /// Returns the handler over an HTTP fetcher built from `config`.
+    pub fn new(
+        config: &CrawlerConfig,
+        sites: Arc<dyn SiteStore>,
+        pages: Arc<dyn PageStore>,
+        queue: Arc<dyn TaskQueue>,
+        progress: Arc<dyn CrawlProgress>,
+    ) -> Result<Self> {
+        let fetcher = Arc::new(HttpFetcher::new(config.clone())?);
+        let crawler = Crawler::new(config.clone(), fetcher, sites, pages, queue);
+        Ok(Self { crawler, progress })
+    }
+
+    /// Returns the handler over an existing crawler.
+    pub fn with_crawler(crawler: Crawler, progress: Arc<dyn CrawlProgress>) -> Self {
+        Self { crawler, progress }
+    }
+
+    /// Whether this stage owns `kind`.
+    pub fn owns(kind: &TaskKind) -> bool {
+        matches!(
+            kind,
+            TaskKind::CrawlSite { .. } | TaskKind::FetchPage { .. }
+        )
+    }
+}
+
+#[async_trait]
+impl TaskHandler for CrawlHandler {
+    async fn handle(&self, task: &Task) -> Result<()> {
+        self.crawler.handle_task(task, self.progress.as_ref()).await
+    }
+}

@@ -1,0 +1,163 @@
+use std::sync::Arc;
+
+use anyhow::Context;
+use copyhound_core::config::Config;
+use copyhound_crawler::{CrawlHandler, CrawlProgress, NoProgress, Scheduler};
+use copyhound_fingerprint::{FingerprintConfig, Fingerprinter};
+use copyhound_matcher::{MatcherHandler, MatcherPorts};
+use copyhound_report::{ReportHandler, ReportScheduler};
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tracing::info;
+
+use crate::backends::Backends;
+use crate::dispatch::Dispatcher;
+use crate::webhook::HttpWebhookTransport;
+use crate::worker::{Worker, WorkerSettings};
+
+/// A process's view of the system: the configuration, its backends opened
+/// once, and the parts assembled from them on demand.
+#[derive(Debug, Clone)]
+pub struct Node {
+    config: Config,
+    backends: Backends,
+}
+
+impl Node {
+    /// Opens every backend the configuration names and re-enqueues what a killed
+    /// process left without its task. Every process that runs workers or serves
+    /// the API starts with this.
+    pub async fn build(config: &Config) -> anyhow::Result<Self> {
+        let node = Self::open(config).await?;
+        node.backends.recover().await?;
+        Ok(node)
+    }
+
+    /// Opens the backends only (commands that read or write data but run no
+    /// task: imports, listings, index rebuilds).
+    pub async fn open(config: &Config) -> anyhow::Result<Self> {
+        Ok(Self {
+            config: config.clone(),
+            backends: Backends::open(config).await?,
+        })
+    }
+
+    /// The configuration the node was built from.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The backends.
+    pub fn backends(&self) -> &Backends {
+        &self.backends
+    }
+
+    /// Returns the dispatcher over every stage's handler; crawls report to
+    /// `progress`.
+    pub fn dispatcher(&self, progress: Arc<dyn CrawlProgress>) -> anyhow::Result<Dispatcher> {
+        let stores = &self.backends.stores;
+        let crawl = CrawlHandler::new(
+            &self.config.crawler,
+            stores.sites.clone(),
+            stores.pages.clone(),
+            self.backends.queue.clone(),
+            progress,
+        )
+        .context("cannot build the crawler")?;
+        let report = ReportHandler::new(
+            stores.publishers.clone(),
+            stores.reports.clone(),
+            stores.matches.clone(),
+            stores.works.clone(),
+            stores.sites.clone(),
+        );
+        Ok(Dispatcher::new(crawl, self.matcher()?, report))
+    }
+
+    /// Returns the matcher stage's handler (fingerprinting, comparison, back-fill).
+    pub fn matcher(&self) -> anyhow::Result<MatcherHandler> {
+        let stores = &self.backends.stores;
+        let fingerprinter = Fingerprinter::new(FingerprintConfig::default())
+            .context("cannot load the fingerprint tables")?;
+        Ok(MatcherHandler::new(MatcherPorts {
+            works: stores.works.clone(),
+            pages: stores.pages.clone(),
+            fingerprints: stores.fingerprints.clone(),
+            matches: stores.matches.clone(),
+            index: self.backends.index.clone(),
+            queue: self.backends.queue.clone(),
+            fingerprinter: Arc::new(fingerprinter),
+            config: self.config.matcher.clone(),
+        }))
+    }
+
+    /// Returns a worker running every task kind with `concurrency` slots
+    /// (default `worker.concurrency`).
+    pub fn worker(
+        &self,
+        concurrency: Option<u32>,
+        progress: Arc<dyn CrawlProgress>,
+    ) -> anyhow::Result<Worker> {
+        Ok(Worker::new(
+            self.backends.queue.clone(),
+            Arc::new(self.dispatcher(progress)?),
+            WorkerSettings::from_config(&self.config, concurrency),
+        ))
+    }
+
+    /// Starts a worker with `concurrency` slots in the background until `stop`.
+    pub fn spawn_worker(
+        &self,
+        concurrency: u32,
+        stop: watch::Receiver<bool>,
+    ) -> anyhow::Result<JoinHandle<()>> {
+        let worker = self.worker(Some(concurrency), Arc::new(NoProgress))?;
+        info!(workers = concurrency, "in-process workers started");
+        Ok(tokio::spawn(async move {
+            let _ = worker.run(stop).await;
+        }))
+    }
+
+    /// Starts the schedulers in the background until `stop`: site crawls when
+    /// due, and the `[reports]` schedules and alerts when configured.
+    pub fn spawn_schedulers(
+        &self,
+        stop: watch::Receiver<bool>,
+    ) -> anyhow::Result<Vec<JoinHandle<()>>> {
+        let mut started = Vec::new();
+        if let Some(reports) = self.report_scheduler()? {
+            let stop = stop.clone();
+            started.push(tokio::spawn(async move { reports.run(stop).await }));
+        }
+        let crawls = Scheduler::new(
+            self.backends.stores.sites.clone(),
+            self.backends.queue.clone(),
+        );
+        let mut stop = stop;
+        started.push(tokio::spawn(async move {
+            crawls
+                .run(async move {
+                    let _ = stop.wait_for(|stopped| *stopped).await;
+                })
+                .await;
+        }));
+        Ok(started)
+    }
+
+    /// Returns the `[reports]` scheduler, `None` when nothing is configured.
+    pub fn report_scheduler(&self) -> anyhow::Result<Option<ReportScheduler>> {
+        let stores = &self.backends.stores;
+        ReportScheduler::new(
+            &self.config,
+            stores.reports.clone(),
+            stores.matches.clone(),
+            self.backends.queue.clone(),
+            Arc::new(HttpWebhookTransport::new()?),
+        )
+    }
+
+    /// Writes what the embedded index holds in memory to its snapshot.
+    pub async fn persist(&self) -> anyhow::Result<()> {
+        self.backends.persist().await
+    }
+}

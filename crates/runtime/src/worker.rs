@@ -1,0 +1,356 @@
+//! The worker loop every task kind runs in. A worker keeps `concurrency` tasks
+//! running: it asks the queue for as many tasks as it has free slots, and asks
+//! again as soon as one finishes, so one long crawl never idles the other
+//! slots. While a task runs its delivery is extended periodically, so it is not
+//! re-delivered to a second worker; on shutdown the deliveries that cannot
+//! finish in time are released at once rather than waiting out their
+//! visibility timeout.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use copyhound_core::Result;
+use copyhound_core::config::Config;
+use copyhound_core::ports::{ReceivedTask, TaskHandler, TaskQueue};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tracing::{debug, info, warn};
+
+/// Worker loop settings.
+#[derive(Clone, Debug)]
+pub struct WorkerSettings {
+    /// Tasks run at once.
+    pub concurrency: usize,
+    /// Visibility requested per delivery; extended while the task runs.
+    pub visibility: Duration,
+    /// Wait before asking an empty queue again.
+    pub idle_sleep: Duration,
+    /// Time given to in-flight tasks after shutdown is requested.
+    pub shutdown_deadline: Duration,
+}
+
+impl Default for WorkerSettings {
+    fn default() -> Self {
+        Self {
+            concurrency: 2,
+            visibility: Duration::from_secs(60),
+            idle_sleep: Duration::from_millis(200),
+            shutdown_deadline: Duration::from_secs(30),
+        }
+    }
+}
+
+impl WorkerSettings {
+    /// Returns the settings of `[worker]` and `[queue]`; `concurrency`
+    /// overrides `worker.concurrency`.
+    pub fn from_config(config: &Config, concurrency: Option<u32>) -> Self {
+        Self {
+            concurrency: concurrency.unwrap_or(config.worker.concurrency).max(1) as usize,
+            visibility: Duration::from_millis(config.queue.visibility_timeout_ms.max(1_000)),
+            idle_sleep: Duration::from_millis(200),
+            shutdown_deadline: Duration::from_millis(config.worker.shutdown_deadline_ms),
+        }
+    }
+}
+
+/// What a run of the loop did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TickOutcome {
+    /// Tasks received.
+    pub received: usize,
+    /// Tasks that succeeded (acknowledged).
+    pub succeeded: usize,
+    /// Tasks that failed (retried or dead-lettered by the queue).
+    pub failed: usize,
+}
+
+/// When the loop ends on its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Until {
+    /// Never: only shutdown stops it.
+    Shutdown,
+    /// When nothing runs and a receive returns nothing.
+    ReceiveEmpty,
+    /// When nothing runs and the queue holds nothing queued, in flight or retrying.
+    QueueEmpty,
+}
+
+/// Pulls tasks from the queue and runs them with a handler.
+#[derive(Debug, Clone)]
+pub struct Worker {
+    queue: Arc<dyn TaskQueue>,
+    handler: Arc<dyn TaskHandler>,
+    settings: WorkerSettings,
+}
+
+impl Worker {
+    /// Returns a worker over `queue` running tasks with `handler`.
+    pub fn new(
+        queue: Arc<dyn TaskQueue>,
+        handler: Arc<dyn TaskHandler>,
+        settings: WorkerSettings,
+    ) -> Self {
+        Self {
+            queue,
+            handler,
+            settings,
+        }
+    }
+
+    /// Receives one batch and runs it to completion (tests drive the loop with it).
+    pub async fn tick(&self) -> Result<TickOutcome> {
+        let batch = self
+            .queue
+            .receive(self.settings.concurrency.max(1), self.settings.visibility)
+            .await?;
+        let mut outcome = TickOutcome {
+            received: batch.len(),
+            ..TickOutcome::default()
+        };
+        let mut running = JoinSet::new();
+        for received in batch {
+            running.spawn(self.start(received));
+        }
+        while let Some(joined) = running.join_next().await {
+            count(&mut outcome, joined);
+        }
+        Ok(outcome)
+    }
+
+    /// Runs tasks as slots free up until `shutdown` turns true, then drains
+    /// within the deadline.
+    pub async fn run(&self, shutdown: watch::Receiver<bool>) -> Result<()> {
+        info!(concurrency = self.settings.concurrency, "worker started");
+        self.pull(shutdown, Until::Shutdown, |_| {}).await?;
+        info!("worker stopped");
+        Ok(())
+    }
+
+    /// Runs until nothing runs and a receive returns nothing. Returns totals.
+    pub async fn drain(&self) -> Result<TickOutcome> {
+        let (_stop, never) = watch::channel(false);
+        self.pull(never, Until::ReceiveEmpty, |_| {}).await
+    }
+
+    /// Runs until the queue holds nothing queued, in flight or retrying (so
+    /// retries due later are waited for); `progress` sees the totals after
+    /// each finished task.
+    pub async fn run_until_idle(&self, progress: impl FnMut(&TickOutcome)) -> Result<TickOutcome> {
+        let (_stop, never) = watch::channel(false);
+        self.pull(never, Until::QueueEmpty, progress).await
+    }
+
+    fn start(&self, received: ReceivedTask) -> impl Future<Output = bool> + Send + 'static {
+        run_one(
+            self.queue.clone(),
+            self.handler.clone(),
+            received,
+            self.settings.visibility,
+        )
+    }
+
+    async fn pull(
+        &self,
+        mut shutdown: watch::Receiver<bool>,
+        until: Until,
+        mut progress: impl FnMut(&TickOutcome),
+    ) -> Result<TickOutcome> {
+        let slots = self.settings.concurrency.max(1);
+        let mut running = JoinSet::new();
+        let mut total = TickOutcome::default();
+        loop {
+            if *shutdown.borrow() {
+                return Ok(self.finish_within_deadline(running, total).await);
+            }
+            let mut received_now = 0;
+            if running.len() < slots {
+                match self
+                    .queue
+                    .receive(slots - running.len(), self.settings.visibility)
+                    .await
+                {
+                    Ok(batch) => {
+                        received_now = batch.len();
+                        total.received += batch.len();
+                        for received in batch {
+                            running.spawn(self.start(received));
+                        }
+                    }
+                    Err(error) if until == Until::Shutdown || !running.is_empty() => {
+                        warn!(error = %error, retryable = error.is_retryable(), "receiving tasks failed");
+                        self.pause(
+                            &mut shutdown,
+                            self.settings.idle_sleep.max(Duration::from_millis(500)),
+                        )
+                        .await;
+                        continue;
+                    }
+                    Err(error) => return Err(error),
+                }
+            }
+            if running.is_empty() {
+                if received_now == 0 {
+                    match until {
+                        Until::ReceiveEmpty => return Ok(total),
+                        Until::QueueEmpty => {
+                            let stats = self.queue.stats().await?;
+                            if stats.depth == 0 && stats.in_flight == 0 && stats.retrying == 0 {
+                                return Ok(total);
+                            }
+                        }
+                        Until::Shutdown => {}
+                    }
+                    self.pause(&mut shutdown, self.settings.idle_sleep).await;
+                }
+                continue;
+            }
+            // Wait for a slot to free up; with free slots and an empty queue,
+            // look again after the idle sleep.
+            let poll_again = running.len() < slots && received_now == 0;
+            tokio::select! {
+                Some(joined) = running.join_next() => {
+                    count(&mut total, joined);
+                    progress(&total);
+                }
+                _ = tokio::time::sleep(self.settings.idle_sleep), if poll_again => {}
+                _ = shutdown.changed() => {}
+            }
+        }
+    }
+
+    async fn pause(&self, shutdown: &mut watch::Receiver<bool>, duration: Duration) {
+        tokio::select! {
+            _ = tokio::time::sleep(duration) => {}
+            _ = shutdown.changed() => {}
+        }
+    }
+
+    async fn finish_within_deadline(
+        &self,
+        mut running: JoinSet<bool>,
+        mut outcome: TickOutcome,
+    ) -> TickOutcome {
+        if running.is_empty() {
+            return outcome;
+        }
+        info!(
+            in_flight = running.len(),
+            deadline_ms = self.settings.shutdown_deadline.as_millis() as u64,
+            "draining"
+        );
+        let deadline = tokio::time::Instant::now() + self.settings.shutdown_deadline;
+        while !running.is_empty() {
+            match tokio::time::timeout_at(deadline, running.join_next()).await {
+                Ok(Some(joined)) => count(&mut outcome, joined),
+                Ok(None) => break,
+                Err(_) => {
+                    warn!(
+                        still_running = running.len(),
+                        "shutdown deadline passed; releasing in-flight tasks"
+                    );
+                    // Aborted tasks release their delivery (see `run_one`'s guard) for another worker.
+                    running.abort_all();
+                    while running.join_next().await.is_some() {}
+                    break;
+                }
+            }
+        }
+        outcome
+    }
+}
+
+fn count(outcome: &mut TickOutcome, joined: std::result::Result<bool, tokio::task::JoinError>) {
+    match joined {
+        Ok(true) => outcome.succeeded += 1,
+        Ok(false) => outcome.failed += 1,
+        Err(error) => {
+            warn!(error = %error, "task panicked or was aborted");
+            outcome.failed += 1;
+        }
+    }
+}
+
+/// Runs one delivery; returns whether it succeeded.
+async fn run_one(
+    queue: Arc<dyn TaskQueue>,
+    handler: Arc<dyn TaskHandler>,
+    received: ReceivedTask,
+    visibility: Duration,
+) -> bool {
+    let task = received.task.clone();
+    let kind = task.kind.name();
+    let guard = DeliveryGuard {
+        heartbeat: spawn_heartbeat(queue.clone(), received.clone(), visibility),
+        queue: queue.clone(),
+        received: Some(received.clone()),
+    };
+    let started = std::time::Instant::now();
+    let result = handler.handle(&task).await;
+    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    guard.complete();
+    match result {
+        Ok(()) => {
+            debug!(task_id = %task.id, kind, elapsed_ms, "task done");
+            if let Err(error) = queue
+                .acknowledge(std::slice::from_ref(&received.ack_id))
+                .await
+            {
+                warn!(task_id = %task.id, error = %error, "acknowledge failed; the task will run again");
+            }
+            true
+        }
+        Err(error) => {
+            warn!(task_id = %task.id, kind, attempt = received.attempt, code = error.code(), error = %error, "task failed");
+            let message = format!("{}: {error}", error.code());
+            if let Err(fail_error) = queue.fail(&received.ack_id, &message).await {
+                warn!(task_id = %task.id, error = %fail_error, "recording the failure failed; the task will be re-delivered");
+            }
+            false
+        }
+    }
+}
+
+fn spawn_heartbeat(
+    queue: Arc<dyn TaskQueue>,
+    received: ReceivedTask,
+    visibility: Duration,
+) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        let period = (visibility / 3).max(Duration::from_millis(50));
+        loop {
+            tokio::time::sleep(period).await;
+            if let Err(error) = queue.extend(&received.ack_id, visibility).await {
+                warn!(task_id = %received.task.id, error = %error, "extending the delivery failed");
+            }
+        }
+    })
+}
+
+/// Stops the heartbeat when a delivery ends, and makes an aborted task's delivery
+/// visible again at once.
+struct DeliveryGuard {
+    heartbeat: tokio::task::JoinHandle<()>,
+    queue: Arc<dyn TaskQueue>,
+    received: Option<ReceivedTask>,
+}
+
+impl DeliveryGuard {
+    fn complete(mut self) {
+        self.received = None;
+    }
+}
+
+impl Drop for DeliveryGuard {
+    fn drop(&mut self) {
+        self.heartbeat.abort();
+        let Some(received) = self.received.take() else {
+            return;
+        };
+        let queue = self.queue.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = queue.extend(&received.ack_id, Duration::ZERO).await;
+            });
+        }
+    }
+}

@@ -1,0 +1,153 @@
+//! The `[reports]` scheduler of a node, over HTTP: each schedule slot is
+//! queued once however often the scheduler ticks, and an alert posts one
+//! signed webhook per newly confirmed batch.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::{Arc, Mutex};
+
+use copyhound_core::config::{AlertHook, ReportSchedule};
+use copyhound_core::ids::{ChapterId, MatchId, PageId, SiteId, WorkId};
+use copyhound_core::model::{Publisher, PublisherKind, ReportFormat, Review};
+
+use chrono::Utc;
+use copyhound_core::config::Config;
+use copyhound_core::ids::PublisherId;
+use copyhound_core::model::{Match, MatchStatus};
+use copyhound_core::ports::PageRequest;
+use copyhound_runtime::Node;
+
+type Received = Arc<Mutex<Vec<(Option<String>, Vec<u8>)>>>;
+
+async fn webhook_receiver() -> (String, Received) {
+    let received: Received = Arc::default();
+    let sink = received.clone();
+    let router = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(
+            move |headers: axum::http::HeaderMap, body: axum::body::Bytes| {
+                let sink = sink.clone();
+                async move {
+                    let signature = headers
+                        .get(copyhound_report::SIGNATURE_HEADER)
+                        .and_then(|value| value.to_str().ok())
+                        .map(str::to_string);
+                    sink.lock().unwrap().push((signature, body.to_vec()));
+                    "ok"
+                }
+            },
+        ),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    (format!("http://{address}/hook"), received)
+}
+
+fn confirmed_match(publisher_id: &PublisherId) -> Match {
+    let now = Utc::now();
+    let page_id = PageId::for_url("http://pirate.example/1.html");
+    let (work_id, chapter_id): (WorkId, ChapterId) = ("w1".parse().unwrap(), "c1".parse().unwrap());
+    Match {
+        id: MatchId::for_pair(publisher_id, &page_id, &work_id, &chapter_id, 1),
+        publisher_id: publisher_id.clone(),
+        page_id,
+        page_url: "http://pirate.example/1.html".into(),
+        site_id: "site1".parse::<SiteId>().unwrap(),
+        work_id,
+        chapter_id,
+        fingerprint_version: 1,
+        score: 0.9,
+        chapter_coverage: 0.95,
+        page_coverage: 0.8,
+        spans: Vec::new(),
+        evidence: Vec::new(),
+        page_body_sha256: "00".repeat(32),
+        duplicate_page_ids: Vec::new(),
+        status: MatchStatus::New,
+        reviews: Vec::new(),
+        first_seen: now,
+        last_seen: now,
+    }
+}
+
+#[tokio::test]
+async fn schedules_enqueue_each_slot_once_and_alerts_post_signed_json_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, received) = webhook_receiver().await;
+    let mut config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    config.reports.schedules = vec![ReportSchedule {
+        publisher: "P01".into(),
+        cron: "0 6 * * *".into(),
+        format: ReportFormat::Json,
+    }];
+    config.reports.alerts = vec![AlertHook {
+        publisher: "P01".into(),
+        webhook_url: url,
+        secret: "s3cret".into(),
+        threshold_new_confirmed: 1,
+    }];
+    let node = Node::build(&config).await.unwrap();
+    let backends = node.backends();
+    let publisher_id: PublisherId = "P01".parse().unwrap();
+    let publisher = Publisher {
+        id: publisher_id.clone(),
+        name: "P01".into(),
+        kind: PublisherKind::Books,
+        created_at: Utc::now(),
+    };
+    backends
+        .stores
+        .publishers
+        .put_publisher(&publisher)
+        .await
+        .unwrap();
+    let found = confirmed_match(&publisher_id);
+    backends.stores.matches.upsert_match(&found).await.unwrap();
+    let review = Review {
+        status: MatchStatus::Confirmed,
+        by: "test".into(),
+        at: Utc::now(),
+        note: None,
+    };
+    backends
+        .stores
+        .matches
+        .review_match(&publisher_id, &found.id, &review)
+        .await
+        .unwrap();
+
+    let scheduler = node.report_scheduler().unwrap().unwrap();
+    scheduler.tick(Utc::now()).await.unwrap();
+    scheduler.tick(Utc::now()).await.unwrap();
+
+    let stats = backends.queue.stats().await.unwrap();
+    assert_eq!(stats.depth, 1, "one report task for the last slot, not two");
+    let reports = backends
+        .stores
+        .reports
+        .list_reports(
+            &publisher_id,
+            &PageRequest {
+                after: None,
+                limit: 10,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(reports.items.len(), 1);
+    let posts = received.lock().unwrap().clone();
+    assert_eq!(posts.len(), 1, "one alert for one newly confirmed match");
+    let (signature, body) = &posts[0];
+    assert!(copyhound_report::verify_signature(
+        b"s3cret",
+        body,
+        signature.as_deref().unwrap()
+    ));
+    let payload: serde_json::Value = serde_json::from_slice(body).unwrap();
+    assert_eq!(payload["publisher_id"], "P01", "{payload}");
+    let log = std::fs::read_to_string(dir.path().join("alerts/deliveries.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 1);
+}
