@@ -4,11 +4,7 @@
 
 mod cli;
 mod commands;
-mod eval;
-mod import;
 mod logging;
-mod progress;
-mod static_sites;
 mod text_input;
 
 use std::process::ExitCode;
@@ -78,7 +74,7 @@ async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Resu
         Command::Index(command) => commands::pipeline::index(&config, command).await,
         Command::Tasks(command) => commands::pipeline::tasks(&config, command).await,
         Command::Report(args) => commands::report::run(&config, args).await,
-        Command::Eval(args) => eval::run(&config, args).await,
+        Command::Eval(args) => copyhound_bench::eval::run(&config, args).await,
         Command::Bench(command) => commands::bench::run(&config, command).await,
         Command::Health(args) => commands::health::run(&config, args).await,
     }

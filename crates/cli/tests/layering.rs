@@ -1,6 +1,7 @@
 //! Enforces the dependency rule of docs/ARCHITECTURE.md with `cargo metadata`, so
 //! the layering cannot rot: the fingerprint engine stays pure, the backends never
-//! know each other, and only the CLI names concrete backends.
+//! know each other, and only the runtime (and the tooling above it) names
+//! concrete backends; the server never links the evaluation tooling.
 #![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -20,10 +21,12 @@ const LAYERS: &[&[&str]] = &[
     &["copyhound-matcher"],
     &["copyhound-report"],
     &["copyhound-runtime", "copyhound-server"],
+    &["copyhound-bench"],
     &["copyhound-cli"],
 ];
 
-/// Crates holding backend implementations: only the CLI may depend on them (tests may).
+/// Crates holding backend implementations: only the runtime (which resolves the
+/// configuration), the tooling and the CLI may depend on them (tests may).
 const BACKEND_CRATES: &[&str] = &["copyhound-store", "copyhound-index", "copyhound-queue"];
 
 /// The fingerprint engine is pure: none of these, directly.
@@ -122,10 +125,13 @@ fn the_fingerprint_engine_is_pure() {
     }
 }
 
+/// Crates allowed to name backend crates.
+const RESOLVERS: &[&str] = &["copyhound-runtime", "copyhound-bench", "copyhound-cli"];
+
 #[test]
-fn only_the_cli_names_concrete_backends() {
+fn only_the_runtime_and_tooling_name_concrete_backends() {
     for (name, deps) in normal_dependencies() {
-        if name == "copyhound-cli" {
+        if RESOLVERS.contains(&name.as_str()) {
             continue;
         }
         for backend in BACKEND_CRATES {

@@ -27,7 +27,7 @@ use tracing::warn;
 
 pub use crate::extract_fallback::{MAX_ELEMENTS, MAX_HTML_BYTES, MAX_NESTING};
 use crate::extract_fallback::{shape, strip_tags};
-use crate::visible::{join_nonempty_lines, within_budget};
+use crate::text::{join_nonempty_lines, within_budget};
 use tags::{is_heading_like, is_line_break_tag, is_next_page_anchor, page_number, part_marker};
 
 /// Links kept per page by [`extract`]; the rest are dropped (link farms).

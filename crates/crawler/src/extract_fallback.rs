@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use crate::visible::find_ascii_case_insensitive;
+use crate::text::find_ascii_case_insensitive;
 
 /// Estimated nesting depth past which the parser is not used.
 pub const MAX_NESTING: usize = 512;

@@ -14,8 +14,8 @@ pub mod scheduler;
 pub mod site;
 #[cfg(feature = "testsuite")]
 pub mod testsuite;
+pub mod text;
 pub mod urls;
-pub mod visible;
 
 pub use crawl::{CrawlHandler, CrawlProgress, Crawler, NoProgress, PageOutcome, PageReport};
 pub use fetch::HttpFetcher;

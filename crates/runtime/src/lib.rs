@@ -14,6 +14,7 @@
 
 mod backends;
 mod dispatch;
+pub mod import;
 mod node;
 mod webhook;
 mod worker;

@@ -11,8 +11,8 @@ use crate::cli::{BenchCommand, BenchIndexArgs};
 pub async fn run(config: &Config, command: BenchCommand) -> anyhow::Result<ExitCode> {
     match command {
         BenchCommand::Index(args) => index(config, args).await,
-        BenchCommand::Compare(args) => super::bench_compare::run(args).await,
-        BenchCommand::Pipeline(args) => super::bench_pipeline::run(config, args).await,
+        BenchCommand::Compare(args) => copyhound_bench::compare::run(args).await,
+        BenchCommand::Pipeline(args) => copyhound_bench::pipeline::run(config, args).await,
     }
 }
 

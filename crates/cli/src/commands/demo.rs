@@ -13,7 +13,7 @@ use copyhound_core::model::ReportFormat;
 
 use super::report::{inputs_for_all_publishers, write_report};
 use crate::cli::DemoArgs;
-use crate::eval::{default_set, run_pipeline};
+use copyhound_bench::{default_set, run_pipeline};
 
 const SAMPLE_CHAPTER: &str = include_str!("../../samples/registered-chapter.txt");
 const SAMPLE_PAGE: &[u8] = include_bytes!("../../samples/pirated-page.html");

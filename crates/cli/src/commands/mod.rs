@@ -1,8 +1,6 @@
 //! One module per command; each takes the global options and its own arguments.
 
 pub mod bench;
-pub mod bench_compare;
-pub mod bench_pipeline;
 pub mod config;
 pub mod demo;
 pub mod fingerprint;

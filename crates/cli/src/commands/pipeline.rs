@@ -4,55 +4,26 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use chrono::Utc;
 use copyhound_core::config::Config;
-use copyhound_core::model::{Task, TaskKind};
 use copyhound_fingerprint::FINGERPRINT_VERSION;
 use copyhound_runtime::{Backends, Node};
 use indicatif::{ProgressBar, ProgressStyle};
 use tracing::info;
 
 use crate::cli::{ImportArgs, IndexCommand, MigrateCommand, TasksCommand, WorkerArgs};
-use crate::import;
-use crate::progress::PageCounter;
+use copyhound_bench::PageCounter;
+use copyhound_runtime::import;
 
 pub async fn import(config: &Config, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let works = import::read_works(&args.dir)?;
     let node = Node::open(config).await?;
-    let summary = import_works(node.backends(), works).await?;
+    let summary = import::import_works(node.backends(), works).await?;
     println!(
         "imported {} works, {} chapters; fingerprinting queued",
         summary.0, summary.1
     );
     node.persist().await?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// Stores works with their publishers and chapters and queues their fingerprinting.
-pub async fn import_works(
-    backends: &Backends,
-    works: Vec<import::ImportedWork>,
-) -> anyhow::Result<(usize, usize)> {
-    let stores = &backends.stores;
-    let mut chapters = 0;
-    let mut tasks = Vec::new();
-    let count = works.len();
-    for imported in works {
-        stores.publishers.put_publisher(&imported.publisher).await?;
-        // Chapters first: the work record commits the registration, and a node
-        // start re-enqueues works whose chapters are pending (`Backends::recover`).
-        stores.works.put_chapters(&imported.chapters).await?;
-        stores.works.put_work(&imported.work).await?;
-        chapters += imported.chapters.len();
-        tasks.push(Task::new(
-            TaskKind::FingerprintWork {
-                work_id: imported.work.id.clone(),
-            },
-            Utc::now(),
-        ));
-    }
-    backends.queue.enqueue(tasks).await?;
-    Ok((count, chapters))
 }
 
 pub async fn worker(config: &Config, args: WorkerArgs) -> anyhow::Result<ExitCode> {

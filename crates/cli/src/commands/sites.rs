@@ -19,7 +19,7 @@ use copyhound_runtime::{Backends, Node};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::cli::{CrawlArgs, MatchesCommand, SitesCommand, WorksListArgs};
-use crate::progress::PageCounter;
+use copyhound_bench::PageCounter;
 
 pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<ExitCode> {
     let node = Node::open(config).await?;

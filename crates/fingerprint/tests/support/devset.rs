@@ -83,6 +83,6 @@ impl Devset {
     pub fn page_text(&self, page_id: &str) -> String {
         let bytes = std::fs::read(self.dir.join("pages").join(page_id)).expect("page file");
         let decoded = copyhound_crawler::charset::decode_body(&bytes, None, None);
-        copyhound_crawler::visible::visible_text(&decoded.text)
+        copyhound_bench::visible::visible_text(&decoded.text)
     }
 }

@@ -15,7 +15,10 @@ use anyhow::{Context, bail};
 use chrono::Utc;
 use copyhound_core::ids::{ChapterId, PublisherId, WorkId};
 use copyhound_core::model::{Chapter, Language, Publisher, PublisherKind, Work, WorkKind};
+use copyhound_core::model::{Task, TaskKind};
 use serde::Deserialize;
+
+use crate::Backends;
 
 /// Largest `meta.json`.
 pub const MAX_META_BYTES: u64 = 4 << 20;
@@ -33,8 +36,11 @@ pub const MAX_AUTHOR_CHARS: usize = 200;
 /// One work read from disk, with its publisher and chapters.
 #[derive(Debug)]
 pub struct ImportedWork {
+    /// The publisher that owns the work.
     pub publisher: Publisher,
+    /// The work record.
     pub work: Work,
+    /// Its chapters, text included.
     pub chapters: Vec<Chapter>,
 }
 
@@ -254,6 +260,33 @@ fn read_work(folder: &Path) -> anyhow::Result<ImportedWork> {
         work,
         chapters,
     })
+}
+
+/// Stores works with their publishers and chapters and queues their fingerprinting.
+pub async fn import_works(
+    backends: &Backends,
+    works: Vec<ImportedWork>,
+) -> anyhow::Result<(usize, usize)> {
+    let stores = &backends.stores;
+    let mut chapters = 0;
+    let mut tasks = Vec::new();
+    let count = works.len();
+    for imported in works {
+        stores.publishers.put_publisher(&imported.publisher).await?;
+        // Chapters first: the work record commits the registration, and a node
+        // start re-enqueues works whose chapters are pending (`Backends::recover`).
+        stores.works.put_chapters(&imported.chapters).await?;
+        stores.works.put_work(&imported.work).await?;
+        chapters += imported.chapters.len();
+        tasks.push(Task::new(
+            TaskKind::FingerprintWork {
+                work_id: imported.work.id.clone(),
+            },
+            Utc::now(),
+        ));
+    }
+    backends.queue.enqueue(tasks).await?;
+    Ok((count, chapters))
 }
 
 #[cfg(test)]

@@ -18,12 +18,11 @@ use anyhow::Context;
 use copyhound_core::config::Config;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::BenchPipelineArgs;
-use crate::commands::pipeline::import_works;
+use crate::args::BenchPipelineArgs;
 use crate::eval::{register_sites, scratch_namespace};
-use crate::import;
 use crate::static_sites::StaticSites;
 use copyhound_runtime::Backends;
+use copyhound_runtime::import::{self, import_works};
 
 /// Clock ticks per second of `/proc` CPU counters (`USER_HZ`, 100 on Linux).
 const TICKS_PER_SECOND: f64 = 100.0;
@@ -42,6 +41,7 @@ struct Row {
     stages: std::collections::BTreeMap<String, (u64, u64)>,
 }
 
+/// Runs `bench pipeline` for every (workers, crawlers) combination asked for.
 pub async fn run(config: &Config, args: BenchPipelineArgs) -> anyhow::Result<ExitCode> {
     anyhow::ensure!(
         !config.uses_embedded_backends(),

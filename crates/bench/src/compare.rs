@@ -6,6 +6,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use anyhow::Context;
 use chrono::Utc;
 use copyhound_core::config::{MatcherConfig, QueueConfig};
 use copyhound_core::ids::{ChapterId, PageId, PublisherId, SiteId, WorkId, sha256_hex};
@@ -21,8 +22,7 @@ use copyhound_store::Stores;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
-use super::fingerprint::fingerprinter;
-use crate::cli::BenchCompareArgs;
+use crate::args::BenchCompareArgs;
 
 const ALPHABET: &str = "的一是了我不人在他有这个上们来到时大地为子中你说生国年着就那和要她出也得里后自以会家可下而过天去能对小多然于心学么之都好看起发当没成只如事把还用第样道想作种开美总从无情己面最女但现前些所同日手又行意动方期它头经长儿回位分爱老因很给名法间斯知世什两次使身者被高已亲其进此话常与活正感见明问力理尔点文几定本公特做外孩相西果走将月十实向声车全信重三机工物气每并别真打太新比才便夫再书部水像眼等体却加电主界门利海受听表德少克代员许稜先口由死安写性马光白或住难望教命花结乐色更拉东神记处让母父应直字场平报友关放至张认接告入笑内英军候民岁往何度山觉路带万男边风解叫任金快原吃妈变通师立象数四失满战远格士音轻目条呢病始达深完今提求清王化空业思切怎非找片罗钱紶吗语元喜曾离飞科言干流欢约各即指合反题必该论交终林请医晚制球决窢传画保读运及则房早院量苦火布品近坐产答星精视五连司巴";
 
@@ -93,8 +93,13 @@ struct CorpusRun {
     baseline_pages_per_second: Option<f64>,
 }
 
+/// Runs `bench compare`: comparison throughput against corpus size, beside
+/// verifying every chapter without the index.
 pub async fn run(args: BenchCompareArgs) -> anyhow::Result<std::process::ExitCode> {
-    let engine = fingerprinter()?;
+    let engine = Arc::new(
+        Fingerprinter::new(copyhound_fingerprint::FingerprintConfig::default())
+            .context("cannot load the fingerprint tables")?,
+    );
     let mut runs = Vec::new();
     for (position, &chapters) in args.chapters.iter().enumerate() {
         eprintln!("corpus of {chapters} chapters ...");

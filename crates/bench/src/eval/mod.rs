@@ -23,11 +23,10 @@ use copyhound_runtime::{Backends, Node};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::cli::{EvalArgs, EvalBackends};
-use crate::commands::pipeline::import_works;
-use crate::import;
+use crate::args::{EvalArgs, EvalBackends};
 use crate::progress::PageCounter;
 use crate::static_sites::{ServedSite, StaticSites};
+use copyhound_runtime::import::{self, import_works};
 
 /// One line of the predictions file.
 #[derive(Debug, Serialize)]
@@ -55,6 +54,8 @@ pub struct PipelineRun {
     pub dead_tasks: u64,
 }
 
+/// Runs `eval`: the pipeline over the benchmark, predictions written, then
+/// the benchmark's own scorer.
 pub async fn run(config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (eval_config, _scratch) = eval_config(config, &args)?;
     let run = run_pipeline(&eval_config, &args.set, args.concurrency).await?;
@@ -273,7 +274,7 @@ async fn collect_predictions(run: &PipelineRun) -> anyhow::Result<Vec<Prediction
                     page.fetch.content_type.as_deref(),
                     None,
                 );
-                let visible = copyhound_crawler::visible::visible_text(&decoded.text);
+                let visible = crate::visible::visible_text(&decoded.text);
                 let map = offsets::OffsetMap::new(&page.text, &visible);
                 for found in matches {
                     let spans = found

@@ -1,20 +1,18 @@
 //! A page's full "visible text" by a fixed, simple specification (the one the
-//! labeled benchmarks define their span offsets on), as opposed to [`crate::extract`]'s
+//! labeled benchmarks define their span offsets on), as opposed to `copyhound_crawler::extract`'s
 //! main text. Evaluation maps match spans into it, and tests read benchmark
 //! pages with it. Rules: skip head/script/style/noscript/
 //! template/select/textarea, collapse ASCII whitespace runs inside text to one
 //! space, block tags break lines, lines trimmed of spaces, empty lines dropped.
 //!
 //! It is one linear pass whatever the markup: at most
-//! [`crate::extract::MAX_HTML_BYTES`] are read, no tree is built, and the
+//! `copyhound_crawler::extract::MAX_HTML_BYTES` are read, no tree is built, and the
 //! scans for a tag's end and a raw-text end tag never revisit text (an
 //! unterminated quote remembered as such, end tags matched without copying).
 
 use std::collections::HashSet;
 
-use tracing::warn;
-
-use crate::extract::MAX_HTML_BYTES;
+use copyhound_crawler::text::{find_ascii_case_insensitive, join_nonempty_lines, within_budget};
 
 const BLOCK: &[&str] = &[
     "p",
@@ -102,42 +100,6 @@ pub fn visible_text(html: &str) -> String {
     join_nonempty_lines(&out)
 }
 
-/// Returns the first [`MAX_HTML_BYTES`] of `html` (cut at a char boundary).
-pub(crate) fn within_budget(html: &str) -> &str {
-    if html.len() <= MAX_HTML_BYTES {
-        return html;
-    }
-    let mut cut = MAX_HTML_BYTES;
-    while !html.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    warn!(
-        bytes = html.len(),
-        max_bytes = MAX_HTML_BYTES,
-        "html over the extraction budget; the rest is ignored"
-    );
-    &html[..cut]
-}
-
-/// Returns the lines of `raw` trimmed of spaces, empty ones dropped, joined by
-/// line breaks; without an intermediate list (pages of millions of lines).
-pub(crate) fn join_nonempty_lines(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    for line in raw.split('\n') {
-        let line = line.trim_matches(' ');
-        if line.is_empty() {
-            continue;
-        }
-        if !out.is_empty() {
-            out.push('\n');
-        }
-        out.push_str(line);
-    }
-    out
-}
-
-/// Parses a tag at the start of `text`, found at byte `offset` of the page:
-/// (lowercase name, is end tag, self-closing, rest).
 fn parse_tag<'a>(
     text: &'a str,
     offset: usize,
@@ -219,25 +181,6 @@ impl TagEnds {
 
 /// Returns the byte offset of the first ASCII-case-insensitive occurrence of
 /// `needle` in `haystack`, without copying either.
-pub(crate) fn find_ascii_case_insensitive(haystack: &str, needle: &str) -> Option<usize> {
-    let needle = needle.as_bytes();
-    let first = needle.first()?;
-    let bytes = haystack.as_bytes();
-    let mut at = 0;
-    while let Some(step) = bytes[at..]
-        .iter()
-        .position(|byte| byte.eq_ignore_ascii_case(first))
-    {
-        let start = at + step;
-        let candidate = bytes.get(start..start + needle.len())?;
-        if candidate.eq_ignore_ascii_case(needle) {
-            return Some(start);
-        }
-        at = start + 1;
-    }
-    None
-}
-
 fn push_text(out: &mut String, raw: &str, skip_depth: usize) {
     if skip_depth > 0 || raw.is_empty() {
         return;
