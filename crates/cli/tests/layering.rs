@@ -153,3 +153,85 @@ fn the_rule_checker_catches_violations() {
     assert!(layer_of("copyhound-store") == layer_of("copyhound-index"));
     assert!(layer_of("not-a-crate").is_none());
 }
+
+/// Returns the rows of the markdown table under `heading` in docs/ARCHITECTURE.md.
+fn architecture_table(heading: &str) -> Vec<Vec<String>> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/ARCHITECTURE.md");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let section = text
+        .split("\n## ")
+        .find(|section| section.starts_with(heading))
+        .unwrap_or_else(|| panic!("docs/ARCHITECTURE.md has no section {heading:?}"));
+    section
+        .lines()
+        .skip_while(|line| !line.starts_with('|'))
+        .take_while(|line| line.starts_with('|'))
+        .skip(2)
+        .map(|line| {
+            line.trim_matches('|')
+                .split(" | ")
+                .map(|cell| cell.trim().to_string())
+                .collect()
+        })
+        .collect()
+}
+
+fn backticked(cell: &str) -> BTreeSet<String> {
+    cell.split('`')
+        .skip(1)
+        .step_by(2)
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_crate_table_of_the_architecture_doc_is_the_workspace() {
+    let metadata = normal_dependencies();
+    let mut documented = BTreeMap::new();
+    for row in architecture_table("Crates") {
+        let name = format!("copyhound-{}", row[0].trim_matches('`'));
+        let deps: BTreeSet<String> = backticked(&row[2])
+            .into_iter()
+            .map(|dep| format!("copyhound-{dep}"))
+            .collect();
+        documented.insert(name, deps);
+    }
+    let actual: BTreeMap<String, BTreeSet<String>> = metadata
+        .into_iter()
+        .map(|(name, deps)| {
+            let ours = deps
+                .into_iter()
+                .filter(|dep| dep.starts_with("copyhound-"))
+                .collect();
+            (name, ours)
+        })
+        .collect();
+    assert_eq!(
+        documented.keys().collect::<Vec<_>>(),
+        actual.keys().collect::<Vec<_>>(),
+        "crates in docs/ARCHITECTURE.md vs the workspace"
+    );
+    for (name, deps) in &actual {
+        assert_eq!(
+            &documented[name], deps,
+            "docs/ARCHITECTURE.md: `depends on` of {name}"
+        );
+    }
+}
+
+#[test]
+fn every_task_kind_names_code_that_exists() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let rows = architecture_table("Tasks and the code that runs them");
+    let kinds: BTreeSet<String> = rows.iter().map(|row| row[0].trim_matches('`').to_string()).collect();
+    let task_source = std::fs::read_to_string(root.join("crates/core/src/model/task.rs")).unwrap();
+    for kind in &kinds {
+        assert!(task_source.contains(&format!("\"{kind}\"")), "{kind} is not a task kind name");
+    }
+    let variants = task_source.matches("{ .. } => \"").count();
+    assert_eq!(kinds.len(), variants, "every task kind has a row: {kinds:?}");
+    for row in &rows {
+        let path = row[2].split('`').nth(1).unwrap();
+        assert!(root.join(path).is_file(), "{}: {path} does not exist", row[0]);
+    }
+}
