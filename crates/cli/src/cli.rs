@@ -2,6 +2,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 pub use copyhound_bench::{BenchCompareArgs, BenchPipelineArgs, EvalArgs};
+use copyhound_core::model::Site;
 
 /// CopyHound finds web pages that copy registered novels and news articles, even
 /// when the copy was mutated, and turns them into evidence a publisher can act on.
@@ -199,16 +200,16 @@ pub struct SiteAddArgs {
     #[arg(long)]
     pub schedule: Option<String>,
     /// Link depth from a seed.
-    #[arg(long, default_value_t = 8)]
+    #[arg(long, default_value_t = Site::DEFAULT_MAX_DEPTH)]
     pub max_depth: u32,
     /// Fetch budget per run.
-    #[arg(long, default_value_t = 5000)]
+    #[arg(long, default_value_t = Site::DEFAULT_MAX_PAGES_PER_RUN)]
     pub max_pages: u32,
     /// Requests per second per host.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = Site::DEFAULT_RATE_LIMIT_PER_SECOND)]
     pub rate_limit: f64,
     /// Requests in flight per host.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = Site::DEFAULT_CONCURRENCY)]
     pub concurrency: u32,
     /// Force a charset when the site lies about it.
     #[arg(long)]

@@ -223,15 +223,29 @@ fn the_crate_table_of_the_architecture_doc_is_the_workspace() {
 fn every_task_kind_names_code_that_exists() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let rows = architecture_table("Tasks and the code that runs them");
-    let kinds: BTreeSet<String> = rows.iter().map(|row| row[0].trim_matches('`').to_string()).collect();
+    let kinds: BTreeSet<String> = rows
+        .iter()
+        .map(|row| row[0].trim_matches('`').to_string())
+        .collect();
     let task_source = std::fs::read_to_string(root.join("crates/core/src/model/task.rs")).unwrap();
     for kind in &kinds {
-        assert!(task_source.contains(&format!("\"{kind}\"")), "{kind} is not a task kind name");
+        assert!(
+            task_source.contains(&format!("\"{kind}\"")),
+            "{kind} is not a task kind name"
+        );
     }
     let variants = task_source.matches("{ .. } => \"").count();
-    assert_eq!(kinds.len(), variants, "every task kind has a row: {kinds:?}");
+    assert_eq!(
+        kinds.len(),
+        variants,
+        "every task kind has a row: {kinds:?}"
+    );
     for row in &rows {
         let path = row[2].split('`').nth(1).unwrap();
-        assert!(root.join(path).is_file(), "{}: {path} does not exist", row[0]);
+        assert!(
+            root.join(path).is_file(),
+            "{}: {path} does not exist",
+            row[0]
+        );
     }
 }

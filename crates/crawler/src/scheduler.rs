@@ -23,7 +23,7 @@ use copyhound_core::ids::{CrawlRunId, SiteId};
 use copyhound_core::model::{
     CrawlCounters, CrawlRun, CrawlRunStatus, Site, Task, TaskKind, Timestamp,
 };
-use copyhound_core::ports::{PageRequest, SiteStore, TaskQueue};
+use copyhound_core::ports::{PageRequest, SiteStore, TaskQueue, collect_all};
 use copyhound_core::{ErrorKind, Result};
 use tracing::{info, warn};
 
@@ -150,19 +150,10 @@ impl Scheduler {
     }
 
     async fn all_sites(&self) -> Result<Vec<Site>> {
-        let mut sites = Vec::new();
-        let mut request = PageRequest {
-            after: None,
-            limit: LIST_PAGE_SIZE,
-        };
-        loop {
-            let page = self.sites.list_sites(None, &request).await?;
-            sites.extend(page.items);
-            match page.next {
-                Some(cursor) => request.after = Some(cursor),
-                None => return Ok(sites),
-            }
-        }
+        collect_all(LIST_PAGE_SIZE, |request| async move {
+            self.sites.list_sites(None, &request).await
+        })
+        .await
     }
 }
 

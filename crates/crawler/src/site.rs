@@ -24,13 +24,13 @@ pub use validate::{
 };
 
 /// Default link depth of a new site.
-pub const DEFAULT_MAX_DEPTH: u32 = 5;
+pub const DEFAULT_MAX_DEPTH: u32 = Site::DEFAULT_MAX_DEPTH;
 /// Default fetch budget of one run.
-pub const DEFAULT_MAX_PAGES_PER_RUN: u32 = 10_000;
+pub const DEFAULT_MAX_PAGES_PER_RUN: u32 = Site::DEFAULT_MAX_PAGES_PER_RUN;
 /// Default requests per second per host.
-pub const DEFAULT_RATE_LIMIT_PER_SECOND: f64 = 1.0;
+pub const DEFAULT_RATE_LIMIT_PER_SECOND: f64 = Site::DEFAULT_RATE_LIMIT_PER_SECOND;
 /// Default requests in flight per host.
-pub const DEFAULT_CONCURRENCY: u32 = 2;
+pub const DEFAULT_CONCURRENCY: u32 = Site::DEFAULT_CONCURRENCY;
 /// Largest compiled program of one `re:` pattern; bounds the memory a hostile
 /// pattern such as `(a{1000}){1000}` can claim.
 pub const MAX_PATTERN_PROGRAM_BYTES: usize = 1 << 20;

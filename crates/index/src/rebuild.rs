@@ -3,7 +3,7 @@
 
 use copyhound_core::Result;
 use copyhound_core::model::FingerprintRecord;
-use copyhound_core::ports::{FingerprintIndex, FingerprintStore, IndexEntry, PageRequest};
+use copyhound_core::ports::{FingerprintIndex, FingerprintStore, IndexEntry, Pages};
 
 /// Records read from the store per page during a rebuild.
 const REBUILD_PAGE: u32 = 500;
@@ -43,18 +43,15 @@ pub(crate) async fn rebuild_in_batches(
     batch_entries: usize,
     progress: impl Fn(u64),
 ) -> Result<u64> {
-    let mut request = PageRequest {
-        after: None,
-        limit: REBUILD_PAGE,
-    };
     let mut done = 0_u64;
     let mut pending = 0_u64;
     let mut entries: Vec<IndexEntry> = Vec::new();
-    loop {
-        let page = store.list_fingerprints(version, &request).await?;
-        entries.extend(page.items.iter().flat_map(entries_for_record));
-        pending += page.items.len() as u64;
-        let last = page.next.is_none();
+    let mut pages = Pages::new(REBUILD_PAGE);
+    while let Some(request) = pages.next_request() {
+        let records = pages.advance(store.list_fingerprints(version, &request).await?)?;
+        entries.extend(records.iter().flat_map(entries_for_record));
+        pending += records.len() as u64;
+        let last = pages.is_done();
         if last || entries.len() >= batch_entries {
             index.insert(&entries).await?;
             entries.clear();
@@ -62,9 +59,6 @@ pub(crate) async fn rebuild_in_batches(
             pending = 0;
             progress(done);
         }
-        match page.next {
-            Some(next) => request.after = Some(next),
-            None => return Ok(done),
-        }
     }
+    Ok(done)
 }

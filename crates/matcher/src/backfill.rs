@@ -19,7 +19,7 @@ use crate::lookup::{HitBudget, distinct, for_each_hits};
 /// Enqueues a comparison of every stored page the work's fingerprints hit.
 pub(crate) async fn backfill_work(ports: &MatcherPorts, work_id: &WorkId) -> Result<()> {
     let chapters = ports.works.list_chapters(work_id).await?;
-    let max_distance = ports.index.max_distance().min(3);
+    let max_distance = ports.index.max_distance();
     let mut pages: BTreeSet<PageId> = BTreeSet::new();
     for chapter in &chapters {
         let owner = FingerprintOwner::Chapter {

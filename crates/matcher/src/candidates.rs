@@ -35,7 +35,7 @@ pub(crate) async fn candidates(
     ports: &MatcherPorts,
     record: &FingerprintRecord,
 ) -> Result<Candidates> {
-    let max_distance = ports.index.max_distance().min(3);
+    let max_distance = ports.index.max_distance();
     let index = ports.index.as_ref();
     let mut budget = HitBudget::per_task();
     let mut votes: BTreeMap<(WorkId, ChapterId), f32> = BTreeMap::new();

@@ -13,7 +13,7 @@ use chrono::Utc;
 use copyhound_core::Result;
 use copyhound_core::ids::PublisherId;
 use copyhound_core::model::{FingerprintStatus, Task, TaskKind};
-use copyhound_core::ports::{PageRequest, PublisherStore, TaskQueue, WorkStore};
+use copyhound_core::ports::{Pages, PublisherStore, TaskQueue, WorkStore};
 
 /// Publishers and works read per page while scanning.
 const SCAN_PAGE: u32 = 200;
@@ -35,18 +35,10 @@ pub async fn requeue_pending_works(
     queue: &dyn TaskQueue,
 ) -> Result<RequeueOutcome> {
     let mut outcome = RequeueOutcome::default();
-    let mut page = PageRequest {
-        after: None,
-        limit: SCAN_PAGE,
-    };
-    loop {
-        let listed = publishers.list_publishers(&page).await?;
-        for publisher in &listed.items {
+    let mut pages = Pages::new(SCAN_PAGE);
+    while let Some(request) = pages.next_request() {
+        for publisher in pages.advance(publishers.list_publishers(&request).await?)? {
             requeue_works_of(&publisher.id, works, queue, &mut outcome).await?;
-        }
-        match listed.next {
-            Some(next) => page.after = Some(next),
-            None => break,
         }
     }
     if outcome.requeued > 0 {
@@ -65,14 +57,11 @@ async fn requeue_works_of(
     queue: &dyn TaskQueue,
     outcome: &mut RequeueOutcome,
 ) -> Result<()> {
-    let mut page = PageRequest {
-        after: None,
-        limit: SCAN_PAGE,
-    };
-    loop {
-        let batch = works.list_works(publisher_id, &page).await?;
+    let mut pages = Pages::new(SCAN_PAGE);
+    while let Some(request) = pages.next_request() {
+        let batch = pages.advance(works.list_works(publisher_id, &request).await?)?;
         let mut tasks = Vec::new();
-        for work in &batch.items {
+        for work in &batch {
             outcome.works += 1;
             let chapters = works.list_chapters(&work.id).await?;
             let pending = chapters
@@ -89,9 +78,6 @@ async fn requeue_works_of(
         if !tasks.is_empty() {
             queue.enqueue(tasks).await?;
         }
-        match batch.next {
-            Some(next) => page.after = Some(next),
-            None => return Ok(()),
-        }
     }
+    Ok(())
 }

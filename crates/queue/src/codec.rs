@@ -30,9 +30,7 @@ pub fn decode_task(stored: &str) -> Result<Task> {
 /// Returns the delay before the retry that follows failed delivery number
 /// `attempt` (1-based): `base * 2^(attempt - 1)`, capped at [`MAX_RETRY_DELAY`].
 pub fn retry_delay(base: Duration, attempt: u32) -> Duration {
-    let exponent = attempt.saturating_sub(1).min(30);
-    let factor = 1u32 << exponent;
-    base.saturating_mul(factor).min(MAX_RETRY_DELAY)
+    copyhound_core::backoff::Backoff::new(base, MAX_RETRY_DELAY).delay(attempt)
 }
 
 /// Returns the retry delays of attempts `1..=max_attempts`, in milliseconds.

@@ -5,8 +5,8 @@ use std::collections::BTreeSet;
 
 use copyhound_core::ids::{ChapterId, SiteId, WorkId};
 use copyhound_core::model::{Match, ReportScope, Site, Timestamp, Work};
-use copyhound_core::ports::{MatchFilter, MatchStore, PageRequest, SiteStore, WorkStore};
-use copyhound_core::{Error, ErrorKind, Result};
+use copyhound_core::ports::{MatchFilter, MatchStore, SiteStore, WorkStore, collect_all};
+use copyhound_core::{ErrorKind, Result};
 use tracing::warn;
 
 /// Page size used when listing matches and works.
@@ -127,23 +127,9 @@ async fn list_all_matches(store: &dyn MatchStore, scope: &ReportScope) -> Result
         seen_since: scope.since,
         seen_before: None,
     };
-    let mut request = PageRequest {
-        after: None,
-        limit: PAGE_SIZE,
-    };
-    let mut all = Vec::new();
-    loop {
-        let page = store.list_matches(&filter, &request).await?;
-        all.extend(page.items);
-        let Some(next) = page.next else {
-            return Ok(all);
-        };
-        if request.after.as_deref() == Some(next.as_str()) {
-            return Err(Error::new(
-                ErrorKind::Internal,
-                format!("match store returned the same cursor `{next}` twice"),
-            ));
-        }
-        request.after = Some(next);
-    }
+    collect_all(PAGE_SIZE, |request| {
+        let filter = &filter;
+        async move { store.list_matches(filter, &request).await }
+    })
+    .await
 }

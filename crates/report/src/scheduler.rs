@@ -19,7 +19,7 @@ use copyhound_core::ids::{PublisherId, ReportId};
 use copyhound_core::model::{
     Match, MatchStatus, Report, ReportScope, ReportStatus, Task, TaskKind, Timestamp,
 };
-use copyhound_core::ports::{MatchFilter, MatchStore, PageRequest, ReportStore, TaskQueue};
+use copyhound_core::ports::{MatchFilter, MatchStore, ReportStore, TaskQueue, collect_all};
 use copyhound_core::schedule::{Cron, last_slot, parse_schedule};
 use tokio::sync::watch;
 use tracing::{info, warn};
@@ -200,19 +200,11 @@ impl ReportScheduler {
             seen_since: None,
             seen_before: None,
         };
-        let mut found = Vec::new();
-        let mut request = PageRequest {
-            after: None,
-            limit: 200,
-        };
-        loop {
-            let batch = self.matches.list_matches(&filter, &request).await?;
-            found.extend(batch.items);
-            match batch.next {
-                Some(next) => request.after = Some(next),
-                None => return Ok(found),
-            }
-        }
+        let filter = &filter;
+        Ok(collect_all(200, |request| async move {
+            self.matches.list_matches(filter, &request).await
+        })
+        .await?)
     }
 
     fn read_state(&self) -> BTreeMap<String, Timestamp> {

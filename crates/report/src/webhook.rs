@@ -219,14 +219,11 @@ impl Default for RetryPolicy {
 impl RetryPolicy {
     /// Returns the wait after failed attempt `attempt` (1-based).
     pub fn backoff(&self, attempt: u32) -> Duration {
-        let factor = 1u64
-            .checked_shl(attempt.saturating_sub(1))
-            .unwrap_or(u64::MAX);
-        Duration::from_millis(
-            self.initial_backoff_ms
-                .saturating_mul(factor)
-                .min(self.max_backoff_ms),
+        copyhound_core::backoff::Backoff::new(
+            Duration::from_millis(self.initial_backoff_ms),
+            Duration::from_millis(self.max_backoff_ms),
         )
+        .delay(attempt)
     }
 }
 

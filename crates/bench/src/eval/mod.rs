@@ -17,7 +17,7 @@ use chrono::Utc;
 use copyhound_core::config::Config;
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
 use copyhound_core::model::{CrawlRun, CrawlRunStatus, Publisher, PublisherKind, Task, TaskKind};
-use copyhound_core::ports::PageRequest;
+use copyhound_core::ports::Pages;
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_runtime::{Backends, Node};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -254,13 +254,9 @@ async fn collect_predictions(run: &PipelineRun) -> anyhow::Result<Vec<Prediction
     let mut predictions = Vec::new();
     for served in &run.sites.sites {
         let site_id: SiteId = served.name.parse()?;
-        let mut request = PageRequest {
-            after: None,
-            limit: 200,
-        };
-        loop {
-            let batch = stores.pages.list_pages(&site_id, &request).await?;
-            for page in &batch.items {
+        let mut pages = Pages::new(200);
+        while let Some(request) = pages.next_request() {
+            for page in pages.advance(stores.pages.list_pages(&site_id, &request).await?)? {
                 let matches = stores.matches.matches_of_page(&page.id).await?;
                 if matches.is_empty() {
                     continue;
@@ -291,10 +287,6 @@ async fn collect_predictions(run: &PipelineRun) -> anyhow::Result<Vec<Prediction
                         spans,
                     });
                 }
-            }
-            match batch.next {
-                Some(next) => request.after = Some(next),
-                None => break,
             }
         }
     }

@@ -9,7 +9,7 @@ use chrono::{NaiveDate, Utc};
 use copyhound_core::config::Config;
 use copyhound_core::ids::{PublisherId, SiteId, WorkId};
 use copyhound_core::model::{ReportFormat, ReportScope};
-use copyhound_core::ports::PageRequest;
+use copyhound_core::ports::collect_all;
 use copyhound_report::{ReportInput, build_report_data, load_report_input, render};
 
 use crate::cli::{ReportArgs, ReportFormatArg};
@@ -88,13 +88,12 @@ pub fn write_report(
 pub async fn inputs_for_all_publishers(backends: &Backends) -> anyhow::Result<Vec<ReportInput>> {
     let stores = &backends.stores;
     let mut inputs = Vec::new();
-    let mut request = PageRequest {
-        after: None,
-        limit: 200,
-    };
-    loop {
-        let batch = stores.publishers.list_publishers(&request).await?;
-        for publisher in &batch.items {
+    let publishers = collect_all(200, |request| async move {
+        stores.publishers.list_publishers(&request).await
+    })
+    .await?;
+    {
+        for publisher in &publishers {
             let scope = ReportScope {
                 publisher_id: publisher.id.clone(),
                 work_id: None,
@@ -114,10 +113,6 @@ pub async fn inputs_for_all_publishers(backends: &Backends) -> anyhow::Result<Ve
             input.publisher = publisher.name.clone();
             input.generated_at = Utc::now();
             inputs.push(input);
-        }
-        match batch.next {
-            Some(next) => request.after = Some(next),
-            None => break,
         }
     }
     Ok(inputs)

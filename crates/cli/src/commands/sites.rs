@@ -12,7 +12,7 @@ use chrono::Utc;
 use copyhound_core::config::{Backend, Config};
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
 use copyhound_core::model::{CrawlRunStatus, Match, MatchStatus, Publisher, PublisherKind};
-use copyhound_core::ports::{MatchFilter, PageRequest};
+use copyhound_core::ports::{MatchFilter, PageRequest, collect_all};
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_crawler::{CrawlProgress, Crawler, HttpFetcher};
 use copyhound_runtime::{Backends, Node};
@@ -49,13 +49,15 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
             println!("added site {} ({})", site.id, site.name);
         }
         SitesCommand::List => {
-            let mut request = PageRequest {
-                after: None,
-                limit: 200,
-            };
-            loop {
-                let batch = sites.list_sites(None, &request).await?;
-                for site in &batch.items {
+            let all = collect_all(200, |request| async move {
+                sites.list_sites(None, &request).await
+            })
+            .await?;
+            if all.is_empty() {
+                println!("no sites (add one with `copyhound sites add`)");
+            }
+            {
+                for site in &all {
                     let state = if site.enabled { "enabled" } else { "disabled" };
                     let schedule = site.schedule.as_deref().unwrap_or("on demand");
                     println!(
@@ -64,10 +66,6 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
                         site.name,
                         site.seeds.join(" ")
                     );
-                }
-                match batch.next {
-                    Some(next) => request.after = Some(next),
-                    None => break,
                 }
             }
         }
@@ -209,26 +207,17 @@ pub async fn works_list(config: &Config, args: WorksListArgs) -> anyhow::Result<
     let node = Node::open(config).await?;
     let backends = node.backends();
     let publisher_id: PublisherId = args.publisher.parse()?;
-    let mut request = PageRequest {
-        after: None,
-        limit: 200,
-    };
-    loop {
-        let batch = backends
-            .stores
-            .works
-            .list_works(&publisher_id, &request)
-            .await?;
-        for work in &batch.items {
-            println!(
-                "{}  {}  {}  {:?}",
-                work.id, work.title, work.author, work.kind
-            );
-        }
-        match batch.next {
-            Some(next) => request.after = Some(next),
-            None => break,
-        }
+    let works = &backends.stores.works;
+    let publisher_id = &publisher_id;
+    let all = collect_all(200, |request| async move {
+        works.list_works(publisher_id, &request).await
+    })
+    .await?;
+    for work in &all {
+        println!(
+            "{}  {}  {}  {:?}",
+            work.id, work.title, work.author, work.kind
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -240,23 +229,12 @@ pub async fn matches(config: &Config, command: MatchesCommand) -> anyhow::Result
         MatchesCommand::List(args) => (args.filter()?, None),
         MatchesCommand::Export { filter, format } => (filter.filter()?, Some(*format)),
     };
-    let mut found: Vec<Match> = Vec::new();
-    let mut request = PageRequest {
-        after: None,
-        limit: 200,
-    };
-    loop {
-        let batch = backends
-            .stores
-            .matches
-            .list_matches(&filter, &request)
-            .await?;
-        found.extend(batch.items);
-        match batch.next {
-            Some(next) => request.after = Some(next),
-            None => break,
-        }
-    }
+    let store = &backends.stores.matches;
+    let filter = &filter;
+    let found: Vec<Match> = collect_all(200, |request| async move {
+        store.list_matches(filter, &request).await
+    })
+    .await?;
     match export {
         None => {
             for item in &found {

@@ -54,6 +54,18 @@ pub struct Site {
     pub created_at: Timestamp,
 }
 
+/// The defaults of a new site, wherever it is registered (API, CLI, UI).
+impl Site {
+    /// Link depth from a seed.
+    pub const DEFAULT_MAX_DEPTH: u32 = 5;
+    /// Fetch budget of one run.
+    pub const DEFAULT_MAX_PAGES_PER_RUN: u32 = 10_000;
+    /// Requests per second per host.
+    pub const DEFAULT_RATE_LIMIT_PER_SECOND: f64 = 1.0;
+    /// Requests in flight per host.
+    pub const DEFAULT_CONCURRENCY: u32 = 2;
+}
+
 /// Lifecycle of a crawl run. The outcome of a finished run is truthful: a run
 /// that reached no page is `Failed`, one where some pages failed is `Partial`,
 /// and the reasons are in `recent_errors`. New states are only ever added, so

@@ -11,12 +11,14 @@
 mod fetcher;
 mod handler;
 mod index;
+mod paging;
 mod queue;
 mod store;
 
 pub use fetcher::{FetchRequest, FetchedPage, Fetcher};
 pub use handler::TaskHandler;
 pub use index::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
+pub use paging::{Pages, collect_all};
 pub use queue::{AckId, DeadTask, QueueStats, ReceivedTask, TaskQueue};
 pub use store::{
     FingerprintStore, MatchFilter, MatchStore, PageRequest, PageStore, PageUpsert, Paged,

@@ -15,6 +15,7 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use copyhound_core::backoff::Backoff;
 use copyhound_core::config::CrawlerConfig;
 use copyhound_core::ports::{FetchRequest, FetchedPage, Fetcher};
 use copyhound_core::{Error, ErrorKind, Result};
@@ -34,6 +35,9 @@ use crate::pacer::HostPacer;
 use crate::urls::{normalize_url, origin_key};
 
 /// Content types worth extracting text from; anything else is `Blocked`.
+/// Longest wait between two attempts at one URL (the request deadline bounds the total).
+const MAX_FETCH_BACKOFF: Duration = Duration::from_secs(30);
+
 const ALLOWED_CONTENT_TYPES: [&str; 3] = ["text/html", "text/plain", "application/xhtml+xml"];
 
 /// Fetches pages over HTTP(S) politely and within limits; see the module docs.
@@ -177,11 +181,11 @@ impl HttpFetcher {
             if !retryable || attempt >= self.config.max_retries {
                 return result;
             }
-            let backoff = Duration::from_millis(
-                self.config
-                    .retry_backoff_ms
-                    .saturating_mul(1 << attempt.min(10)),
-            );
+            let backoff = Backoff::new(
+                Duration::from_millis(self.config.retry_backoff_ms),
+                MAX_FETCH_BACKOFF,
+            )
+            .delay(attempt + 1);
             if Instant::now() + backoff >= deadline {
                 return result;
             }

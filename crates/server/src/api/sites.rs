@@ -124,11 +124,15 @@ pub async fn create_site(
         seeds: body.seeds,
         allow_patterns: body.allow_patterns,
         deny_patterns: body.deny_patterns,
-        max_depth: body.max_depth.unwrap_or(3),
-        max_pages_per_run: body.max_pages_per_run.unwrap_or(1000),
+        max_depth: body.max_depth.unwrap_or(Site::DEFAULT_MAX_DEPTH),
+        max_pages_per_run: body
+            .max_pages_per_run
+            .unwrap_or(Site::DEFAULT_MAX_PAGES_PER_RUN),
         schedule: body.schedule.filter(|schedule| !schedule.trim().is_empty()),
-        rate_limit_per_second: body.rate_limit_per_second.unwrap_or(1.0),
-        concurrency: body.concurrency.unwrap_or(2),
+        rate_limit_per_second: body
+            .rate_limit_per_second
+            .unwrap_or(Site::DEFAULT_RATE_LIMIT_PER_SECOND),
+        concurrency: body.concurrency.unwrap_or(Site::DEFAULT_CONCURRENCY),
         charset_override: body.charset_override,
         extraction: body.extraction,
         enabled: body.enabled.unwrap_or(true),
