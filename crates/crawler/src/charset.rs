@@ -12,7 +12,11 @@
 //! UTF-8, decoded lossily: a detector never picks UTF-8 for invalid bytes, and
 //! would turn the whole page into windows-1252 mojibake that matches nothing.
 //! `copyhound_core::utf8` tells such damage from text in another encoding. The
-//! detector reads at most [`MAX_DETECTION_BYTES`].
+//! detector reads at most [`MAX_DETECTION_BYTES`], cut at a line end.
+//!
+//! Uploaded text files (no header, no markup) go through the same rules by
+//! [`decode_unlabelled`], which also says what was replaced so the upload can
+//! report it or refuse garbage: one decoder for crawled pages and uploads.
 
 use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
 use copyhound_core::utf8::damaged_utf8;
@@ -53,9 +57,65 @@ pub fn decode_body(
         .or_else(|| meta_charset(bytes));
     match declared {
         Some(encoding) => decode_declared(encoding, bytes),
-        // Valid UTF-8 is what detection would choose anyway; checking it is ~50x cheaper.
-        None if std::str::from_utf8(bytes).is_ok() => decode_with(UTF_8, bytes),
-        None => decode_damaged_utf8(bytes).unwrap_or_else(|| decode_with(detect(bytes), bytes)),
+        None => {
+            let decoding = decode_unlabelled(bytes);
+            Decoded {
+                text: decoding.text,
+                charset: charset_name(decoding.encoding),
+            }
+        }
+    }
+}
+
+/// Text decoded without a declared charset, and what decoding had to replace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Decoding {
+    /// The text, byte order mark removed.
+    pub text: String,
+    /// The encoding used.
+    pub encoding: &'static Encoding,
+    /// Invalid bytes of an otherwise UTF-8 text, replaced with U+FFFD.
+    pub damaged_utf8_bytes: Option<usize>,
+    /// Whether the chosen encoding met invalid sequences (replaced with U+FFFD).
+    pub had_errors: bool,
+}
+
+/// Decodes bytes with no declared charset: a byte order mark wins, then valid
+/// UTF-8, then UTF-8 with a few invalid bytes (lossily), then the detector.
+pub fn decode_unlabelled(bytes: &[u8]) -> Decoding {
+    if let Some((encoding, bom_len)) = Encoding::for_bom(bytes) {
+        let (text, had_errors) = encoding.decode_without_bom_handling(&bytes[bom_len..]);
+        return Decoding {
+            text: text.into_owned(),
+            encoding,
+            damaged_utf8_bytes: None,
+            had_errors,
+        };
+    }
+    // Valid UTF-8 is what detection would choose anyway; checking it is ~50x cheaper.
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return Decoding {
+            text: text.to_string(),
+            encoding: UTF_8,
+            damaged_utf8_bytes: None,
+            had_errors: false,
+        };
+    }
+    if let Some(damage) = damaged_utf8(bytes) {
+        return Decoding {
+            text: String::from_utf8_lossy(bytes).into_owned(),
+            encoding: UTF_8,
+            damaged_utf8_bytes: Some(damage.invalid_bytes),
+            had_errors: true,
+        };
+    }
+    let encoding = detect(bytes);
+    let (text, had_errors) = encoding.decode_without_bom_handling(bytes);
+    Decoding {
+        text: text.into_owned(),
+        encoding,
+        damaged_utf8_bytes: None,
+        had_errors,
     }
 }
 
@@ -175,8 +235,16 @@ fn decode_preferring(
     }
 }
 
+/// The detector's guess from the first [`MAX_DETECTION_BYTES`], cut at a line
+/// end so a character split by the cut does not mislead it.
 fn detect(bytes: &[u8]) -> &'static Encoding {
-    let sample = &bytes[..bytes.len().min(MAX_DETECTION_BYTES)];
+    let sample = match bytes.get(..MAX_DETECTION_BYTES) {
+        Some(head) => head
+            .iter()
+            .rposition(|byte| *byte == b'\n')
+            .map_or(head, |end| &head[..=end]),
+        None => bytes,
+    };
     let mut detector = EncodingDetector::new(Iso2022JpDetection::Deny);
     detector.feed(sample, true);
     let guessed = detector.guess(None, Utf8Detection::Allow);

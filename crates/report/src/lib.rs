@@ -40,7 +40,7 @@ pub use data::{
     SiteSummary, StatusCount, Summary, WorkCoverage,
 };
 pub use handler::ReportHandler;
-pub use html::{HtmlOptions, render_html};
+pub use html::{DailyCount, HtmlOptions, daily_bar_chart, render_html};
 pub use input::{ChapterInfo, ReportInput, load_report_input};
 pub use pdf::{render_pdf, render_pdf_with_chromium};
 pub use scheduler::ReportScheduler;

@@ -1,8 +1,12 @@
 //! Charts as hand-built inline SVG: a report must open offline and print the same
-//! everywhere, and four chart shapes do not justify a plotting library. Every text
-//! that comes from data goes through [`xml_escape`].
+//! everywhere, and five chart shapes do not justify a plotting library. Every text
+//! that comes from data goes through [`xml_escape`]. The admin UI's dashboard
+//! draws its daily bars with [`daily_bar_chart`] from here too: one chart module.
 
 use std::collections::BTreeMap;
+use std::fmt::Write;
+
+use serde::Serialize;
 
 use chrono::{Duration, NaiveDate};
 use copyhound_core::ids::SiteId;
@@ -376,5 +380,98 @@ mod tests {
         assert_eq!(heat_colour(0.0), "#fee2e2");
         assert_eq!(heat_colour(1.0), "#991b1b");
         assert_eq!(heat_colour(7.0), "#991b1b");
+    }
+}
+
+const DAILY_WIDTH: u32 = 720;
+const DAILY_HEIGHT: u32 = 180;
+const DAILY_MARGIN_BOTTOM: u32 = 24;
+const DAILY_MARGIN_TOP: u32 = 16;
+
+/// One bar: a day and its count.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DailyCount {
+    /// `YYYY-MM-DD`.
+    pub day: String,
+    /// Matches first seen that day.
+    pub count: u64,
+}
+
+/// Returns an SVG bar chart of `days` (oldest first). Labels are dates and
+/// numbers only, so the markup needs no escaping.
+pub fn daily_bar_chart(days: &[DailyCount]) -> String {
+    let mut svg = String::new();
+    let max = days.iter().map(|day| day.count).max().unwrap_or(0).max(1);
+    let slots = u32::try_from(days.len().max(1)).unwrap_or(u32::MAX);
+    let slot = (DAILY_WIDTH / slots).max(1);
+    let plot = DAILY_HEIGHT - DAILY_MARGIN_BOTTOM - DAILY_MARGIN_TOP;
+    let _ = write!(
+        svg,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {DAILY_WIDTH} {DAILY_HEIGHT}" width="100%" role="img" aria-label="matches per day">"#
+    );
+    let _ = write!(
+        svg,
+        r##"<line x1="0" y1="{0}" x2="{DAILY_WIDTH}" y2="{0}" stroke="#94a3b8"/>"##,
+        DAILY_HEIGHT - DAILY_MARGIN_BOTTOM
+    );
+    for (position, day) in days.iter().enumerate() {
+        let position = u32::try_from(position).unwrap_or(u32::MAX);
+        let height = u32::try_from(day.count.saturating_mul(u64::from(plot)) / max).unwrap_or(plot);
+        let x = position * slot + 1;
+        let y = DAILY_HEIGHT - DAILY_MARGIN_BOTTOM - height;
+        let width = slot.saturating_sub(2).max(1);
+        let _ = write!(
+            svg,
+            r##"<rect x="{x}" y="{y}" width="{width}" height="{height}" fill="#dc2626"><title>{}: {}</title></rect>"##,
+            day.day, day.count
+        );
+        if day.count > 0 {
+            let _ = write!(
+                svg,
+                r##"<text x="{}" y="{}" font-size="10" text-anchor="middle" fill="#334155">{}</text>"##,
+                x + width / 2,
+                y.saturating_sub(3),
+                day.count
+            );
+        }
+        if position % 7 == 0 {
+            let label = day.day.get(5..).unwrap_or(&day.day);
+            let _ = write!(
+                svg,
+                r##"<text x="{x}" y="{}" font-size="10" fill="#64748b">{label}</text>"##,
+                DAILY_HEIGHT - DAILY_MARGIN_BOTTOM + 14
+            );
+        }
+    }
+    svg.push_str("</svg>");
+    svg
+}
+
+#[cfg(test)]
+mod daily_tests {
+    use super::*;
+
+    #[test]
+    fn bars_scale_to_the_highest_day() {
+        let days = vec![
+            DailyCount {
+                day: "2026-01-01".into(),
+                count: 0,
+            },
+            DailyCount {
+                day: "2026-01-02".into(),
+                count: 4,
+            },
+            DailyCount {
+                day: "2026-01-03".into(),
+                count: 2,
+            },
+        ];
+        let svg = daily_bar_chart(&days);
+        assert!(svg.starts_with("<svg") && svg.ends_with("</svg>"));
+        assert_eq!(svg.matches("<rect").count(), 3);
+        assert!(svg.contains(r#"height="140""#), "{svg}");
+        assert!(svg.contains(r#"height="70""#), "{svg}");
+        assert!(daily_bar_chart(&[]).contains("</svg>"));
     }
 }

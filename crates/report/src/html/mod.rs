@@ -15,6 +15,7 @@ use minijinja::{Environment, UndefinedBehavior};
 use crate::data::ReportData;
 
 pub(crate) use charts::thousands;
+pub use charts::{DailyCount, daily_bar_chart};
 
 /// The built-in page template.
 const REPORT_TEMPLATE: &str = include_str!("../../templates/report.html");

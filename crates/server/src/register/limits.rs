@@ -28,8 +28,6 @@ pub const MAX_TXT_HEADINGS: usize = 2 * MAX_CHAPTERS;
 pub const MAX_CHAPTER_CHARS: usize = 4_000_000;
 /// Most characters of one upload or registration, all chapters together.
 pub const MAX_TEXT_CHARS: usize = 32_000_000;
-/// Most bytes the charset detector reads (it decides on the first megabyte).
-pub const MAX_DETECTION_BYTES: usize = 1 << 20;
 /// Longest work title, characters.
 pub const MAX_TITLE_CHARS: usize = 500;
 /// Longest author, characters.

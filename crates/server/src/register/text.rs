@@ -1,11 +1,11 @@
-//! Charset detection and paragraph normalization shared by the TXT and EPUB paths.
+//! Upload decoding (the crawler's charset rules, plus what an upload refuses)
+//! and paragraph normalization shared by the TXT and EPUB paths.
 
-use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
-use copyhound_core::utf8::damaged_utf8;
 use copyhound_core::{Error, Result};
-use encoding_rs::{Encoding, GB18030, GBK, UTF_8};
+use copyhound_crawler::charset;
+use encoding_rs::Encoding;
 
-use super::limits::{MAX_DETECTION_BYTES, MAX_FILE_BYTES, too_large};
+use super::limits::{MAX_FILE_BYTES, too_large};
 
 /// A decoded upload.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,11 +21,12 @@ pub struct Decoded {
 /// Share of replacement characters above which a decode is judged wrong.
 const MAX_REPLACEMENT_RATIO: f64 = 0.01;
 
-/// Decodes a text upload: a BOM wins, then valid UTF-8, then UTF-8 with a few
-/// invalid bytes (decoded lossily, with a warning saying how many bytes were
-/// replaced), then a detector guess over the first [`MAX_DETECTION_BYTES`]
-/// (GBK and GB2312 are decoded as their superset GB18030). Binary data, text
-/// that decodes to mostly garbage and files over [`MAX_FILE_BYTES`] are refused.
+/// Decodes a text upload with the crawler's rules for undeclared charsets
+/// (`copyhound_crawler::charset::decode_unlabelled`): a BOM wins, then valid
+/// UTF-8, then UTF-8 with a few invalid bytes (with a warning saying how many
+/// were replaced), then detection (GBK and GB2312 as their superset GB18030).
+/// Binary data, text that decodes to mostly garbage and files over
+/// [`MAX_FILE_BYTES`] are refused.
 pub fn decode_text(bytes: &[u8]) -> Result<Decoded> {
     if bytes.len() > MAX_FILE_BYTES {
         return Err(too_large(format!(
@@ -37,64 +38,35 @@ pub fn decode_text(bytes: &[u8]) -> Result<Decoded> {
             "the file looks binary (it contains NUL bytes); upload a UTF-8 or GBK text file",
         ));
     }
-    let encoding = match Encoding::for_bom(bytes) {
-        Some((encoding, _)) => encoding,
-        None if std::str::from_utf8(bytes).is_ok() => UTF_8,
-        None => match damaged_utf8(bytes) {
-            Some(damage) => {
-                let (noun, verb) = if damage.invalid_bytes == 1 {
-                    ("byte", "it was")
-                } else {
-                    ("bytes", "they were")
-                };
-                return Ok(Decoded {
-                    text: String::from_utf8_lossy(bytes).into_owned(),
-                    encoding: UTF_8.name(),
-                    warnings: vec![format!(
-                        "the file is UTF-8 with {} invalid {noun}; {verb} replaced with U+FFFD (\u{fffd})",
-                        damage.invalid_bytes
-                    )],
-                });
-            }
-            None => detect(bytes),
-        },
-    };
-    let (text, used, had_errors) = encoding.decode(bytes);
+    let decoding = charset::decode_unlabelled(bytes);
+    let name = decoding.encoding.name();
     let mut warnings = Vec::new();
-    if had_errors {
-        let total = text.chars().count().max(1);
-        let replaced = text.chars().filter(|c| *c == '\u{fffd}').count();
+    if let Some(invalid) = decoding.damaged_utf8_bytes {
+        let (noun, verb) = if invalid == 1 {
+            ("byte", "it was")
+        } else {
+            ("bytes", "they were")
+        };
+        warnings.push(format!(
+            "the file is UTF-8 with {invalid} invalid {noun}; {verb} replaced with U+FFFD (\u{fffd})"
+        ));
+    } else if decoding.had_errors {
+        let total = decoding.text.chars().count().max(1);
+        let replaced = decoding.text.chars().filter(|c| *c == '\u{fffd}').count();
         if replaced as f64 / total as f64 > MAX_REPLACEMENT_RATIO {
             return Err(Error::invalid(format!(
-                "cannot decode the file: {replaced} of {total} characters are invalid as {}; upload UTF-8 or GBK text",
-                used.name()
+                "cannot decode the file: {replaced} of {total} characters are invalid as {name}; upload UTF-8 or GBK text"
             )));
         }
         warnings.push(format!(
-            "{replaced} characters are invalid as {} and were replaced with U+FFFD (\u{fffd})",
-            used.name()
+            "{replaced} characters are invalid as {name} and were replaced with U+FFFD (\u{fffd})"
         ));
     }
     Ok(Decoded {
-        text: text.into_owned(),
-        encoding: used.name(),
+        text: decoding.text,
+        encoding: name,
         warnings,
     })
-}
-
-/// Returns the detector's guess from the first [`MAX_DETECTION_BYTES`], cut at a line end.
-fn detect(bytes: &[u8]) -> &'static Encoding {
-    let sample = match bytes.get(..MAX_DETECTION_BYTES) {
-        Some(head) => head
-            .iter()
-            .rposition(|byte| *byte == b'\n')
-            .map_or(head, |end| &head[..=end]),
-        None => bytes,
-    };
-    let mut detector = EncodingDetector::new(Iso2022JpDetection::Deny);
-    detector.feed(sample, true);
-    let guess = detector.guess(None, Utf8Detection::Allow);
-    if guess == GBK { GB18030 } else { guess }
 }
 
 /// Returns the text with every line trimmed (ASCII and full-width spaces) and
@@ -117,6 +89,8 @@ pub fn normalize_paragraphs(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use encoding_rs::GBK;
+
     use super::*;
 
     #[test]

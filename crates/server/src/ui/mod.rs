@@ -4,7 +4,6 @@
 //! post forms with it); every page is scoped to that key's publisher exactly like
 //! the API.
 
-mod chart;
 mod pages;
 
 use std::sync::OnceLock;
@@ -18,7 +17,7 @@ use axum::routing::{get, post};
 use minijinja::Environment;
 use serde::Serialize;
 
-pub use chart::{DayCount, bar_chart_svg};
+pub use copyhound_report::{DailyCount as DayCount, daily_bar_chart as bar_chart_svg};
 
 use crate::AppState;
 use crate::auth::{PublisherCaller, authenticate, session_key};
