@@ -188,7 +188,51 @@ impl Modify for BearerScheme {
 
 /// Returns the document as JSON.
 pub fn document() -> Value {
-    serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serializes")
+    let mut document =
+        serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serializes");
+    open_flattened_schemas(&mut document);
+    require_chapters_of_novels(&mut document);
+    document
+}
+
+/// Lets the schemas that answers flatten into a larger object (`Work` into
+/// `WorkDetail`, `Match` into `MatchDetail`) admit the other object's fields:
+/// `deny_unknown_fields` on a stored type says nothing about the answer it is
+/// part of.
+fn open_flattened_schemas(document: &mut Value) {
+    let mut flattened = Vec::new();
+    if let Some(schemas) = document["components"]["schemas"].as_object() {
+        for schema in schemas.values() {
+            for part in schema["allOf"].as_array().into_iter().flatten() {
+                if let Some(name) = part["$ref"]
+                    .as_str()
+                    .and_then(|reference| reference.strip_prefix("#/components/schemas/"))
+                {
+                    flattened.push(name.to_string());
+                }
+            }
+        }
+    }
+    for name in flattened {
+        if let Some(schema) = document["components"]["schemas"][&name].as_object_mut() {
+            schema.remove("additionalProperties");
+        }
+    }
+}
+
+/// States the one cross-field rule of `RegisterWork`: a novel (the default
+/// kind) needs at least one chapter; a news work may start empty.
+fn require_chapters_of_novels(document: &mut Value) {
+    let Some(schema) = document["components"]["schemas"]["RegisterWork"].as_object_mut() else {
+        return;
+    };
+    schema.insert(
+        "anyOf".to_string(),
+        serde_json::json!([
+            { "required": ["kind"], "properties": { "kind": { "const": "news" } } },
+            { "required": ["chapters"], "properties": { "chapters": { "minItems": 1 } } }
+        ]),
+    );
 }
 
 /// Returns the document as served (built once).

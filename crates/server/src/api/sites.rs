@@ -197,11 +197,34 @@ pub struct CreateSite {
     #[schema(schema_with = charset_schema)]
     pub charset_override: Option<String>,
     /// Extraction hints.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "hints_object")]
     #[schema(schema_with = extraction_schema)]
     pub extraction: ExtractionHints,
     /// Enabled (default true).
     pub enabled: Option<bool>,
+}
+
+/// Deserializes extraction hints from a JSON object only (serde would also
+/// take a sequence of the fields, which the schema does not allow).
+fn hints_object<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ExtractionHints, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    if !value.is_object() {
+        return Err(serde::de::Error::custom("`extraction` must be an object"));
+    }
+    serde_json::from_value(value).map_err(serde::de::Error::custom)
+}
+
+/// As [`hints_object`], with `null` kept as `None`.
+fn optional_hints_object<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<ExtractionHints>, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    if value.is_null() {
+        return Ok(None);
+    }
+    hints_object(value)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }
 
 /// Deserializes a present field, `null` included, as `Some(value)`.
@@ -249,6 +272,7 @@ pub struct UpdateSite {
     #[schema(schema_with = charset_schema)]
     pub charset_override: Option<Option<String>>,
     /// Extraction hints.
+    #[serde(default, deserialize_with = "optional_hints_object")]
     #[schema(schema_with = nullable_extraction_schema)]
     pub extraction: Option<ExtractionHints>,
     /// `false` disables the site (no scheduled or manual crawls).

@@ -270,7 +270,7 @@ pub struct ImportTxtQuery {
     #[param(schema_with = id_param_schema)]
     pub id: Option<String>,
     /// Title.
-    #[param(schema_with = title_schema)]
+    #[param(schema_with = title_schema, required = true)]
     pub title: String,
     /// Author.
     #[param(schema_with = author_schema)]
@@ -671,11 +671,11 @@ pub struct ArticlesAdded {
     request_body = ArticleInput,
     responses(
         (status = 201, description = "Stored; fingerprinting is queued", body = ArticlesAdded),
-        (status = 400, description = "Invalid id or body, or the work is a novel", body = ErrorBody),
+        (status = 400, description = "Invalid id or body", body = ErrorBody),
         (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
         (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
         (status = 404, description = "No such work", body = ErrorBody),
-        (status = 409, description = "The article id exists in the work", body = ErrorBody),
+        (status = 409, description = "The article id exists in the work, or the work is a novel", body = ErrorBody),
         (status = 413, description = "Body or article text too large", body = ErrorBody),
     )
 )]
@@ -703,11 +703,11 @@ pub const MAX_BULK_ARTICLES: usize = 10_000;
     request_body(content = JsonLines, content_type = "application/x-ndjson", description = "One article object (as for `POST .../articles`) per line, at most 10000"),
     responses(
         (status = 201, description = "Stored; fingerprinting is queued", body = ArticlesAdded),
-        (status = 400, description = "Invalid id, a bad line (named), or the work is a novel", body = ErrorBody),
+        (status = 400, description = "Invalid id or a bad line (named)", body = ErrorBody),
         (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
         (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
         (status = 404, description = "No such work", body = ErrorBody),
-        (status = 409, description = "An article id exists in the work", body = ErrorBody),
+        (status = 409, description = "An article id exists in the work, or the work is a novel", body = ErrorBody),
         (status = 413, description = "Body or article text too large", body = ErrorBody),
     )
 )]

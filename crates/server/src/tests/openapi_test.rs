@@ -250,3 +250,15 @@ async fn an_undeclared_method_answers_405_with_allow() {
     assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "{body}");
     assert_eq!(body["error"]["code"], "method_not_allowed");
 }
+
+#[tokio::test]
+async fn extraction_hints_must_be_an_object() {
+    let harness = Harness::new().await;
+    let body = serde_json::json!({
+        "name": "x", "seeds": ["https://pirate.example/"], "extraction": [null, null]
+    });
+    let (status, body) = harness
+        .call("POST", "/api/v1/sites", &harness.key_a, Some(body))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+}

@@ -487,9 +487,10 @@ pub async fn add_articles(
 ) -> ApiResult<ArticlesAdded> {
     let mut work = state.works.get_work(&caller.publisher_id, work_id).await?;
     if work.kind != WorkKind::News {
-        return Err(Error::invalid(format!(
-            "work {work_id} is a novel; articles are added to news works"
-        ))
+        return Err(Error::new(
+            ErrorKind::Conflict,
+            format!("work {work_id} is a novel; articles are added to news works"),
+        )
         .into());
     }
     let existing = state.works.list_chapters(work_id).await?;
