@@ -15,6 +15,7 @@
 # issue) are in deploy/dev/api-contract.toml, with the reasons.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+ROOT=$(pwd)
 
 SCHEMATHESIS_VERSION=4.32.5
 VALIDATOR_VERSION=0.9.0
@@ -29,7 +30,7 @@ if ! "$VENV/bin/python" -c 'import schemathesis, openapi_spec_validator' 2>/dev/
 fi
 
 cargo build -q --locked -p copyhound-cli --bin copyhound
-BIN="${CARGO_TARGET_DIR:-target}/debug/copyhound"
+BIN="${CARGO_TARGET_DIR:-$ROOT/target}/debug/copyhound"
 
 WORK=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
@@ -68,10 +69,13 @@ for who in operator publisher; do
   key=$OPERATOR_KEY
   [ "$who" = publisher ] && key=$PUBLISHER_KEY
   echo "api-contract: schemathesis as the $who" >&2
-  SCHEMATHESIS_HOOKS=api_contract_hooks PYTHONPATH=deploy/dev \
-    "$VENV/bin/st" --config-file deploy/dev/api-contract.toml run "$WORK/openapi.json" --url "$BASE" \
-    -H "Authorization: Bearer $key" --checks all --max-examples "$MAX_EXAMPLES" \
-    --seed 1 --no-color --report-dir "$WORK/report-$who" || status=1
+  # Run in the temp dir: Schemathesis keeps its cache (`.schemathesis/`) in the
+  # working directory, and it must neither land in the repository nor replay
+  # an old run's cases.
+  (cd "$WORK" && SCHEMATHESIS_HOOKS=api_contract_hooks PYTHONPATH="$ROOT/deploy/dev" \
+    "$VENV/bin/st" --config-file "$ROOT/deploy/dev/api-contract.toml" run "$WORK/openapi.json" \
+    --url "$BASE" -H "Authorization: Bearer $key" --checks all --max-examples "$MAX_EXAMPLES" \
+    --seed 1 --no-color --report-dir "$WORK/report-$who") || status=1
 done
 if grep -q "panicked" "$WORK/server.log"; then
   echo "api-contract: the server panicked:" >&2
