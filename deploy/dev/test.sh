@@ -18,3 +18,4 @@ trap cleanup EXIT
 
 echo "test: redis at $COPYHOUND_TEST_REDIS_URL, redis cluster at $COPYHOUND_TEST_REDIS_CLUSTER_URL, mongodb at $COPYHOUND_TEST_MONGODB_URL" >&2
 cargo test --workspace --locked --no-fail-fast "$@"
+deploy/dev/api-contract.sh

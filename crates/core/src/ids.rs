@@ -16,6 +16,10 @@ use crate::error::{Error, ErrorKind};
 /// Longest accepted id, in bytes; anything longer is malformed input.
 pub const MAX_ID_LEN: usize = 128;
 
+/// The id rule as a regular expression (ECMA-262 and Python alike), as the
+/// OpenAPI document states it: 1 to [`MAX_ID_LEN`] ASCII letters, digits, `_`, `-`, `.`.
+pub const ID_PATTERN: &str = "^[A-Za-z0-9_.-]{1,128}$";
+
 /// Returns the lowercase hex SHA-256 of `bytes`.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     let digest = Sha256::digest(bytes);
@@ -49,6 +53,19 @@ fn validate_id(type_name: &str, value: &str) -> Result<(), Error> {
         ));
     }
     Ok(())
+}
+
+/// Returns the schema every id type shares: a string under [`ID_PATTERN`].
+#[cfg(feature = "openapi")]
+fn id_schema(description: &str) -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(MAX_ID_LEN))
+        .pattern(Some(ID_PATTERN))
+        .description(Some(description))
+        .into()
 }
 
 macro_rules! define_id {
@@ -99,6 +116,21 @@ macro_rules! define_id {
                 id.0
             }
         }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::PartialSchema for $name {
+            fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+                id_schema(concat!(
+                    stringify!($name),
+                    ": ASCII letters, digits, `_`, `-`, `.`; generated ids start with `",
+                    $prefix,
+                    "`"
+                ))
+            }
+        }
+
+        #[cfg(feature = "openapi")]
+        impl utoipa::ToSchema for $name {}
 
         impl fmt::Display for $name {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -216,6 +248,20 @@ mod tests {
         assert!("x".repeat(200).parse::<WorkId>().is_err());
         assert_eq!("w417".parse::<WorkId>().unwrap().as_str(), "w417");
         assert!(serde_json::from_str::<WorkId>("\"a/b\"").is_err());
+    }
+
+    #[test]
+    fn the_documented_pattern_is_the_rule() {
+        let samples = ["w417", "a.b-c_d", "", "a b", "a/b", "é", "x"];
+        for sample in samples {
+            let pattern_ok = !sample.is_empty()
+                && sample.len() <= MAX_ID_LEN
+                && sample
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'));
+            assert_eq!(sample.parse::<WorkId>().is_ok(), pattern_ok, "{sample}");
+        }
+        assert_eq!(ID_PATTERN, format!("^[A-Za-z0-9_.-]{{1,{MAX_ID_LEN}}}$"));
     }
 
     #[test]

@@ -11,8 +11,10 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use copyhound_core::{Error, ErrorKind};
+use serde::Serialize;
 use serde::de::DeserializeOwned;
-use serde_json::json;
+use utoipa::ToSchema;
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
 
 /// Returns the HTTP status of an error kind: the only such mapping in the server.
 pub fn status_of(kind: ErrorKind) -> StatusCode {
@@ -31,6 +33,48 @@ pub fn status_of(kind: ErrorKind) -> StatusCode {
             StatusCode::INTERNAL_SERVER_ERROR
         }
     }
+}
+
+/// Code of a `405` answer: the path exists, the method does not.
+pub const METHOD_NOT_ALLOWED_CODE: &str = "method_not_allowed";
+
+/// Body of every error answer.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// What went wrong.
+    pub error: ErrorDetail,
+}
+
+/// The stable code and the message of an error.
+#[derive(Clone, Debug, Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable code (`not_found`, `invalid_input`, ...); branch on this.
+    #[schema(schema_with = error_code_schema)]
+    pub code: &'static str,
+    /// What was wrong (4xx), or a generic message (5xx; the server log has details).
+    pub message: String,
+}
+
+impl ErrorBody {
+    /// Returns the body of an error with `code` and `message`.
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            error: ErrorDetail {
+                code,
+                message: message.into(),
+            },
+        }
+    }
+}
+
+/// Returns the schema of error codes: every kind's code, and `method_not_allowed`.
+fn error_code_schema() -> Schema {
+    let mut codes: Vec<&str> = ErrorKind::ALL.iter().map(|kind| kind.code()).collect();
+    codes.push(METHOD_NOT_ALLOWED_CODE);
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(codes))
+        .into()
 }
 
 /// A core error on its way to becoming an HTTP response.
@@ -92,11 +136,7 @@ impl IntoResponse for ApiError {
         } else {
             tracing::debug!(code, error = %self.0, "request refused");
         }
-        let mut response = (
-            status,
-            Json(json!({ "error": { "code": code, "message": message } })),
-        )
-            .into_response();
+        let mut response = (status, Json(ErrorBody::new(code, message))).into_response();
         if status == StatusCode::SERVICE_UNAVAILABLE {
             response.headers_mut().insert(
                 header::RETRY_AFTER,

@@ -5,7 +5,7 @@
 use serde::Serialize;
 
 /// A run of text, copied or not.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct Segment {
     /// The text.
     pub text: String,

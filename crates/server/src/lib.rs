@@ -135,8 +135,19 @@ async fn no_route(method: Method, uri: Uri) -> ApiError {
     .into()
 }
 
-async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
-    ApiError::invalid(format!("method {method} is not allowed on {}", uri.path()))
+/// Answers a method the path does not serve: 405 with the JSON error body (axum
+/// adds the `Allow` header listing the methods the path does serve).
+async fn method_not_allowed(method: Method, uri: Uri) -> Response {
+    let message = format!("method {method} is not allowed on {}", uri.path());
+    tracing::debug!(code = error::METHOD_NOT_ALLOWED_CODE, %message, "request refused");
+    (
+        axum::http::StatusCode::METHOD_NOT_ALLOWED,
+        axum::Json(error::ErrorBody::new(
+            error::METHOD_NOT_ALLOWED_CODE,
+            message,
+        )),
+    )
+        .into_response()
 }
 
 fn panic_response(_panic: Box<dyn std::any::Any + Send + 'static>) -> Response {

@@ -5,6 +5,7 @@ use crate::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
 
 /// Review state of a match. New matches await a human; the other states are decisions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum MatchStatus {
     /// Found, not reviewed.
@@ -44,6 +45,7 @@ impl MatchStatus {
 /// A copied run: `[chapter_start, chapter_end)` of the chapter text appears as
 /// `[page_start, page_end)` of the page text (character offsets in the originals).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CopiedSpan {
     /// Start in the chapter text.
@@ -58,6 +60,7 @@ pub struct CopiedSpan {
 
 /// Side-by-side excerpts of one copied span, for reviewers and takedown notices.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct EvidenceExcerpt {
     /// The span the excerpts show.
@@ -70,6 +73,7 @@ pub struct EvidenceExcerpt {
 
 /// One review decision, kept as an audit trail.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Review {
     /// The status set.
@@ -77,6 +81,7 @@ pub struct Review {
     /// Who decided (API key id or user name).
     pub by: String,
     /// When.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub at: Timestamp,
     /// Free-text note.
     pub note: Option<String>,
@@ -84,6 +89,7 @@ pub struct Review {
 
 /// A page found to copy a registered chapter: the unit of evidence and review.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Match {
     /// Derived from page + work + chapter + fingerprint version.
@@ -124,8 +130,10 @@ pub struct Match {
     #[serde(default)]
     pub reviews: Vec<Review>,
     /// First detection.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub first_seen: Timestamp,
     /// Latest detection.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub last_seen: Timestamp,
 }
 

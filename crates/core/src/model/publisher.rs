@@ -5,6 +5,7 @@ use crate::ids::{ApiKeyId, PublisherId};
 
 /// What a publisher publishes; it picks the defaults for works it registers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum PublisherKind {
     /// A novel platform or book publisher.
@@ -15,6 +16,7 @@ pub enum PublisherKind {
 
 /// A tenant: everything it registers and everything found for it is visible to it alone.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Publisher {
     /// Its id.
@@ -24,11 +26,13 @@ pub struct Publisher {
     /// What it publishes.
     pub kind: PublisherKind,
     /// When it was created.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
 }
 
 /// What an API key may do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Acts within its publisher only.

@@ -5,6 +5,7 @@ use crate::ids::{PublisherId, ReportId, SiteId, WorkId};
 
 /// Output format of a report.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ReportFormat {
     /// One self-contained HTML file.
@@ -19,6 +20,7 @@ pub enum ReportFormat {
 
 /// What a report covers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ReportScope {
     /// The publisher whose matches are reported.
@@ -28,11 +30,13 @@ pub struct ReportScope {
     /// Only this site.
     pub site_id: Option<SiteId>,
     /// Only matches seen since.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub since: Option<Timestamp>,
 }
 
 /// Lifecycle of a report.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum ReportStatus {
     /// Enqueued.
@@ -53,6 +57,7 @@ pub enum ReportStatus {
 
 /// A requested or generated infringement report.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Report {
     /// Its id.
@@ -64,8 +69,10 @@ pub struct Report {
     /// Lifecycle state.
     pub status: ReportStatus,
     /// When it was requested.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
     /// When it was rendered.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub finished_at: Option<Timestamp>,
 }
 

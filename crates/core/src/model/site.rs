@@ -7,6 +7,7 @@ use crate::ids::{CrawlRunId, PublisherId, SiteId};
 
 /// Hints that help extraction on a site whose layout defeats the generic detector.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ExtractionHints {
     /// CSS selector of the block holding the chapter text.
@@ -17,6 +18,7 @@ pub struct ExtractionHints {
 
 /// A watched (suspected piracy) site and how to crawl it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Site {
     /// Its id.
@@ -51,6 +53,7 @@ pub struct Site {
     /// Disabled sites are never crawled.
     pub enabled: bool,
     /// When it was added.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
 }
 
@@ -71,6 +74,7 @@ impl Site {
 /// and the reasons are in `recent_errors`. New states are only ever added, so
 /// stored runs stay readable.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CrawlRunStatus {
     /// Enqueued, not started.
@@ -114,6 +118,7 @@ impl CrawlRunStatus {
 
 /// What one run did; failures are counted by reason code.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CrawlCounters {
     /// Pages fetched with a body.
@@ -132,6 +137,7 @@ pub struct CrawlCounters {
 
 /// One crawl of a site.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CrawlRun {
     /// Its id.
@@ -141,10 +147,13 @@ pub struct CrawlRun {
     /// Lifecycle state.
     pub status: CrawlRunStatus,
     /// When it was enqueued.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
     /// When fetching started.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub started_at: Option<Timestamp>,
     /// When it ended.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub finished_at: Option<Timestamp>,
     /// Counters.
     pub counters: CrawlCounters,

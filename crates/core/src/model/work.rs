@@ -5,6 +5,7 @@ use crate::ids::{ChapterId, PublisherId, WorkId};
 
 /// Whether a work is a novel (chapters in reading order) or news (one article per chapter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum WorkKind {
     /// A novel or story collection split into chapters.
@@ -15,6 +16,7 @@ pub enum WorkKind {
 
 /// The main language of a work; it picks the segmentation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Language {
     /// Chinese (simplified or traditional).
@@ -25,6 +27,7 @@ pub enum Language {
 
 /// A registered work.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Work {
     /// Its id.
@@ -43,13 +46,16 @@ pub struct Work {
     #[serde(default)]
     pub licensed_hosts: Vec<String>,
     /// When it was registered.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
     /// When its chapters last changed.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub updated_at: Timestamp,
 }
 
 /// Where a chapter is in the fingerprint pipeline.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum FingerprintStatus {
     /// Waiting for the fingerprint task.
@@ -68,6 +74,7 @@ pub enum FingerprintStatus {
 
 /// One chapter of a work (one article of a news work).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Chapter {
     /// The work it belongs to.

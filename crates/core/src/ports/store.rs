@@ -23,6 +23,7 @@ pub struct PageRequest {
 
 /// One page of results and the cursor of the next one.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Paged<T> {
     /// The items.
     pub items: Vec<T>,

@@ -11,25 +11,55 @@ use copyhound_core::model::{Publisher, PublisherKind, Role};
 use copyhound_core::ports::Paged;
 use copyhound_core::{Error, ErrorKind};
 use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+use utoipa::openapi::schema::Schema;
 
 use super::{ListQuery, page_request, required_text};
 use crate::AppState;
 use crate::auth::{AdminCaller, AdminScope, issue_key};
-use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
+use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id};
+use crate::openapi::{id_string, non_blank, nullable};
+
+/// Longest publisher name, characters.
+pub const MAX_PUBLISHER_NAME_CHARS: usize = 200;
+
+fn nullable_id_schema() -> Schema {
+    nullable(id_string())
+}
+
+fn publisher_name_schema() -> Schema {
+    non_blank(MAX_PUBLISHER_NAME_CHARS).into()
+}
 
 /// Body of `POST /admin/publishers`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreatePublisher {
-    /// Wanted id (`pub_...` or any valid id); generated when absent.
+    /// Wanted id (`pub_...` or any valid id); generated when absent or `null`.
+    #[schema(schema_with = nullable_id_schema)]
     pub id: Option<String>,
-    /// Display name.
+    /// Display name (trimmed; not blank).
+    #[schema(schema_with = publisher_name_schema)]
     pub name: String,
     /// Books or news.
     pub kind: PublisherKind,
 }
 
-/// `POST /api/v1/admin/publishers`.
+/// `POST /api/v1/admin/publishers`: creates a publisher (operator key only).
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/publishers",
+    tag = "admin",
+    request_body = CreatePublisher,
+    responses(
+        (status = 201, description = "Created", body = Publisher),
+        (status = 400, description = "Invalid body", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "Not the operator key", body = ErrorBody),
+        (status = 409, description = "The id is taken", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+    )
+)]
 pub async fn create_publisher(
     State(state): State<AppState>,
     admin: AdminCaller,
@@ -50,7 +80,7 @@ pub async fn create_publisher(
     }
     let publisher = Publisher {
         id,
-        name: required_text("name", &body.name, 200)?,
+        name: required_text("name", &body.name, MAX_PUBLISHER_NAME_CHARS)?,
         kind: body.kind,
         created_at: Utc::now(),
     };
@@ -59,7 +89,19 @@ pub async fn create_publisher(
     Ok((StatusCode::CREATED, Json(publisher)))
 }
 
-/// `GET /api/v1/admin/publishers`.
+/// `GET /api/v1/admin/publishers`: every publisher (the operator), or the caller's own.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/publishers",
+    tag = "admin",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "One page of publishers", body = Paged<Publisher>),
+        (status = 400, description = "Invalid query", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "Not an admin key", body = ErrorBody),
+    )
+)]
 pub async fn list_publishers(
     State(state): State<AppState>,
     admin: AdminCaller,
@@ -86,11 +128,12 @@ pub async fn list_publishers(
 }
 
 /// Body of `POST /admin/publishers/{publisher_id}/keys`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateKey {
     /// `publisher` (default) or `admin`.
     #[serde(default = "default_role")]
+    #[schema(default = "publisher")]
     pub role: Role,
 }
 
@@ -99,7 +142,7 @@ fn default_role() -> Role {
 }
 
 /// A key as shown once, at creation.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct CreatedKey {
     /// Key id (public).
     pub id: ApiKeyId,
@@ -111,7 +154,22 @@ pub struct CreatedKey {
     pub role: Role,
 }
 
-/// `POST /api/v1/admin/publishers/{publisher_id}/keys`.
+/// `POST /api/v1/admin/publishers/{publisher_id}/keys`: mints a key (shown once).
+#[utoipa::path(
+    post,
+    path = "/api/v1/admin/publishers/{publisher_id}/keys",
+    tag = "admin",
+    params(("publisher_id" = PublisherId, Path, description = "The publisher")),
+    request_body = CreateKey,
+    responses(
+        (status = 201, description = "Created; `key` is shown only now", body = CreatedKey),
+        (status = 400, description = "Invalid id or body", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "Not an admin key", body = ErrorBody),
+        (status = 404, description = "No such publisher (or another publisher's, for a publisher's admin key)", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+    )
+)]
 pub async fn create_key(
     State(state): State<AppState>,
     admin: AdminCaller,
@@ -138,6 +196,19 @@ pub async fn create_key(
 }
 
 /// `DELETE /api/v1/admin/keys/{key_id}`: revokes a key (idempotent).
+#[utoipa::path(
+    delete,
+    path = "/api/v1/admin/keys/{key_id}",
+    tag = "admin",
+    params(("key_id" = ApiKeyId, Path, description = "The key id (`key_...`)")),
+    responses(
+        (status = 204, description = "Revoked"),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "Not an admin key", body = ErrorBody),
+        (status = 404, description = "No such key (or another publisher's)", body = ErrorBody),
+    )
+)]
 pub async fn revoke_key(
     State(state): State<AppState>,
     admin: AdminCaller,

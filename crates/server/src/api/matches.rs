@@ -9,37 +9,80 @@ use copyhound_core::model::{Match, MatchStatus, Review, Timestamp};
 use copyhound_core::ports::{MatchFilter, Paged};
 use copyhound_core::{Error, ErrorKind, Result};
 use serde::{Deserialize, Serialize};
+use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
+use utoipa::{IntoParams, ToSchema};
 
-use super::page_request;
+use super::{cursor_schema, limit_schema, page_request};
 use crate::AppState;
 use crate::auth::PublisherCaller;
-use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
+use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id};
+use crate::openapi::{bounded, date_or_time, id_string, nullable};
+
+/// Comma-separated status names, empty items ignored.
+pub const STATUS_LIST_PATTERN: &str = "^(?:new|confirmed|dismissed|licensed|taken_down)?(?:,(?:new|confirmed|dismissed|licensed|taken_down)?)*$";
+
+fn id_param_schema() -> Schema {
+    id_string().into()
+}
+
+fn status_list_schema() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .pattern(Some(STATUS_LIST_PATTERN))
+        .into()
+}
+
+fn score_schema() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::Number)
+        .minimum(Some(0.0))
+        .maximum(Some(1.0))
+        .into()
+}
+
+fn time_param_schema() -> Schema {
+    date_or_time()
+}
+
+fn note_schema() -> Schema {
+    nullable(bounded(MAX_NOTE_CHARS))
+}
 use crate::evidence::{Segment, segments};
 
 /// Longest review note, characters.
 pub const MAX_NOTE_CHARS: usize = 2000;
 
 /// Query of `GET /matches`.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct MatchQuery {
     /// Only this work.
+    #[param(schema_with = id_param_schema)]
     pub work_id: Option<String>,
-    /// Only this chapter (needs `work_id`).
+    /// Only chapters with this id (of `work_id` when given, else of any work).
+    #[param(schema_with = id_param_schema)]
     pub chapter_id: Option<String>,
     /// Only this site.
+    #[param(schema_with = id_param_schema)]
     pub site_id: Option<String>,
     /// Comma-separated statuses (`new,confirmed`).
+    #[param(schema_with = status_list_schema)]
     pub status: Option<String>,
     /// Only scores at least this, in [0, 1].
+    #[param(schema_with = score_schema)]
     pub min_score: Option<f32>,
     /// Only matches last seen at or after (RFC 3339 or `YYYY-MM-DD`).
+    #[param(schema_with = time_param_schema)]
     pub since: Option<String>,
     /// Only matches first seen before (RFC 3339 or `YYYY-MM-DD`).
+    #[param(schema_with = time_param_schema)]
     pub before: Option<String>,
-    /// Cursor.
+    /// Cursor from the previous page (its `next`).
+    #[param(schema_with = cursor_schema)]
     pub after: Option<String>,
-    /// Page size.
+    /// Page size: default 50, at least 1; values over 200 are capped at 200.
+    #[param(schema_with = limit_schema)]
     pub limit: Option<u64>,
 }
 
@@ -87,9 +130,6 @@ pub fn match_filter(publisher_id: &PublisherId, query: &MatchQuery) -> ApiResult
         .as_deref()
         .map(|raw| parse_id::<ChapterId>("chapter_id", raw))
         .transpose()?;
-    if chapter_id.is_some() && work_id.is_none() {
-        return Err(Error::invalid("`chapter_id` needs `work_id`").into());
-    }
     let site_id = query
         .site_id
         .as_deref()
@@ -130,7 +170,7 @@ pub fn match_filter(publisher_id: &PublisherId, query: &MatchQuery) -> ApiResult
 }
 
 /// A match in listings (no spans or evidence).
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct MatchSummary {
     /// Id.
     pub id: MatchId,
@@ -151,8 +191,10 @@ pub struct MatchSummary {
     /// Review state.
     pub status: MatchStatus,
     /// First detection.
+    #[schema(value_type = String, format = DateTime)]
     pub first_seen: Timestamp,
     /// Latest detection.
+    #[schema(value_type = String, format = DateTime)]
     pub last_seen: Timestamp,
 }
 
@@ -175,6 +217,18 @@ impl From<&Match> for MatchSummary {
 }
 
 /// `GET /api/v1/matches`: newest first, filtered, keyset-paginated.
+#[utoipa::path(
+    get,
+    path = "/api/v1/matches",
+    tag = "matches",
+    params(MatchQuery),
+    responses(
+        (status = 200, description = "One page of matches", body = Paged<MatchSummary>),
+        (status = 400, description = "Invalid query", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+    )
+)]
 pub async fn list_matches(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -194,16 +248,16 @@ pub async fn list_matches(
 }
 
 /// A match with its context: titles and both texts cut into highlighted segments.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct MatchDetail {
     /// The match, evidence excerpts and review history included.
     #[serde(flatten)]
     pub found: Match,
-    /// Title of the copied work (absent if it was deleted since).
+    /// Title of the copied work; `null` if the work was deleted since.
     pub work_title: Option<String>,
-    /// Title of the copied chapter.
+    /// Title of the copied chapter; `null` if it was deleted since.
     pub chapter_title: Option<String>,
-    /// Title of the page.
+    /// Title of the page; `null` if the page is no longer stored.
     pub page_title: Option<String>,
     /// The chapter text, copied spans marked.
     pub chapter_segments: Vec<Segment>,
@@ -271,7 +325,20 @@ pub async fn load_match_detail(
     })
 }
 
-/// `GET /api/v1/matches/{match_id}`.
+/// `GET /api/v1/matches/{match_id}`: the match, its evidence and highlighted texts.
+#[utoipa::path(
+    get,
+    path = "/api/v1/matches/{match_id}",
+    tag = "matches",
+    params(("match_id" = MatchId, Path, description = "The match")),
+    responses(
+        (status = 200, description = "The match", body = MatchDetail),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such match", body = ErrorBody),
+    )
+)]
 pub async fn get_match(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -284,7 +351,7 @@ pub async fn get_match(
 }
 
 /// A review decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReviewAction {
     /// The page infringes.
@@ -313,12 +380,13 @@ impl ReviewAction {
 }
 
 /// Body of `POST /matches/{match_id}/review`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReviewBody {
     /// The decision.
     pub action: ReviewAction,
-    /// Free-text note for the audit trail.
+    /// Free-text note for the audit trail; blank or `null`: none.
+    #[schema(schema_with = note_schema)]
     pub note: Option<String>,
 }
 
@@ -329,11 +397,8 @@ pub async fn review(
     match_id: &MatchId,
     body: ReviewBody,
 ) -> Result<Match> {
-    let note = body
+    if body
         .note
-        .map(|note| note.trim().to_string())
-        .filter(|note| !note.is_empty());
-    if note
         .as_ref()
         .is_some_and(|note| note.chars().count() > MAX_NOTE_CHARS)
     {
@@ -341,6 +406,10 @@ pub async fn review(
             "`note` is longer than {MAX_NOTE_CHARS} characters"
         )));
     }
+    let note = body
+        .note
+        .map(|note| note.trim().to_string())
+        .filter(|note| !note.is_empty());
     let review = Review {
         status: body.action.status(),
         by: caller.key_id.clone(),
@@ -355,7 +424,22 @@ pub async fn review(
     Ok(updated)
 }
 
-/// `POST /api/v1/matches/{match_id}/review`.
+/// `POST /api/v1/matches/{match_id}/review`: records a decision in the audit trail.
+#[utoipa::path(
+    post,
+    path = "/api/v1/matches/{match_id}/review",
+    tag = "matches",
+    params(("match_id" = MatchId, Path, description = "The match")),
+    request_body = ReviewBody,
+    responses(
+        (status = 200, description = "The match with the review appended", body = Match),
+        (status = 400, description = "Invalid id or body", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such match", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+    )
+)]
 pub async fn review_match(
     State(state): State<AppState>,
     caller: PublisherCaller,

@@ -15,6 +15,8 @@ use copyhound_core::model::{CrawlRun, Site};
 use copyhound_core::ports::PageRequest;
 use copyhound_core::{Error, ErrorKind, Result};
 use serde::Deserialize;
+use utoipa::IntoParams;
+use utoipa::openapi::schema::Schema;
 
 use crate::AppState;
 use crate::error::{ApiError, ApiResult};
@@ -27,13 +29,35 @@ pub const MAX_LIMIT: u32 = 200;
 pub const MAX_CURSOR_LEN: usize = 512;
 
 /// `?after=&limit=` of plain listings.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
-    /// Cursor from the previous page.
+    /// Cursor from the previous page (its `next`).
+    #[param(schema_with = cursor_schema)]
     pub after: Option<String>,
-    /// Page size, capped at [`MAX_LIMIT`].
+    /// Page size: default 50, at least 1; values over 200 are capped at 200.
+    #[param(schema_with = limit_schema)]
     pub limit: Option<u64>,
+}
+
+/// Returns the schema of `after`.
+pub fn cursor_schema() -> Schema {
+    crate::openapi::cursor().into()
+}
+
+/// Returns the schema of `limit`: any `u64` from 1 (larger values are capped).
+pub fn limit_schema() -> Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, SchemaFormat, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .format(Some(SchemaFormat::KnownFormat(
+            utoipa::openapi::KnownFormat::Int64,
+        )))
+        .minimum(Some(1))
+        .maximum(Some(usize::try_from(u64::MAX).unwrap_or(usize::MAX)))
+        .default(Some(serde_json::json!(DEFAULT_LIMIT)))
+        .into()
 }
 
 /// Returns the store page request of a listing query: limit capped, cursor checked.
@@ -43,13 +67,19 @@ pub fn page_request(after: Option<String>, limit: Option<u64>) -> ApiResult<Page
         Some(0) => return Err(ApiError::invalid("`limit` must be at least 1")),
         Some(value) => u32::try_from(value.min(u64::from(MAX_LIMIT))).unwrap_or(MAX_LIMIT),
     };
-    if after
-        .as_ref()
-        .is_some_and(|cursor| cursor.len() > MAX_CURSOR_LEN)
-    {
-        return Err(ApiError::invalid(format!(
-            "`after` cursor is longer than {MAX_CURSOR_LEN} bytes"
-        )));
+    if let Some(cursor) = &after {
+        if cursor.len() > MAX_CURSOR_LEN {
+            return Err(ApiError::invalid(format!(
+                "`after` cursor is longer than {MAX_CURSOR_LEN} bytes"
+            )));
+        }
+        let cursor_alphabet =
+            |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_' || byte == b'-';
+        if !cursor.bytes().all(cursor_alphabet) {
+            return Err(ApiError::invalid(
+                "`after` is not a cursor: pass the `next` of the previous page",
+            ));
+        }
     }
     Ok(PageRequest {
         after: after.filter(|cursor| !cursor.is_empty()),
@@ -97,13 +127,14 @@ pub async fn owned_run(
     Ok((run, site))
 }
 
-/// Returns `text` trimmed, refusing empty or longer than `max_chars`.
+/// Returns `text` trimmed, refusing blank text or more than `max_chars`
+/// characters (counted as sent, the way the OpenAPI document's `maxLength` counts).
 pub fn required_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
     let trimmed = text.trim();
     if trimmed.is_empty() {
         return Err(Error::invalid(format!("`{field}` must not be empty")));
     }
-    if trimmed.chars().count() > max_chars {
+    if text.chars().count() > max_chars {
         return Err(Error::invalid(format!(
             "`{field}` is longer than {max_chars} characters"
         )));

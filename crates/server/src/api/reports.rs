@@ -10,27 +10,53 @@ use copyhound_core::model::{Report, ReportFormat, ReportScope, ReportStatus, Tas
 use copyhound_core::ports::Paged;
 use copyhound_core::{Error, ErrorKind};
 use serde::Deserialize;
+use utoipa::ToSchema;
+use utoipa::openapi::schema::Schema;
 
 use super::{ListQuery, owned_site, page_request};
 use crate::AppState;
 use crate::auth::PublisherCaller;
-use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
+use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id};
+use crate::openapi::{date_time, id_string, nullable};
+
+fn nullable_id_schema() -> Schema {
+    nullable(id_string())
+}
+
+fn nullable_time_schema() -> Schema {
+    nullable(date_time())
+}
 
 /// Body of `POST /reports`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateReport {
     /// Output format.
     pub format: ReportFormat,
     /// Only this work.
+    #[schema(schema_with = nullable_id_schema)]
     pub work_id: Option<String>,
     /// Only this site.
+    #[schema(schema_with = nullable_id_schema)]
     pub site_id: Option<String>,
     /// Only matches seen since (RFC 3339).
+    #[schema(schema_with = nullable_time_schema)]
     pub since: Option<chrono::DateTime<Utc>>,
 }
 
-/// `GET /api/v1/reports`.
+/// `GET /api/v1/reports`: the publisher's reports, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/reports",
+    tag = "reports",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "One page of reports", body = Paged<Report>),
+        (status = 400, description = "Invalid query", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+    )
+)]
 pub async fn list_reports(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -47,6 +73,20 @@ pub async fn list_reports(
 }
 
 /// `POST /api/v1/reports`: queues a report.
+#[utoipa::path(
+    post,
+    path = "/api/v1/reports",
+    tag = "reports",
+    request_body = CreateReport,
+    responses(
+        (status = 202, description = "Queued", body = Report),
+        (status = 400, description = "Invalid body", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such work or site", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+    )
+)]
 pub async fn create_report(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -94,7 +134,20 @@ pub async fn create_report(
     Ok((StatusCode::ACCEPTED, Json(report)))
 }
 
-/// `GET /api/v1/reports/{report_id}`.
+/// `GET /api/v1/reports/{report_id}`: the report's state.
+#[utoipa::path(
+    get,
+    path = "/api/v1/reports/{report_id}",
+    tag = "reports",
+    params(("report_id" = ReportId, Path, description = "The report")),
+    responses(
+        (status = 200, description = "The report", body = Report),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such report", body = ErrorBody),
+    )
+)]
 pub async fn get_report(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -110,6 +163,27 @@ pub async fn get_report(
 }
 
 /// `GET /api/v1/reports/{report_id}/artifact`: the rendered file once ready.
+#[utoipa::path(
+    get,
+    path = "/api/v1/reports/{report_id}/artifact",
+    tag = "reports",
+    params(("report_id" = ReportId, Path, description = "The report")),
+    responses(
+        (status = 200, description = "The rendered file, in the report's format",
+            content(
+                (String = "text/html"),
+                (String = "application/pdf"),
+                (String = "text/csv"),
+                (Object = "application/json"),
+            )
+        ),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such report", body = ErrorBody),
+        (status = 409, description = "The report is not ready", body = ErrorBody),
+    )
+)]
 pub async fn get_artifact(
     State(state): State<AppState>,
     caller: PublisherCaller,

@@ -17,44 +17,214 @@ use copyhound_core::model::{
 use copyhound_core::ports::Paged;
 use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_crawler::site::validate_site;
+use copyhound_crawler::site::{
+    MAX_CONCURRENCY, MAX_DEPTH, MAX_NAME_CHARS, MAX_PAGES_PER_RUN, MAX_PATTERN_CHARS, MAX_PATTERNS,
+    MAX_RATE_LIMIT_PER_SECOND, MAX_SEEDS,
+};
 use serde::{Deserialize, Deserializer};
+use utoipa::ToSchema;
+use utoipa::openapi::schema::{
+    AdditionalProperties, ArrayBuilder, ObjectBuilder, Schema, SchemaFormat, Type,
+};
 
 use super::{ListQuery, owned_run, owned_site, page_request};
 use crate::AppState;
 use crate::auth::PublisherCaller;
-use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
+use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id};
+use crate::openapi::{non_blank, non_blank_pattern, nullable};
 
-/// Body of `POST /sites`.
-#[derive(Debug, Deserialize)]
+/// A seed: an http(s) URL on a host name (hosts on loopback, private or
+/// reserved addresses are refused unless the deployment allows them).
+pub const SEED_PATTERN: &str = "^https?://(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~%/-]*)?$";
+
+fn custom_string(format: &str, max_chars: usize, description: &str) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .max_length(Some(max_chars))
+        .format(Some(SchemaFormat::Custom(format.to_string())))
+        .description(Some(description))
+}
+
+fn integer(minimum: usize, maximum: usize) -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::Integer)
+        .minimum(Some(minimum))
+        .maximum(Some(maximum))
+}
+
+fn site_name_schema() -> Schema {
+    non_blank(MAX_NAME_CHARS).into()
+}
+
+fn nullable_site_name_schema() -> Schema {
+    nullable(non_blank(MAX_NAME_CHARS))
+}
+
+fn seeds() -> ArrayBuilder {
+    ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .max_length(Some(2048))
+                .pattern(Some(SEED_PATTERN)),
+        )
+        .min_items(Some(1))
+        .max_items(Some(MAX_SEEDS))
+}
+
+fn seeds_schema() -> Schema {
+    seeds().into()
+}
+
+fn nullable_seeds_schema() -> Schema {
+    nullable(seeds())
+}
+
+fn url_patterns() -> ArrayBuilder {
+    ArrayBuilder::new()
+        .items(
+            custom_string(
+                "url-pattern",
+                MAX_PATTERN_CHARS,
+                "A URL regex, or a glob with `*`",
+            )
+            .pattern(Some(non_blank_pattern())),
+        )
+        .max_items(Some(MAX_PATTERNS))
+}
+
+fn url_patterns_schema() -> Schema {
+    url_patterns().into()
+}
+
+fn nullable_url_patterns_schema() -> Schema {
+    nullable(url_patterns())
+}
+
+fn max_depth_schema() -> Schema {
+    nullable(integer(0, MAX_DEPTH as usize))
+}
+
+fn max_pages_schema() -> Schema {
+    nullable(integer(1, MAX_PAGES_PER_RUN as usize))
+}
+
+fn concurrency_schema() -> Schema {
+    nullable(integer(1, MAX_CONCURRENCY as usize))
+}
+
+fn rate_limit_schema() -> Schema {
+    nullable(
+        ObjectBuilder::new()
+            .schema_type(Type::Number)
+            .minimum(Some(0.0))
+            .maximum(Some(MAX_RATE_LIMIT_PER_SECOND)),
+    )
+}
+
+fn schedule_schema() -> Schema {
+    nullable(custom_string(
+        "cron",
+        MAX_PATTERN_CHARS,
+        "Cron expression (5 or 6 fields, UTC) that fires in the future; blank: on demand only",
+    ))
+}
+
+fn charset_schema() -> Schema {
+    nullable(custom_string(
+        "charset",
+        64,
+        "A WHATWG encoding label (`gbk`, `big5`, `utf-8`)",
+    ))
+}
+
+fn selector() -> ObjectBuilder {
+    custom_string("css-selector", MAX_PATTERN_CHARS, "A CSS selector")
+}
+
+fn extraction() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .property("content_selector", nullable(selector()))
+        .property("next_page_selector", nullable(selector()))
+        .additional_properties(Some(AdditionalProperties::FreeForm(false)))
+        .description(Some(
+            "Extraction hints: CSS selectors of the text block and of the next-page link",
+        ))
+}
+
+fn extraction_schema() -> Schema {
+    extraction().into()
+}
+
+fn nullable_extraction_schema() -> Schema {
+    nullable(extraction())
+}
+
+/// Body of `POST /sites`. `null` in an optional field means its default.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateSite {
     /// Display name.
+    #[schema(schema_with = site_name_schema)]
     pub name: String,
     /// Start URLs (http or https).
+    #[schema(schema_with = seeds_schema)]
     pub seeds: Vec<String>,
     /// URL patterns links must match.
     #[serde(default)]
+    #[schema(schema_with = url_patterns_schema)]
     pub allow_patterns: Vec<String>,
     /// URL patterns never followed.
     #[serde(default)]
+    #[schema(schema_with = url_patterns_schema)]
     pub deny_patterns: Vec<String>,
     /// Link depth (default 3).
+    #[schema(schema_with = max_depth_schema)]
     pub max_depth: Option<u32>,
     /// Fetch budget per run (default 1000).
+    #[schema(schema_with = max_pages_schema)]
     pub max_pages_per_run: Option<u32>,
     /// Cron expression (UTC).
+    #[schema(schema_with = schedule_schema)]
     pub schedule: Option<String>,
-    /// Requests per second per host (default 1).
+    /// Requests per second per host (default 1; 0: unlimited).
+    #[schema(schema_with = rate_limit_schema)]
     pub rate_limit_per_second: Option<f64>,
     /// Requests in flight per host (default 2).
+    #[schema(schema_with = concurrency_schema)]
     pub concurrency: Option<u32>,
     /// Forced charset.
+    #[schema(schema_with = charset_schema)]
     pub charset_override: Option<String>,
     /// Extraction hints.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "hints_object")]
+    #[schema(schema_with = extraction_schema)]
     pub extraction: ExtractionHints,
     /// Enabled (default true).
     pub enabled: Option<bool>,
+}
+
+/// Deserializes extraction hints from a JSON object only (serde would also
+/// take a sequence of the fields, which the schema does not allow).
+fn hints_object<'de, D: Deserializer<'de>>(deserializer: D) -> Result<ExtractionHints, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    if !value.is_object() {
+        return Err(serde::de::Error::custom("`extraction` must be an object"));
+    }
+    serde_json::from_value(value).map_err(serde::de::Error::custom)
+}
+
+/// As [`hints_object`], with `null` kept as `None`.
+fn optional_hints_object<'de, D: Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<ExtractionHints>, D::Error> {
+    let value = serde_json::Value::deserialize(deserializer)?;
+    if value.is_null() {
+        return Ok(None);
+    }
+    hints_object(value)
+        .map(Some)
+        .map_err(serde::de::Error::custom)
 }
 
 /// Deserializes a present field, `null` included, as `Some(value)`.
@@ -64,39 +234,64 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     Option::<T>::deserialize(deserializer).map(Some)
 }
 
-/// Body of `PATCH /sites/{site_id}`: absent fields are kept; `null` clears the optional ones.
-#[derive(Debug, Default, Deserialize)]
+/// Body of `PATCH /sites/{site_id}`: absent fields are kept; `null` clears
+/// `schedule` and `charset_override` and keeps the other fields.
+#[derive(Debug, Default, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateSite {
     /// Display name.
+    #[schema(schema_with = nullable_site_name_schema)]
     pub name: Option<String>,
     /// Start URLs.
+    #[schema(schema_with = nullable_seeds_schema)]
     pub seeds: Option<Vec<String>>,
     /// Allow patterns.
+    #[schema(schema_with = nullable_url_patterns_schema)]
     pub allow_patterns: Option<Vec<String>>,
     /// Deny patterns.
+    #[schema(schema_with = nullable_url_patterns_schema)]
     pub deny_patterns: Option<Vec<String>>,
     /// Link depth.
+    #[schema(schema_with = max_depth_schema)]
     pub max_depth: Option<u32>,
     /// Fetch budget per run.
+    #[schema(schema_with = max_pages_schema)]
     pub max_pages_per_run: Option<u32>,
     /// Cron expression; `null` for on-demand only.
     #[serde(default, deserialize_with = "present")]
+    #[schema(schema_with = schedule_schema)]
     pub schedule: Option<Option<String>>,
     /// Requests per second per host.
+    #[schema(schema_with = rate_limit_schema)]
     pub rate_limit_per_second: Option<f64>,
     /// Requests in flight per host.
+    #[schema(schema_with = concurrency_schema)]
     pub concurrency: Option<u32>,
     /// Forced charset; `null` to detect.
     #[serde(default, deserialize_with = "present")]
+    #[schema(schema_with = charset_schema)]
     pub charset_override: Option<Option<String>>,
     /// Extraction hints.
+    #[serde(default, deserialize_with = "optional_hints_object")]
+    #[schema(schema_with = nullable_extraction_schema)]
     pub extraction: Option<ExtractionHints>,
     /// `false` disables the site (no scheduled or manual crawls).
     pub enabled: Option<bool>,
 }
 
-/// `GET /api/v1/sites`.
+/// `GET /api/v1/sites`: the publisher's watched sites.
+#[utoipa::path(
+    get,
+    path = "/api/v1/sites",
+    tag = "sites",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "One page of sites", body = Paged<Site>),
+        (status = 400, description = "Invalid query", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+    )
+)]
 pub async fn list_sites(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -111,7 +306,20 @@ pub async fn list_sites(
     Ok(Json(sites))
 }
 
-/// `POST /api/v1/sites`.
+/// `POST /api/v1/sites`: watches a site.
+#[utoipa::path(
+    post,
+    path = "/api/v1/sites",
+    tag = "sites",
+    request_body = CreateSite,
+    responses(
+        (status = 201, description = "Created", body = Site),
+        (status = 400, description = "Invalid body (the message names the field)", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+    )
+)]
 pub async fn create_site(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -145,6 +353,19 @@ pub async fn create_site(
 }
 
 /// `GET /api/v1/sites/{site_id}`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/sites/{site_id}",
+    tag = "sites",
+    params(("site_id" = SiteId, Path, description = "The site")),
+    responses(
+        (status = 200, description = "The site", body = Site),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such site", body = ErrorBody),
+    )
+)]
 pub async fn get_site(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -157,6 +378,21 @@ pub async fn get_site(
 }
 
 /// `PATCH /api/v1/sites/{site_id}`: updates, disables or re-enables a site.
+#[utoipa::path(
+    patch,
+    path = "/api/v1/sites/{site_id}",
+    tag = "sites",
+    params(("site_id" = SiteId, Path, description = "The site")),
+    request_body = UpdateSite,
+    responses(
+        (status = 200, description = "The updated site", body = Site),
+        (status = 400, description = "Invalid id or body (the message names the field)", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such site", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+    )
+)]
 pub async fn update_site(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -257,6 +493,20 @@ pub async fn enqueue_crawl(state: &AppState, site: &Site) -> Result<CrawlRun> {
 }
 
 /// `POST /api/v1/sites/{site_id}/crawls`: starts a crawl now.
+#[utoipa::path(
+    post,
+    path = "/api/v1/sites/{site_id}/crawls",
+    tag = "sites",
+    params(("site_id" = SiteId, Path, description = "The site")),
+    responses(
+        (status = 202, description = "A queued run", body = CrawlRun),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such site", body = ErrorBody),
+        (status = 409, description = "The site is disabled", body = ErrorBody),
+    )
+)]
 pub async fn start_crawl(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -270,6 +520,19 @@ pub async fn start_crawl(
 }
 
 /// `GET /api/v1/sites/{site_id}/crawls`: runs, newest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/sites/{site_id}/crawls",
+    tag = "sites",
+    params(("site_id" = SiteId, Path, description = "The site"), ListQuery),
+    responses(
+        (status = 200, description = "One page of runs", body = Paged<CrawlRun>),
+        (status = 400, description = "Invalid id or query", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such site", body = ErrorBody),
+    )
+)]
 pub async fn list_crawls(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -289,6 +552,19 @@ pub async fn list_crawls(
 }
 
 /// `GET /api/v1/crawls/{run_id}`: status, counters and recent errors of a run.
+#[utoipa::path(
+    get,
+    path = "/api/v1/crawls/{run_id}",
+    tag = "sites",
+    params(("run_id" = CrawlRunId, Path, description = "The run")),
+    responses(
+        (status = 200, description = "The run", body = CrawlRun),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such run", body = ErrorBody),
+    )
+)]
 pub async fn get_crawl(
     State(state): State<AppState>,
     caller: PublisherCaller,

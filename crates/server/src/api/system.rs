@@ -8,20 +8,34 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use copyhound_core::model::Role;
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::AppState;
 use crate::auth::Caller;
+use crate::error::ErrorBody;
 
 /// Body of `/health`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct Health {
     /// `ok` or `degraded`.
+    #[schema(value_type = String, pattern = "^(ok|degraded)$")]
     pub status: &'static str,
-    /// Per backend: `ok` or the error code and message.
+    /// Per backend (`store`, `queue`, `index`): `ok` or the error code and message.
+    #[schema(value_type = BTreeMap<String, String>)]
     pub checks: BTreeMap<&'static str, String>,
 }
 
 /// `GET /health`: checks every backend; 200 when all answer, 503 otherwise.
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "system",
+    security(()),
+    responses(
+        (status = 200, description = "Every backend answers", body = Health),
+        (status = 503, description = "A backend is down (`degraded`)", body = Health),
+    )
+)]
 pub async fn health(State(state): State<AppState>) -> Response {
     let mut checks = BTreeMap::new();
     let mut healthy = true;
@@ -55,6 +69,15 @@ pub async fn health(State(state): State<AppState>) -> Response {
 
 /// `GET /metrics`: Prometheus text exposition, with the task queue's gauges
 /// refreshed at scrape time (depth, in flight, retrying, dead letters).
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "system",
+    security(()),
+    responses(
+        (status = 200, description = "Prometheus text exposition", content_type = "text/plain", body = String),
+    )
+)]
 pub async fn metrics(State(state): State<AppState>) -> Response {
     match state.queue.stats().await {
         Ok(stats) => {
@@ -79,27 +102,45 @@ pub async fn metrics(State(state): State<AppState>) -> Response {
         .into_response()
 }
 
-/// `GET /api/v1/openapi.json`.
+/// `GET /api/v1/openapi.json`: this document (no key needed).
+#[utoipa::path(
+    get,
+    path = "/api/v1/openapi.json",
+    tag = "system",
+    security(()),
+    responses(
+        (status = 200, description = "The OpenAPI 3.1 document of this API", body = Object),
+    )
+)]
 pub async fn openapi() -> Response {
     (
         [(header::CONTENT_TYPE, "application/json")],
-        crate::openapi::DOCUMENT,
+        crate::openapi::document_text(),
     )
         .into_response()
 }
 
 /// Body of `/api/v1/me`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct Me {
-    /// Key id.
+    /// Key id (`config-admin` for the operator key).
     pub key_id: String,
     /// Role.
     pub role: Role,
-    /// Tenant, if the key is bound to one.
+    /// Tenant; `null` for the operator key, which acts for no publisher.
     pub publisher_id: Option<String>,
 }
 
 /// `GET /api/v1/me`: who the presented key authenticates.
+#[utoipa::path(
+    get,
+    path = "/api/v1/me",
+    tag = "system",
+    responses(
+        (status = 200, description = "The caller", body = Me),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+    )
+)]
 pub async fn me(caller: Caller) -> Json<Me> {
     Json(Me {
         key_id: caller.key_id,

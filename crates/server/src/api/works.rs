@@ -15,13 +15,92 @@ use copyhound_core::ids::{ChapterId, WorkId};
 use copyhound_core::model::{Chapter, FingerprintOwner, Language, Work, WorkKind};
 use copyhound_core::ports::Paged;
 use serde::{Deserialize, Serialize};
+use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaFormat, Type};
+use utoipa::{IntoParams, ToSchema};
 
 use super::{ListQuery, page_request};
 use crate::AppState;
 use crate::auth::PublisherCaller;
-use crate::error::{ApiBytes, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, parse_id};
+use crate::error::{
+    ApiBytes, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id,
+};
+use crate::openapi::{bounded, id_string, non_blank, non_blank_text_pattern, nullable};
+use crate::register::limits::{
+    MAX_AUTHOR_CHARS, MAX_CHAPTER_CHARS, MAX_CHAPTER_TITLE_CHARS, MAX_TITLE_CHARS,
+};
 use crate::register::{self, ChapterDraft, ChapterPreview, HeadingPattern};
 use crate::uploads::UploadPool;
+
+/// Longest news article headline, characters.
+pub const MAX_ARTICLE_TITLE_CHARS: usize = 500;
+
+fn nullable_id_schema() -> Schema {
+    nullable(id_string())
+}
+
+fn id_param_schema() -> Schema {
+    id_string().into()
+}
+
+fn title_schema() -> Schema {
+    non_blank(MAX_TITLE_CHARS).into()
+}
+
+fn author_schema() -> Schema {
+    bounded(MAX_AUTHOR_CHARS).into()
+}
+
+fn chapter_title_schema() -> Schema {
+    bounded(MAX_CHAPTER_TITLE_CHARS).into()
+}
+
+fn article_title_schema() -> Schema {
+    non_blank(MAX_ARTICLE_TITLE_CHARS).into()
+}
+
+fn body_text_schema() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .min_length(Some(1))
+        .max_length(Some(MAX_CHAPTER_CHARS))
+        .pattern(Some(non_blank_text_pattern()))
+        .description(Some(
+            "Body text: paragraphs separated by newlines, at least one non-blank line",
+        ))
+        .into()
+}
+
+fn heading_pattern_schema() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .max_length(Some(register::MAX_PATTERN_LEN))
+        .format(Some(SchemaFormat::Custom("heading-regex".to_string())))
+        .description(Some(
+            "Heading regex (Rust `regex` syntax) matched against short lines; blank: the built-in \
+             第X章/第X回/第X节/Chapter N pattern",
+        ))
+        .into()
+}
+
+fn licensed_hosts_schema() -> Schema {
+    ArrayBuilder::new()
+        .items(host_schema())
+        .max_items(Some(service::MAX_LICENSED_HOSTS))
+        .into()
+}
+
+fn host_schema() -> ObjectBuilder {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .max_length(Some(crate::register::limits::MAX_HOST_INPUT_BYTES))
+        .pattern(Some(HOST_PATTERN))
+        .description(Some(
+            "A host name (`licensed.example`); the server also reduces a URL to its host",
+        ))
+}
+
+/// A DNS host name whose last label starts with a letter (never an IP address).
+pub const HOST_PATTERN: &str = "^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?$";
 
 mod service;
 
@@ -31,39 +110,50 @@ pub use service::{
 };
 
 /// One chapter of a JSON registration.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ChapterInput {
-    /// Chapter id; `c_0001`... by position when absent.
+    /// Chapter id, unique within the work; `c_0001`... by position when absent or `null`.
+    #[schema(schema_with = nullable_id_schema)]
     pub id: Option<String>,
-    /// Title; `Chapter N` when empty.
+    /// Title; `Chapter N` when blank.
     #[serde(default)]
+    #[schema(schema_with = chapter_title_schema)]
     pub title: String,
     /// Body text.
+    #[schema(schema_with = body_text_schema)]
     pub text: String,
 }
 
-/// Body of `POST /works` and `PUT /works/{work_id}`.
-#[derive(Debug, Deserialize)]
+/// Body of `POST /works` and `PUT /works/{work_id}`. A novel needs at least
+/// one chapter; a news work may start empty and take articles later.
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RegisterWork {
-    /// Work id (publisher-chosen, e.g. `w417`); generated when absent.
+    /// Work id (publisher-chosen, e.g. `w417`); generated when absent or `null`.
+    /// On `PUT` it may only repeat the path id.
+    #[schema(schema_with = nullable_id_schema)]
     pub id: Option<String>,
     /// Title.
+    #[schema(schema_with = title_schema)]
     pub title: String,
     /// Author.
     #[serde(default)]
+    #[schema(schema_with = author_schema)]
     pub author: String,
     /// `novel` (default) or `news`.
     #[serde(default = "default_kind")]
+    #[schema(default = "novel")]
     pub kind: WorkKind,
-    /// `zh` or `en`; guessed from the text when absent.
+    /// `zh` or `en`; guessed from the text when absent or `null`.
     pub language: Option<Language>,
     /// Hosts licensed to carry the work.
     #[serde(default)]
+    #[schema(schema_with = licensed_hosts_schema)]
     pub licensed_hosts: Vec<String>,
     /// Chapters in reading order (articles of a news work; may be empty for news).
     #[serde(default)]
+    #[schema(max_items = 50000)]
     pub chapters: Vec<ChapterInput>,
 }
 
@@ -94,7 +184,19 @@ fn drafts_of(chapters: Vec<ChapterInput>) -> ApiResult<Vec<(Option<ChapterId>, C
         .collect()
 }
 
-/// `GET /api/v1/works`.
+/// `GET /api/v1/works`: the publisher's works.
+#[utoipa::path(
+    get,
+    path = "/api/v1/works",
+    tag = "works",
+    params(ListQuery),
+    responses(
+        (status = 200, description = "One page of works", body = Paged<Work>),
+        (status = 400, description = "Invalid query", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+    )
+)]
 pub async fn list_works(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -110,7 +212,22 @@ pub async fn list_works(
     ))
 }
 
-/// `POST /api/v1/works`: registers a work from JSON.
+/// `POST /api/v1/works`: registers a work from JSON. Sending the same work
+/// again under the same id answers the stored work.
+#[utoipa::path(
+    post,
+    path = "/api/v1/works",
+    tag = "works",
+    request_body = RegisterWork,
+    responses(
+        (status = 201, description = "Registered; fingerprinting is queued", body = WorkDetail),
+        (status = 400, description = "Invalid body", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 409, description = "The id is in use by another work", body = ErrorBody),
+        (status = 413, description = "Body or chapter text too large", body = ErrorBody),
+    )
+)]
 pub async fn register_json(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -122,28 +239,81 @@ pub async fn register_json(
     Ok((StatusCode::CREATED, Json(detail)))
 }
 
-/// Query of the TXT/EPUB previews and imports.
-#[derive(Debug, Default, Deserialize)]
+/// Query of the EPUB import.
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
 pub struct ImportQuery {
     /// Work id; generated when absent.
+    #[param(schema_with = id_param_schema)]
     pub id: Option<String>,
-    /// Title (TXT: required; EPUB: defaults to the package title).
+    /// Title; defaults to the package title (`dc:title`).
+    #[param(schema_with = title_schema)]
     pub title: Option<String>,
-    /// Author (EPUB: defaults to the package creator).
+    /// Author; defaults to the package creator.
+    #[param(schema_with = author_schema)]
     pub author: Option<String>,
     /// `novel` (default) or `news`.
+    #[param(inline)]
     pub kind: Option<WorkKind>,
     /// `zh` or `en`; guessed when absent.
+    #[param(inline)]
     pub language: Option<Language>,
-    /// TXT heading regex; the built-in 第X章/第X回/第X节/Chapter N pattern when absent.
+}
+
+/// Query of the TXT import.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ImportTxtQuery {
+    /// Work id; generated when absent.
+    #[param(schema_with = id_param_schema)]
+    pub id: Option<String>,
+    /// Title.
+    #[param(schema_with = title_schema, required = true)]
+    pub title: String,
+    /// Author.
+    #[param(schema_with = author_schema)]
+    pub author: Option<String>,
+    /// `novel` (default) or `news`.
+    #[param(inline)]
+    pub kind: Option<WorkKind>,
+    /// `zh` or `en`; guessed when absent.
+    #[param(inline)]
+    pub language: Option<Language>,
+    /// Heading regex; the built-in 第X章/第X回/第X节/Chapter N pattern when absent.
+    #[param(schema_with = heading_pattern_schema)]
+    pub pattern: Option<String>,
+}
+
+impl ImportTxtQuery {
+    /// Returns the metadata fields shared with the EPUB import.
+    fn metadata(&self) -> ImportQuery {
+        ImportQuery {
+            id: self.id.clone(),
+            title: Some(self.title.clone()),
+            author: self.author.clone(),
+            kind: self.kind,
+            language: self.language,
+        }
+    }
+}
+
+/// Query of the TXT preview.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct PreviewTxtQuery {
+    /// Heading regex; the built-in 第X章/第X回/第X节/Chapter N pattern when absent.
+    #[param(schema_with = heading_pattern_schema)]
     pub pattern: Option<String>,
 }
 
 /// A split preview.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct SplitPreview {
     /// Detected encoding (TXT) or `UTF-8` (EPUB).
+    #[schema(value_type = String)]
     pub encoding: &'static str,
     /// Title found in the file (EPUB).
     pub title: Option<String>,
@@ -191,10 +361,25 @@ async fn parse_epub_off_runtime(
 }
 
 /// `POST /api/v1/works/preview/txt`: shows how a TXT upload would be split.
+#[utoipa::path(
+    post,
+    path = "/api/v1/works/preview/txt",
+    tag = "works",
+    params(PreviewTxtQuery),
+    request_body(content = TxtFile, content_type = "text/plain", description = "The file: UTF-8, GBK or GB18030 (detected)"),
+    responses(
+        (status = 200, description = "The split; nothing is stored", body = SplitPreview),
+        (status = 400, description = "Invalid pattern, or the file holds no text", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 413, description = "File too large", body = ErrorBody),
+        (status = 503, description = "Every upload worker is busy; retry later", body = ErrorBody),
+    )
+)]
 pub async fn preview_txt(
     _caller: PublisherCaller,
     Extension(pool): Extension<UploadPool>,
-    ApiQuery(query): ApiQuery<ImportQuery>,
+    ApiQuery(query): ApiQuery<PreviewTxtQuery>,
     ApiBytes(body): ApiBytes,
 ) -> ApiResult<Json<SplitPreview>> {
     let (encoding, chapters, warnings) = split_txt_off_runtime(&pool, body, query.pattern).await?;
@@ -209,6 +394,20 @@ pub async fn preview_txt(
 }
 
 /// `POST /api/v1/works/preview/epub`: shows the chapters of an EPUB upload.
+#[utoipa::path(
+    post,
+    path = "/api/v1/works/preview/epub",
+    tag = "works",
+    request_body(content = EpubFile, content_type = "application/epub+zip", description = "The EPUB file"),
+    responses(
+        (status = 200, description = "The chapters in spine order; nothing is stored", body = SplitPreview),
+        (status = 400, description = "Not a readable EPUB", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 413, description = "File too large, or decompressing past the limit", body = ErrorBody),
+        (status = 503, description = "Every upload worker is busy; retry later", body = ErrorBody),
+    )
+)]
 pub async fn preview_epub(
     _caller: PublisherCaller,
     Extension(pool): Extension<UploadPool>,
@@ -226,19 +425,35 @@ pub async fn preview_epub(
 }
 
 /// `POST /api/v1/works/import/txt`: registers a novel from one TXT file.
+#[utoipa::path(
+    post,
+    path = "/api/v1/works/import/txt",
+    tag = "works",
+    params(ImportTxtQuery),
+    request_body(content = TxtFile, content_type = "text/plain", description = "The file: UTF-8, GBK or GB18030 (detected)"),
+    responses(
+        (status = 201, description = "Registered; fingerprinting is queued", body = WorkDetail),
+        (status = 400, description = "Invalid query, or the file holds no text", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 409, description = "The id is in use by another work", body = ErrorBody),
+        (status = 413, description = "File or chapter too large", body = ErrorBody),
+        (status = 503, description = "Every upload worker is busy; retry later", body = ErrorBody),
+    )
+)]
 pub async fn import_txt(
     State(state): State<AppState>,
     caller: PublisherCaller,
     Extension(pool): Extension<UploadPool>,
-    ApiQuery(query): ApiQuery<ImportQuery>,
+    ApiQuery(query): ApiQuery<ImportTxtQuery>,
     ApiBytes(body): ApiBytes,
 ) -> ApiResult<(StatusCode, Json<WorkDetail>)> {
-    let title = query
-        .title
-        .clone()
-        .ok_or_else(|| ApiError::invalid("`title` query parameter is required"))?;
     // Metadata first: a bad field is refused before the file is parsed.
-    let meta = WorkMeta::from_query(&query, title, query.author.clone().unwrap_or_default())?;
+    let meta = WorkMeta::from_query(
+        &query.metadata(),
+        query.title.clone(),
+        query.author.clone().unwrap_or_default(),
+    )?;
     let (encoding, chapters, warnings) =
         split_txt_off_runtime(&pool, body, query.pattern.clone()).await?;
     let drafts = chapters.into_iter().map(|draft| (None, draft)).collect();
@@ -248,6 +463,22 @@ pub async fn import_txt(
 }
 
 /// `POST /api/v1/works/import/epub`: registers a novel from an EPUB.
+#[utoipa::path(
+    post,
+    path = "/api/v1/works/import/epub",
+    tag = "works",
+    params(ImportQuery),
+    request_body(content = EpubFile, content_type = "application/epub+zip", description = "The EPUB file"),
+    responses(
+        (status = 201, description = "Registered; fingerprinting is queued", body = WorkDetail),
+        (status = 400, description = "Invalid query, not a readable EPUB, or no title", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 409, description = "The id is in use by another work", body = ErrorBody),
+        (status = 413, description = "File or chapter too large", body = ErrorBody),
+        (status = 503, description = "Every upload worker is busy; retry later", body = ErrorBody),
+    )
+)]
 pub async fn import_epub(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -255,9 +486,6 @@ pub async fn import_epub(
     ApiQuery(query): ApiQuery<ImportQuery>,
     ApiBytes(body): ApiBytes,
 ) -> ApiResult<(StatusCode, Json<WorkDetail>)> {
-    if query.pattern.is_some() {
-        return Err(ApiError::invalid("`pattern` applies to TXT imports only"));
-    }
     let book = parse_epub_off_runtime(&pool, body).await?;
     let title = query.title.clone().or(book.title).ok_or_else(|| {
         ApiError::invalid("the EPUB has no dc:title; pass `title` as a query parameter")
@@ -274,6 +502,19 @@ pub async fn import_epub(
 }
 
 /// `GET /api/v1/works/{work_id}`: the work, its chapters and fingerprint progress.
+#[utoipa::path(
+    get,
+    path = "/api/v1/works/{work_id}",
+    tag = "works",
+    params(("work_id" = WorkId, Path, description = "The work")),
+    responses(
+        (status = 200, description = "The work", body = WorkDetail),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such work", body = ErrorBody),
+    )
+)]
 pub async fn get_work(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -286,6 +527,21 @@ pub async fn get_work(
 }
 
 /// `PUT /api/v1/works/{work_id}`: re-registers a work (metadata and all chapters).
+#[utoipa::path(
+    put,
+    path = "/api/v1/works/{work_id}",
+    tag = "works",
+    params(("work_id" = WorkId, Path, description = "The work")),
+    request_body = RegisterWork,
+    responses(
+        (status = 200, description = "Re-registered; fingerprinting is queued", body = WorkDetail),
+        (status = 400, description = "Invalid id or body", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such work", body = ErrorBody),
+        (status = 413, description = "Body or chapter text too large", body = ErrorBody),
+    )
+)]
 pub async fn replace_work(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -307,7 +563,20 @@ pub async fn replace_work(
     ))
 }
 
-/// `DELETE /api/v1/works/{work_id}`.
+/// `DELETE /api/v1/works/{work_id}`: deletes the work, its chapters and its matches.
+#[utoipa::path(
+    delete,
+    path = "/api/v1/works/{work_id}",
+    tag = "works",
+    params(("work_id" = WorkId, Path, description = "The work")),
+    responses(
+        (status = 204, description = "Deleted"),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such work", body = ErrorBody),
+    )
+)]
 pub async fn delete_work(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -345,6 +614,19 @@ pub async fn delete_work(
 }
 
 /// `GET /api/v1/works/{work_id}/chapters/{chapter_id}`: one chapter with its text.
+#[utoipa::path(
+    get,
+    path = "/api/v1/works/{work_id}/chapters/{chapter_id}",
+    tag = "works",
+    params(("work_id" = WorkId, Path, description = "The work"), ("chapter_id" = ChapterId, Path, description = "The chapter")),
+    responses(
+        (status = 200, description = "The chapter", body = Chapter),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such work or chapter", body = ErrorBody),
+    )
+)]
 pub async fn get_chapter(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -357,19 +639,22 @@ pub async fn get_chapter(
 }
 
 /// One news article.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ArticleInput {
-    /// Article (chapter) id; next `c_NNNN` when absent.
+    /// Article (chapter) id; next `c_NNNN` when absent or `null`.
+    #[schema(schema_with = nullable_id_schema)]
     pub id: Option<String>,
     /// Headline.
+    #[schema(schema_with = article_title_schema)]
     pub title: String,
     /// Body text.
+    #[schema(schema_with = body_text_schema)]
     pub text: String,
 }
 
 /// What adding articles did.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, ToSchema)]
 pub struct ArticlesAdded {
     /// The news work.
     pub work_id: WorkId,
@@ -378,6 +663,22 @@ pub struct ArticlesAdded {
 }
 
 /// `POST /api/v1/works/{work_id}/articles`: adds one article to a news work.
+#[utoipa::path(
+    post,
+    path = "/api/v1/works/{work_id}/articles",
+    tag = "works",
+    params(("work_id" = WorkId, Path, description = "The work")),
+    request_body = ArticleInput,
+    responses(
+        (status = 201, description = "Stored; fingerprinting is queued", body = ArticlesAdded),
+        (status = 400, description = "Invalid id or body", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such work", body = ErrorBody),
+        (status = 409, description = "The article id exists in the work, or the work is a novel", body = ErrorBody),
+        (status = 413, description = "Body or article text too large", body = ErrorBody),
+    )
+)]
 pub async fn add_article(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -394,6 +695,22 @@ pub const MAX_BULK_ARTICLES: usize = 10_000;
 
 /// `POST /api/v1/works/{work_id}/articles/bulk`: adds articles given as JSON lines;
 /// one bad line refuses the whole batch, naming the line.
+#[utoipa::path(
+    post,
+    path = "/api/v1/works/{work_id}/articles/bulk",
+    tag = "works",
+    params(("work_id" = WorkId, Path, description = "The work")),
+    request_body(content = JsonLines, content_type = "application/x-ndjson", description = "One article object (as for `POST .../articles`) per line, at most 10000"),
+    responses(
+        (status = 201, description = "Stored; fingerprinting is queued", body = ArticlesAdded),
+        (status = 400, description = "Invalid id or a bad line (named)", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such work", body = ErrorBody),
+        (status = 409, description = "An article id exists in the work, or the work is a novel", body = ErrorBody),
+        (status = 413, description = "Body or article text too large", body = ErrorBody),
+    )
+)]
 pub async fn add_articles_bulk(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -425,14 +742,28 @@ pub async fn add_articles_bulk(
 }
 
 /// Body of the licensed-hosts routes.
-#[derive(Debug, Deserialize, Serialize)]
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LicensedHosts {
     /// Host names (`example.com`); URLs are reduced to their host.
+    #[schema(schema_with = licensed_hosts_schema)]
     pub hosts: Vec<String>,
 }
 
 /// `GET /api/v1/works/{work_id}/licensed-hosts`.
+#[utoipa::path(
+    get,
+    path = "/api/v1/works/{work_id}/licensed-hosts",
+    tag = "works",
+    params(("work_id" = WorkId, Path, description = "The work")),
+    responses(
+        (status = 200, description = "The hosts licensed to carry the work", body = LicensedHosts),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such work", body = ErrorBody),
+    )
+)]
 pub async fn get_licensed_hosts(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -446,6 +777,21 @@ pub async fn get_licensed_hosts(
 }
 
 /// `PUT /api/v1/works/{work_id}/licensed-hosts`: replaces the list.
+#[utoipa::path(
+    put,
+    path = "/api/v1/works/{work_id}/licensed-hosts",
+    tag = "works",
+    params(("work_id" = WorkId, Path, description = "The work")),
+    request_body = LicensedHosts,
+    responses(
+        (status = 200, description = "The stored list (normalized)", body = LicensedHosts),
+        (status = 400, description = "Invalid id or host", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such work", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+    )
+)]
 pub async fn put_licensed_hosts(
     State(state): State<AppState>,
     caller: PublisherCaller,
@@ -461,6 +807,56 @@ pub async fn put_licensed_hosts(
         hosts: work.licensed_hosts,
     }))
 }
+
+/// Request body of the TXT routes: the file's bytes.
+#[derive(Debug)]
+pub struct TxtFile;
+
+impl utoipa::PartialSchema for TxtFile {
+    fn schema() -> utoipa::openapi::RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(non_blank_text_pattern()))
+            .description(Some("Text with at least one non-blank line"))
+            .into()
+    }
+}
+
+impl ToSchema for TxtFile {}
+
+/// Request body of the EPUB routes: the file's bytes.
+#[derive(Debug)]
+pub struct EpubFile;
+
+impl utoipa::PartialSchema for EpubFile {
+    fn schema() -> utoipa::openapi::RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(SchemaFormat::Custom("binary".to_string())))
+            .description(Some("An EPUB 2 or 3 file (a zip with a package document)"))
+            .into()
+    }
+}
+
+impl ToSchema for EpubFile {}
+
+/// Request body of the bulk article route: one JSON article per line.
+#[derive(Debug)]
+pub struct JsonLines;
+
+impl utoipa::PartialSchema for JsonLines {
+    fn schema() -> utoipa::openapi::RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some("\\{"))
+            .description(Some(
+                "JSON lines: one `{\"id\"?, \"title\", \"text\"}` object per line; blank lines are skipped",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for JsonLines {}
 
 #[doc(hidden)]
 pub fn owner_key(work_id: &WorkId, chapter_id: &ChapterId) -> String {

@@ -37,7 +37,7 @@ pub(crate) fn dom_bomb_epub_for_test(repeats: usize) -> Vec<u8> {
 }
 
 pub use text::{Decoded, decode_text, normalize_paragraphs};
-pub use txt::{HeadingPattern, chinese_numeral_value, split_txt_chapters};
+pub use txt::{HeadingPattern, MAX_PATTERN_LEN, chinese_numeral_value, split_txt_chapters};
 
 use serde::{Deserialize, Serialize};
 
@@ -54,7 +54,7 @@ pub struct ChapterDraft {
 pub const PREVIEW_EXCERPT_CHARS: usize = 80;
 
 /// One line of a split preview.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
 pub struct ChapterPreview {
     /// 1-based position.
     pub index: u32,

@@ -238,8 +238,8 @@ async fn bad_input_is_a_clear_400() {
         assert_error(
             status,
             &body,
-            StatusCode::BAD_REQUEST,
-            "invalid_input",
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
             "not allowed",
         );
     }

@@ -394,8 +394,8 @@ async fn news_articles_one_by_one_and_as_json_lines() {
         assert_error(
             status,
             &body,
-            StatusCode::BAD_REQUEST,
-            "invalid_input",
+            StatusCode::CONFLICT,
+            "conflict",
             "news works",
         );
     }

@@ -53,7 +53,7 @@ fn paginate<T: Clone>(items: Vec<T>, page: &PageRequest) -> Result<Paged<T>> {
     let offset = match &page.after {
         None => 0,
         Some(cursor) => cursor
-            .strip_prefix("o:")
+            .strip_prefix("o_")
             .and_then(|number| number.parse::<usize>().ok())
             .ok_or_else(|| {
                 Error::invalid(format!("cursor `{cursor}` was not issued by this store"))
@@ -65,7 +65,8 @@ fn paginate<T: Clone>(items: Vec<T>, page: &PageRequest) -> Result<Paged<T>> {
         .get(offset..end)
         .map(<[T]>::to_vec)
         .unwrap_or_default();
-    let next = (end < items.len()).then(|| format!("o:{end}"));
+    // Cursors in the alphabet the API documents (URL-safe base64 characters).
+    let next = (end < items.len()).then(|| format!("o_{end}"));
     Ok(Paged { items: slice, next })
 }
 

@@ -8,6 +8,7 @@ use copyhound_core::ids::{ChapterId, PublisherId, WorkId};
 use copyhound_core::model::{Chapter, FingerprintStatus, Language, Task, TaskKind, Work, WorkKind};
 use copyhound_core::{Error, ErrorKind, Result};
 use serde::Serialize;
+use utoipa::ToSchema;
 
 use super::{ArticleInput, ArticlesAdded, ImportQuery, RegisterWork, owner_key};
 use crate::AppState;
@@ -83,7 +84,7 @@ impl WorkMeta {
 /// Returns `text` trimmed (possibly empty), refusing more than `max_chars` characters.
 fn optional_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
     let trimmed = text.trim();
-    if trimmed.chars().count() > max_chars {
+    if text.chars().count() > max_chars {
         return Err(Error::invalid(format!(
             "`{field}` is longer than {max_chars} characters"
         )));
@@ -92,7 +93,7 @@ fn optional_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
 }
 
 /// Fingerprint progress of a work's chapters.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, ToSchema)]
 pub struct FingerprintProgress {
     /// Waiting for the worker.
     pub pending: u64,
@@ -103,7 +104,7 @@ pub struct FingerprintProgress {
 }
 
 /// A chapter without its text.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct ChapterSummary {
     /// Id.
     pub id: ChapterId,
@@ -118,7 +119,7 @@ pub struct ChapterSummary {
 }
 
 /// A work with its chapters and fingerprint progress.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, ToSchema)]
 pub struct WorkDetail {
     /// The work.
     #[serde(flatten)]
@@ -130,8 +131,9 @@ pub struct WorkDetail {
     /// Oddities found while parsing an upload.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// Encoding a TXT upload was decoded with.
+    /// Encoding a TXT upload was decoded with (TXT imports only).
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<String>)]
     pub encoding: Option<&'static str>,
 }
 
@@ -485,9 +487,10 @@ pub async fn add_articles(
 ) -> ApiResult<ArticlesAdded> {
     let mut work = state.works.get_work(&caller.publisher_id, work_id).await?;
     if work.kind != WorkKind::News {
-        return Err(Error::invalid(format!(
-            "work {work_id} is a novel; articles are added to news works"
-        ))
+        return Err(Error::new(
+            ErrorKind::Conflict,
+            format!("work {work_id} is a novel; articles are added to news works"),
+        )
         .into());
     }
     let existing = state.works.list_chapters(work_id).await?;
@@ -513,7 +516,7 @@ pub async fn add_articles(
             )
             .into());
         }
-        required_text("title", &article.title, 500)?;
+        required_text("title", &article.title, super::MAX_ARTICLE_TITLE_CHARS)?;
         drafts.push((
             Some(id),
             ChapterDraft {
