@@ -192,7 +192,24 @@ pub fn document() -> Value {
         serde_json::to_value(ApiDoc::openapi()).expect("the OpenAPI document serializes");
     open_flattened_schemas(&mut document);
     require_chapters_of_novels(&mut document);
+    require_query_parameter(&mut document, "/api/v1/works/import/txt", "title");
     document
+}
+
+/// Marks a query parameter required: utoipa 6 drops `required = true` on a
+/// parameter whose schema comes from `schema_with`.
+fn require_query_parameter(document: &mut Value, path: &str, name: &str) {
+    for operation in document["paths"][path]
+        .as_object_mut()
+        .into_iter()
+        .flat_map(|item| item.values_mut())
+    {
+        for parameter in operation["parameters"].as_array_mut().into_iter().flatten() {
+            if parameter["name"] == name && parameter["in"] == "query" {
+                parameter["required"] = Value::Bool(true);
+            }
+        }
+    }
 }
 
 /// Lets the schemas that answers flatten into a larger object (`Work` into

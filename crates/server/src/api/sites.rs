@@ -178,10 +178,10 @@ pub struct CreateSite {
     #[serde(default)]
     #[schema(schema_with = url_patterns_schema)]
     pub deny_patterns: Vec<String>,
-    /// Link depth (default 3).
+    /// Link depth (default 5).
     #[schema(schema_with = max_depth_schema)]
     pub max_depth: Option<u32>,
-    /// Fetch budget per run (default 1000).
+    /// Fetch budget per run (default 10,000).
     #[schema(schema_with = max_pages_schema)]
     pub max_pages_per_run: Option<u32>,
     /// Cron expression (UTC).

@@ -683,9 +683,13 @@ pub async fn add_article(
     State(state): State<AppState>,
     caller: PublisherCaller,
     ApiPath(work_id): ApiPath<String>,
-    ApiJson(article): ApiJson<ArticleInput>,
+    headers: axum::http::HeaderMap,
+    ApiBytes(body): ApiBytes,
 ) -> ApiResult<(StatusCode, Json<ArticlesAdded>)> {
     let work_id = parse_id::<WorkId>("work_id", &work_id)?;
+    // The work first: an unknown work is 404 whatever the body holds.
+    state.works.get_work(&caller.publisher_id, &work_id).await?;
+    let article = json_body::<ArticleInput>(&headers, &body)?;
     let added = service::add_articles(&state, &caller, &work_id, vec![article]).await?;
     Ok((StatusCode::CREATED, Json(added)))
 }
@@ -865,4 +869,30 @@ pub fn owner_key(work_id: &WorkId, chapter_id: &ChapterId) -> String {
         chapter_id: chapter_id.clone(),
     }
     .index_key()
+}
+
+/// Parses a JSON body read as bytes (after the path's resource was checked),
+/// with the same errors as `ApiJson`.
+fn json_body<T: serde::de::DeserializeOwned>(
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
+) -> ApiResult<T> {
+    let json = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media| {
+            let media = media.trim();
+            media == "application/json" || media.ends_with("+json")
+        });
+    if !json {
+        return Err(ApiError::invalid(
+            "expected a JSON body with `Content-Type: application/json`",
+        ));
+    }
+    serde_json::from_slice(body).map_err(|error| {
+        ApiError::invalid(format!(
+            "failed to deserialize the json body into the target type: {error}"
+        ))
+    })
 }

@@ -262,3 +262,16 @@ async fn extraction_hints_must_be_an_object() {
         .await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
 }
+
+#[test]
+fn query_parameters_the_server_requires_are_required() {
+    let document = crate::openapi::document();
+    let parameters = document["paths"]["/api/v1/works/import/txt"]["post"]["parameters"]
+        .as_array()
+        .unwrap();
+    let title = parameters
+        .iter()
+        .find(|parameter| parameter["name"] == "title")
+        .unwrap();
+    assert_eq!(title["required"], true, "{title}");
+}
