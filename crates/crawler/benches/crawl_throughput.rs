@@ -3,6 +3,10 @@
 //! extracted, stored in memory and queued for fingerprinting.
 #![allow(clippy::unwrap_used)] // tests may unwrap (STYLE.md rule 16)
 
+mod support {
+    pub mod memory;
+}
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -15,9 +19,9 @@ use copyhound_core::config::CrawlerConfig;
 use copyhound_core::ids::CrawlRunId;
 use copyhound_core::ports::SiteStore;
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
-use copyhound_crawler::testsuite::{MemoryPageStore, MemorySiteStore, MemoryTaskQueue};
 use copyhound_crawler::{Crawler, HttpFetcher, NoProgress};
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use support::memory::{MemoryPageStore, MemorySiteStore, MemoryTaskQueue};
 
 const PAGES: u32 = 500;
 const PARAGRAPH: &str = "叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。及看到司马衙门前，见一个灯楼，却是彩缎装成。";

@@ -12,8 +12,6 @@ pub mod fetch;
 pub mod pacer;
 pub mod scheduler;
 pub mod site;
-#[cfg(feature = "testsuite")]
-pub mod testsuite;
 pub mod text;
 pub mod urls;
 

@@ -70,7 +70,7 @@ async fn crawl_set(set_name: &str, strict_pagination: bool) {
         .cloned()
         .collect();
     site_names.sort();
-    let test = harness(test_config());
+    let test = harness(test_config()).await;
     let mut stored: HashMap<String, Page> = HashMap::new();
     for site_name in &site_names {
         let address = serve_dir(set_dir.join("pages").join(site_name)).await;
@@ -87,7 +87,7 @@ async fn crawl_set(set_name: &str, strict_pagination: bool) {
             .unwrap();
         eprintln!("{set_name}/{site_name}: {:?}", run.counters);
         let prefix = format!("http://{address}/");
-        for page in test.pages.all() {
+        for page in test.all_pages().await {
             if let Some(path) = page.url.strip_prefix(&prefix) {
                 stored.insert(format!("{site_name}/{path}"), page);
             }

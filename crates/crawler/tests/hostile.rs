@@ -242,7 +242,8 @@ async fn a_crawl_of_a_hostile_site_finishes_with_reasons() {
     let test = harness(copyhound_core::config::CrawlerConfig {
         max_links_per_page: 200,
         ..test_config()
-    });
+    })
+    .await;
     let site = site(&format!("http://{address}/"));
     test.sites.put_site(&site).await.unwrap();
     let run_id = copyhound_core::ids::CrawlRunId::generate();
@@ -283,7 +284,7 @@ async fn a_crawl_of_a_hostile_site_finishes_with_reasons() {
         );
     }
     assert!(!run.recent_errors.is_empty());
-    let pages = test.pages.all();
+    let pages = test.all_pages().await;
     let by_path = |path: &str| {
         pages
             .iter()
@@ -315,8 +316,8 @@ async fn a_crawl_of_a_hostile_site_finishes_with_reasons() {
     assert!(third.text.contains("第3部分0") && !third.text.contains("第1部分0"));
 
     let fingerprints = test
-        .queue
         .enqueued()
+        .await
         .iter()
         .filter(|task| matches!(task.kind, TaskKind::FingerprintPage { .. }))
         .count();
@@ -340,8 +341,8 @@ async fn a_crawl_of_a_hostile_site_finishes_with_reasons() {
     );
     assert_eq!(second.counters.new_pages, 0);
     let again = test
-        .queue
         .enqueued()
+        .await
         .iter()
         .filter(|task| matches!(task.kind, TaskKind::FingerprintPage { .. }))
         .count();

@@ -12,12 +12,12 @@ use axum::Router;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use common::{harness, serve, site, test_config};
+use common::{harness, local_queue, serve, site, test_config};
 use copyhound_core::ids::CrawlRunId;
 use copyhound_core::model::{CrawlRunStatus, TaskKind};
 use copyhound_core::ports::SiteStore;
-use copyhound_crawler::testsuite::MemoryTaskQueue;
 use copyhound_crawler::{Crawler, HttpFetcher, NoProgress};
+use copyhound_queue::LocalTaskQueue;
 
 async fn chapter() -> axum::response::Response {
     let text = "叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。".repeat(8);
@@ -25,9 +25,11 @@ async fn chapter() -> axum::response::Response {
     ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
 }
 
-fn fingerprint_tasks(queue: &MemoryTaskQueue) -> usize {
+async fn fingerprint_tasks(queue: &LocalTaskQueue) -> usize {
     queue
-        .enqueued()
+        .ready_tasks(usize::MAX)
+        .await
+        .unwrap()
         .iter()
         .filter(|task| matches!(task.kind, TaskKind::FingerprintPage { .. }))
         .count()
@@ -36,7 +38,7 @@ fn fingerprint_tasks(queue: &MemoryTaskQueue) -> usize {
 #[tokio::test]
 async fn pages_of_a_run_cut_short_are_fingerprinted_again() {
     let address = serve(Router::new().route("/", get(chapter))).await;
-    let test = harness(test_config());
+    let test = harness(test_config()).await;
     let site = site(&format!("http://{address}/"));
     test.sites.put_site(&site).await.unwrap();
     let first = CrawlRunId::generate();
@@ -44,14 +46,15 @@ async fn pages_of_a_run_cut_short_are_fingerprinted_again() {
         .run_crawl(&site.id, &first, &NoProgress)
         .await
         .unwrap();
-    assert_eq!(fingerprint_tasks(&test.queue), 1);
+    assert_eq!(fingerprint_tasks(&test.queue).await, 1);
     // The process died after storing the page, before its task was durable
     // and before the run finished.
     let mut cut = test.sites.get_crawl_run(&first).await.unwrap();
     cut.status = CrawlRunStatus::Running;
     cut.finished_at = None;
     test.sites.put_crawl_run(&cut).await.unwrap();
-    let lost = Arc::new(MemoryTaskQueue::default());
+    let lost_dir = tempfile::tempdir().unwrap();
+    let lost = local_queue(lost_dir.path()).await;
     let config = test_config();
     let restarted = Crawler::new(
         config.clone(),
@@ -66,7 +69,7 @@ async fn pages_of_a_run_cut_short_are_fingerprinted_again() {
         .await
         .unwrap();
     assert_eq!(
-        fingerprint_tasks(&lost),
+        fingerprint_tasks(&lost).await,
         1,
         "the unchanged page is enqueued again"
     );
@@ -81,5 +84,5 @@ async fn pages_of_a_run_cut_short_are_fingerprinted_again() {
         .run_crawl(&site.id, &CrawlRunId::generate(), &NoProgress)
         .await
         .unwrap();
-    assert_eq!(fingerprint_tasks(&lost), 1);
+    assert_eq!(fingerprint_tasks(&lost).await, 1);
 }

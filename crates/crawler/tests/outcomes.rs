@@ -30,7 +30,7 @@ fn page() -> axum::response::Response {
 }
 
 async fn crawl(config: CrawlerConfig, site: Site) -> CrawlRun {
-    let test = harness(config);
+    let test = harness(config).await;
     test.sites.put_site(&site).await.unwrap();
     let started = Instant::now();
     let run = test

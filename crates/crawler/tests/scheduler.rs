@@ -13,7 +13,6 @@ use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 const LOOPBACK: SitePolicy = SitePolicy {
     allow_private_addresses: true,
 };
-use copyhound_crawler::testsuite::{MemorySiteStore, MemoryTaskQueue};
 
 fn at(text: &str) -> Timestamp {
     text.parse().unwrap()
@@ -21,8 +20,15 @@ fn at(text: &str) -> Timestamp {
 
 #[tokio::test]
 async fn due_sites_are_enqueued_once_per_slot_across_schedulers() {
-    let sites = Arc::new(MemorySiteStore::default());
-    let queue = Arc::new(MemoryTaskQueue::default());
+    let dir = tempfile::tempdir().unwrap();
+    let sites = copyhound_store::Stores::local(dir.path().join("store"))
+        .unwrap()
+        .sites;
+    let queue = Arc::new(
+        copyhound_queue::LocalTaskQueue::open(&dir.path().join("queue"), &Default::default())
+            .await
+            .unwrap(),
+    );
     let hourly = SiteBuilder::new(
         "P01".parse().unwrap(),
         "hourly",
@@ -83,7 +89,7 @@ async fn due_sites_are_enqueued_once_per_slot_across_schedulers() {
         (run.status, run.created_at),
         (CrawlRunStatus::Queued, at("2024-05-01T10:00:00Z"))
     );
-    let tasks = queue.enqueued();
+    let tasks = queue.ready_tasks(usize::MAX).await.unwrap();
     assert_eq!(tasks.len(), 1);
     assert!(matches!(&tasks[0].kind, TaskKind::CrawlSite { run_id, .. } if run_id == &runs[0]));
 

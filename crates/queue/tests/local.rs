@@ -112,3 +112,20 @@ async fn receive_wait_wakes_on_enqueue() {
         .unwrap();
     assert!(empty.is_empty());
 }
+
+#[tokio::test]
+async fn ready_tasks_shows_what_waits_without_delivering_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue = LocalTaskQueue::open(dir.path(), &test_config("ready"))
+        .await
+        .unwrap();
+    let enqueued = tasks(3);
+    queue.enqueue(enqueued.clone()).await.unwrap();
+    let ready = queue.ready_tasks(10).await.unwrap();
+    assert_eq!(ready, enqueued, "oldest first");
+    assert_eq!(queue.ready_tasks(2).await.unwrap().len(), 2);
+    assert_eq!(queue.stats().await.unwrap().in_flight, 0, "nothing delivered");
+    let delivered = queue.receive(1, LONG).await.unwrap();
+    assert_eq!(delivered[0].task, enqueued[0]);
+    assert_eq!(queue.ready_tasks(10).await.unwrap(), enqueued[1..]);
+}

@@ -1,5 +1,5 @@
-//! Shared helpers of the integration tests: a crawler over in-memory fakes, a
-//! test site and a static file server.
+//! Shared helpers of the integration tests: a crawler over the embedded store
+//! and queue (the backends a user runs), a test site and a static file server.
 #![allow(dead_code, clippy::unwrap_used)]
 
 use std::net::SocketAddr;
@@ -13,16 +13,56 @@ use axum::http::{StatusCode, header};
 use axum::response::Response;
 use copyhound_core::config::CrawlerConfig;
 use copyhound_core::model::Site;
+use copyhound_core::model::{Page, Task};
+use copyhound_core::ports::{PageStore, SiteStore, collect_all};
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
-use copyhound_crawler::testsuite::{MemoryPageStore, MemorySiteStore, MemoryTaskQueue};
 use copyhound_crawler::{Crawler, HttpFetcher};
+use copyhound_queue::LocalTaskQueue;
 
-/// The crawler under test and its fakes.
+/// The crawler under test and its backends.
 pub struct Harness {
     pub crawler: Crawler,
-    pub sites: Arc<MemorySiteStore>,
-    pub pages: Arc<MemoryPageStore>,
-    pub queue: Arc<MemoryTaskQueue>,
+    pub sites: Arc<dyn SiteStore>,
+    pub pages: Arc<dyn PageStore>,
+    pub queue: Arc<LocalTaskQueue>,
+    _dir: tempfile::TempDir,
+}
+
+impl Harness {
+    /// Tasks enqueued and not yet delivered, oldest first.
+    pub async fn enqueued(&self) -> Vec<Task> {
+        self.queue.ready_tasks(usize::MAX).await.unwrap()
+    }
+
+    /// Every stored page of every site.
+    pub async fn all_pages(&self) -> Vec<Page> {
+        let sites = collect_all(100, |request| async move {
+            self.sites.list_sites(None, &request).await
+        })
+        .await
+        .unwrap();
+        let mut pages = Vec::new();
+        for site in sites {
+            let id = &site.id;
+            pages.extend(
+                collect_all(200, |request| async move {
+                    self.pages.list_pages(id, &request).await
+                })
+                .await
+                .unwrap(),
+            );
+        }
+        pages
+    }
+}
+
+/// Returns an embedded queue in a directory of its own.
+pub async fn local_queue(dir: &std::path::Path) -> Arc<LocalTaskQueue> {
+    Arc::new(
+        LocalTaskQueue::open(dir, &copyhound_core::config::QueueConfig::default())
+            .await
+            .unwrap(),
+    )
 }
 
 /// Returns a config for loopback tests: private addresses allowed, short timeouts.
@@ -39,17 +79,24 @@ pub fn test_config() -> CrawlerConfig {
     }
 }
 
-pub fn harness(config: CrawlerConfig) -> Harness {
-    let sites = Arc::new(MemorySiteStore::default());
-    let pages = Arc::new(MemoryPageStore::default());
-    let queue = Arc::new(MemoryTaskQueue::default());
+pub async fn harness(config: CrawlerConfig) -> Harness {
+    let dir = tempfile::tempdir().unwrap();
+    let stores = copyhound_store::Stores::local(dir.path().join("store")).unwrap();
+    let queue = local_queue(&dir.path().join("queue")).await;
     let fetcher = Arc::new(HttpFetcher::new(config.clone()).unwrap());
-    let crawler = Crawler::new(config, fetcher, sites.clone(), pages.clone(), queue.clone());
+    let crawler = Crawler::new(
+        config,
+        fetcher,
+        stores.sites.clone(),
+        stores.pages.clone(),
+        queue.clone(),
+    );
     Harness {
         crawler,
-        sites,
-        pages,
+        sites: stores.sites,
+        pages: stores.pages,
         queue,
+        _dir: dir,
     }
 }
 

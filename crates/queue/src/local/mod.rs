@@ -45,6 +45,13 @@ impl LocalTaskQueue {
         })
     }
 
+    /// Returns up to `limit` tasks waiting for delivery, oldest first, without
+    /// delivering them (inspection and tests).
+    pub async fn ready_tasks(&self, limit: usize) -> Result<Vec<Task>> {
+        let ready = self.run(move |store| store.ready(limit)).await?;
+        ready.iter().map(|task| codec::decode_task(task)).collect()
+    }
+
     /// Receives like [`TaskQueue::receive`], but when nothing is ready waits up
     /// to `wait` for an enqueue in this process (or a retry falling due).
     pub async fn receive_wait(

@@ -232,6 +232,20 @@ impl Store {
         })
     }
 
+    /// Returns up to `limit` tasks waiting for delivery, oldest first, without
+    /// delivering them.
+    pub fn ready(&self, limit: usize) -> Result<Vec<String>> {
+        let txn = self.database.begin_read().map_err(storage)?;
+        let ready = txn.open_table(READY).map_err(storage)?;
+        let mut out = Vec::new();
+        for item in ready.iter().map_err(storage)?.take(limit) {
+            let (_, value) = item.map_err(storage)?;
+            let entry: Entry = decode(value.value())?;
+            out.push(entry.task);
+        }
+        Ok(out)
+    }
+
     /// Returns up to `limit` dead letters, oldest first.
     pub fn dead_letters(&self, limit: usize) -> Result<Vec<DeadEntry>> {
         let txn = self.database.begin_read().map_err(storage)?;
