@@ -124,7 +124,11 @@ async fn ready_tasks_shows_what_waits_without_delivering_it() {
     let ready = queue.ready_tasks(10).await.unwrap();
     assert_eq!(ready, enqueued, "oldest first");
     assert_eq!(queue.ready_tasks(2).await.unwrap().len(), 2);
-    assert_eq!(queue.stats().await.unwrap().in_flight, 0, "nothing delivered");
+    assert_eq!(
+        queue.stats().await.unwrap().in_flight,
+        0,
+        "nothing delivered"
+    );
     let delivered = queue.receive(1, LONG).await.unwrap();
     assert_eq!(delivered[0].task, enqueued[0]);
     assert_eq!(queue.ready_tasks(10).await.unwrap(), enqueued[1..]);

@@ -2,7 +2,7 @@
 //! loopback against the embedded (redb) store. Prints throughput and latency
 //! percentiles as a Markdown table row for `docs/performance.md`.
 //!
-//! `cargo run --release -p copyhound-server --features testsuite --example load_api -- [clients] [requests] [matches]`
+//! `cargo run --release -p copyhound-server --example load_api -- [clients] [requests] [matches]`
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -12,9 +12,9 @@ use copyhound_core::config::ServerConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
 use copyhound_core::model::{CopiedSpan, Match, MatchStatus, Publisher, PublisherKind, Role};
 use copyhound_crawler::site::SitePolicy;
+use copyhound_queue::LocalTaskQueue;
 use copyhound_server::AppState;
 use copyhound_server::auth::issue_key;
-use copyhound_server::testsuite::MemoryQueue;
 
 fn argument(position: usize, default: usize) -> usize {
     std::env::args()
@@ -99,7 +99,9 @@ async fn main() -> anyhow::Result<()> {
         matches: stores.matches,
         fingerprints: stores.fingerprints,
         reports: stores.reports,
-        queue: Arc::new(MemoryQueue::default()),
+        queue: Arc::new(
+            LocalTaskQueue::open(&dir.path().join("queue"), &Default::default()).await?,
+        ),
         index: None,
         config: ServerConfig::default(),
         site_policy: SitePolicy::default(),

@@ -18,8 +18,6 @@ pub mod metrics;
 pub mod openapi;
 pub mod register;
 pub mod routes;
-#[cfg(any(test, feature = "testsuite"))]
-pub mod testsuite;
 pub mod ui;
 pub mod uploads;
 

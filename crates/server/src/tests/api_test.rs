@@ -286,7 +286,7 @@ async fn sites_validate_and_crawls_are_enqueued() {
         assert_eq!(status, StatusCode::ACCEPTED, "{run}");
         assert_eq!(run["status"], "queued");
         let run_id = run["id"].as_str().unwrap();
-        let tasks = harness.queue.enqueued();
+        let tasks = harness.enqueued().await;
         assert!(
             matches!(&tasks[0].kind, TaskKind::CrawlSite { run_id: queued, .. } if queued.as_str() == run_id)
         );
@@ -463,7 +463,7 @@ async fn reports_are_queued() {
             .await;
         assert_error(status, &body, StatusCode::CONFLICT, "conflict", "not ready");
         assert!(matches!(
-            harness.queue.enqueued()[0].kind,
+            harness.enqueued().await[0].kind,
             TaskKind::GenerateReport { .. }
         ));
     }

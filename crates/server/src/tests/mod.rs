@@ -1,4 +1,5 @@
-//! End-to-end tests of the router on in-memory fakes (one test binary).
+//! End-to-end tests of the router on the embedded store and queue, the
+//! backends a user runs (one test binary).
 
 mod access_test;
 mod api_test;
@@ -26,19 +27,18 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use crate::AppState;
-use crate::testsuite::{MemoryBackends, MemoryQueue, MemoryStore};
+use copyhound_core::model::Task;
+use copyhound_queue::LocalTaskQueue;
 
 pub(crate) const ADMIN_KEY: &str = "test-admin-secret";
 
-/// A router with two publishers, A and B, each with a key, on in-memory fakes
-/// or on the embedded redb store.
+/// A router with two publishers, A and B, each with a key, on the embedded
+/// store and queue.
 pub(crate) struct Harness {
     pub state: AppState,
-    pub queue: Arc<MemoryQueue>,
-    /// The fake store, when the harness runs on fakes (fault injection).
-    pub memory: Option<Arc<MemoryStore>>,
+    pub queue: Arc<LocalTaskQueue>,
     pub router: Router,
-    _dir: Option<tempfile::TempDir>,
+    _dir: tempfile::TempDir,
     pub key_a: String,
     pub key_b: String,
     pub publisher_a: PublisherId,
@@ -52,53 +52,52 @@ pub(crate) fn config() -> ServerConfig {
     }
 }
 
+/// Returns a state on a fresh embedded store and queue under `dir`.
+pub(crate) async fn embedded_state(dir: &std::path::Path) -> (AppState, Arc<LocalTaskQueue>) {
+    let stores = copyhound_store::Stores::local(dir.join("store")).unwrap();
+    copyhound_store::migrate_up(&stores).await.unwrap();
+    let queue = Arc::new(
+        LocalTaskQueue::open(&dir.join("queue"), &Default::default())
+            .await
+            .unwrap(),
+    );
+    let state = AppState {
+        publishers: stores.publishers,
+        works: stores.works,
+        sites: stores.sites,
+        pages: stores.pages,
+        matches: stores.matches,
+        fingerprints: stores.fingerprints,
+        reports: stores.reports,
+        queue: queue.clone(),
+        index: None,
+        config: config(),
+        // Loopback tests: sites on 127.0.0.1 are registered.
+        site_policy: SitePolicy {
+            allow_private_addresses: true,
+        },
+    };
+    (state, queue)
+}
+
 impl Harness {
-    /// Returns a harness on in-memory fakes.
+    /// Returns a harness on a fresh embedded store and queue.
     pub async fn new() -> Self {
-        let backends = MemoryBackends::new(config());
-        Self::with_state(backends.state, backends.queue, Some(backends.store), None).await
+        Self::with_policy(SitePolicy {
+            allow_private_addresses: true,
+        })
+        .await
     }
 
-    /// Returns a harness on the embedded (redb) store of `copyhound-store`.
-    pub async fn local() -> Self {
+    /// The same, with the server's address policy for registered sites.
+    pub async fn with_policy(policy: SitePolicy) -> Self {
         let dir = tempfile::tempdir().unwrap();
-        let stores = copyhound_store::Stores::local(dir.path()).unwrap();
-        copyhound_store::migrate_up(&stores).await.unwrap();
-        let queue = Arc::new(MemoryQueue::default());
-        let state = AppState {
-            publishers: stores.publishers,
-            works: stores.works,
-            sites: stores.sites,
-            pages: stores.pages,
-            matches: stores.matches,
-            fingerprints: stores.fingerprints,
-            reports: stores.reports,
-            queue: queue.clone(),
-            index: None,
-            config: config(),
-            site_policy: SitePolicy {
-                allow_private_addresses: true,
-            },
-        };
-        Self::with_state(state, queue, None, Some(dir)).await
-    }
-
-    /// Returns one harness per backend: fakes, then the embedded store.
-    pub async fn each() -> Vec<Self> {
-        vec![Self::new().await, Self::local().await]
-    }
-
-    async fn with_state(
-        state: AppState,
-        queue: Arc<MemoryQueue>,
-        memory: Option<Arc<MemoryStore>>,
-        dir: Option<tempfile::TempDir>,
-    ) -> Self {
+        let (mut state, queue) = embedded_state(dir.path()).await;
+        state.site_policy = policy;
         let router = crate::router(state.clone());
         let mut harness = Self {
             state,
             queue,
-            memory,
             router,
             _dir: dir,
             key_a: String::new(),
@@ -108,6 +107,16 @@ impl Harness {
         harness.key_a = harness.publisher_with_key("pub_a", "Publisher A").await;
         harness.key_b = harness.publisher_with_key("pub_b", "Publisher B").await;
         harness
+    }
+
+    /// The harnesses a backend-sensitive test runs on.
+    pub async fn each() -> Vec<Self> {
+        vec![Self::new().await]
+    }
+
+    /// Tasks enqueued and not yet delivered, oldest first.
+    pub async fn enqueued(&self) -> Vec<Task> {
+        self.queue.ready_tasks(usize::MAX).await.unwrap()
     }
 
     pub async fn publisher_with_key(&self, id: &str, name: &str) -> String {

@@ -34,7 +34,7 @@ async fn txt_in_gbk_is_previewed_then_imported_and_fingerprinting_is_enqueued() 
                 .contains("before the first heading")
         );
         assert!(
-            harness.queue.enqueued().is_empty(),
+            harness.enqueued().await.is_empty(),
             "a preview commits nothing"
         );
 
@@ -57,7 +57,7 @@ async fn txt_in_gbk_is_previewed_then_imported_and_fingerprinting_is_enqueued() 
             json!({"pending": 3, "indexed": 0, "failed": 0})
         );
         assert_eq!(work["chapters"][2]["id"], "c_0003");
-        let tasks = harness.queue.enqueued();
+        let tasks = harness.enqueued().await;
         assert_eq!(tasks.len(), 1);
         assert_eq!(
             tasks[0].kind,
@@ -290,7 +290,7 @@ async fn json_registration_update_and_delete() {
         assert_eq!(status, StatusCode::OK, "{work}");
         assert_eq!(work["chapters"].as_array().unwrap().len(), 1);
         assert_eq!(
-            harness.queue.enqueued().len(),
+            harness.enqueued().await.len(),
             2,
             "re-registration enqueues fingerprinting again"
         );
@@ -418,15 +418,19 @@ async fn a_repeated_registration_answers_the_stored_work_and_re_enqueues_while_p
         assert_eq!(status, StatusCode::CREATED, "{again}");
         assert_eq!(again["chapters"], first["chapters"]);
         assert_eq!(again["created_at"], first["created_at"], "the stored work");
-        let fingerprint_tasks = |harness: &Harness| {
+        async fn fingerprint_tasks(harness: &Harness) -> usize {
             harness
-                .queue
                 .enqueued()
+                .await
                 .iter()
                 .filter(|task| matches!(task.kind, TaskKind::FingerprintWork { .. }))
                 .count()
-        };
-        assert_eq!(fingerprint_tasks(&harness), 2, "pending: enqueued again");
+        }
+        assert_eq!(
+            fingerprint_tasks(&harness).await,
+            2,
+            "pending: enqueued again"
+        );
         let work_id = "w_retry".parse().unwrap();
         for chapter in ["c_0001", "c_0002"] {
             let status = copyhound_core::model::FingerprintStatus::Indexed { version: 1 };
@@ -441,7 +445,11 @@ async fn a_repeated_registration_answers_the_stored_work_and_re_enqueues_while_p
             .call("POST", "/api/v1/works", &harness.key_a, Some(body.clone()))
             .await;
         assert_eq!(status, StatusCode::CREATED);
-        assert_eq!(fingerprint_tasks(&harness), 2, "indexed: nothing to redo");
+        assert_eq!(
+            fingerprint_tasks(&harness).await,
+            2,
+            "indexed: nothing to redo"
+        );
         // Another work under the same id, or another publisher: still a conflict.
         let mut different = body.clone();
         different["chapters"][1]["text"] = json!("村口来了另一个人。");

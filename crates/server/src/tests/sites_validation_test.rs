@@ -10,14 +10,11 @@ use copyhound_core::model::{ExtractionHints, Site};
 use copyhound_crawler::site::SitePolicy;
 use serde_json::{Value, json};
 
-use super::{Harness, assert_error, config};
-use crate::testsuite::MemoryBackends;
+use super::{Harness, assert_error};
 
 /// A harness whose server runs with the production address policy.
 async fn strict_harness() -> Harness {
-    let mut backends = MemoryBackends::new(config());
-    backends.state.site_policy = SitePolicy::default();
-    Harness::with_state(backends.state, backends.queue, Some(backends.store), None).await
+    Harness::with_policy(SitePolicy::default()).await
 }
 
 async fn create(harness: &Harness, body: Value) -> (StatusCode, Value) {
