@@ -13,7 +13,6 @@ use std::process::Command;
 
 use common::{devset_dir, harness, serve_dir, site, test_config};
 use copyhound_core::model::Page;
-use copyhound_core::ports::SiteStore;
 use copyhound_crawler::NoProgress;
 use serde_json::Value;
 

@@ -16,7 +16,7 @@ use axum::routing::get;
 use common::{harness, serve, site, test_config};
 use copyhound_core::ErrorKind;
 use copyhound_core::model::{CrawlRunStatus, TaskKind};
-use copyhound_core::ports::{FetchRequest, Fetcher, SiteStore};
+use copyhound_core::ports::{FetchRequest, Fetcher};
 use copyhound_crawler::{HttpFetcher, NoProgress};
 use futures_util::stream;
 

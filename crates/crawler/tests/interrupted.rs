@@ -15,7 +15,6 @@ use axum::routing::get;
 use common::{harness, local_queue, serve, site, test_config};
 use copyhound_core::ids::CrawlRunId;
 use copyhound_core::model::{CrawlRunStatus, TaskKind};
-use copyhound_core::ports::SiteStore;
 use copyhound_crawler::{Crawler, HttpFetcher, NoProgress};
 use copyhound_queue::LocalTaskQueue;
 

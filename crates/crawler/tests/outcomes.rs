@@ -16,7 +16,6 @@ use common::{harness, serve, site, test_config};
 use copyhound_core::config::CrawlerConfig;
 use copyhound_core::ids::CrawlRunId;
 use copyhound_core::model::{CrawlRun, CrawlRunStatus, Site};
-use copyhound_core::ports::SiteStore;
 use copyhound_crawler::NoProgress;
 
 const CHAPTER: &str = "<html><body><div id=\"content\"><p>叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。</p><a href=\"/gone.html\">next</a></div></body></html>";

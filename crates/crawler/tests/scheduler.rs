@@ -5,7 +5,6 @@
 use std::sync::Arc;
 
 use copyhound_core::model::{CrawlRunStatus, TaskKind, Timestamp};
-use copyhound_core::ports::SiteStore;
 use copyhound_crawler::Scheduler;
 use copyhound_crawler::scheduler::scheduled_run_id;
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};

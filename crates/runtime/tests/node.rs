@@ -50,7 +50,8 @@ async fn no_url_means_the_embedded_default_with_migrations_applied() {
 #[tokio::test]
 async fn an_unknown_scheme_names_the_key_and_the_schemes_it_takes() {
     let dir = tempfile::tempdir().unwrap();
-    let cases: [(&str, fn(&mut Config)); 3] = [
+    type Case = (&'static str, fn(&mut Config));
+    let cases: [Case; 3] = [
         ("store.url", |config| {
             config.store.url = Some("postgres://user:secret@db/".into())
         }),

@@ -28,7 +28,7 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
     match command {
         SitesCommand::Add(args) => {
             let publisher_id: PublisherId = args.publisher.parse()?;
-            ensure_publisher(&backends, &publisher_id).await?;
+            ensure_publisher(backends, &publisher_id).await?;
             let mut builder = SiteBuilder::new(publisher_id, args.name.clone(), args.seeds.clone())
                 .allow_patterns(args.allow.clone())
                 .deny_patterns(args.deny.clone())
