@@ -118,14 +118,10 @@ pub async fn load_report_input(
 /// Returns every match of the scope, following the store's cursors.
 async fn list_all_matches(store: &dyn MatchStore, scope: &ReportScope) -> Result<Vec<Match>> {
     let filter = MatchFilter {
-        publisher_id: scope.publisher_id.clone(),
         work_id: scope.work_id.clone(),
-        chapter_id: None,
         site_id: scope.site_id.clone(),
-        statuses: Vec::new(),
-        min_score: None,
         seen_since: scope.since,
-        seen_before: None,
+        ..MatchFilter::of_publisher(scope.publisher_id.clone())
     };
     collect_all(PAGE_SIZE, |request| {
         let filter = &filter;

@@ -191,14 +191,8 @@ impl ReportScheduler {
 
     async fn confirmed_matches(&self, publisher_id: &PublisherId) -> anyhow::Result<Vec<Match>> {
         let filter = MatchFilter {
-            publisher_id: publisher_id.clone(),
-            work_id: None,
-            chapter_id: None,
-            site_id: None,
             statuses: vec![MatchStatus::Confirmed],
-            min_score: None,
-            seen_since: None,
-            seen_before: None,
+            ..MatchFilter::of_publisher(publisher_id.clone())
         };
         let filter = &filter;
         Ok(collect_all(200, |request| async move {

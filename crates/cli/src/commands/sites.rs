@@ -11,8 +11,8 @@ use anyhow::Context;
 use chrono::Utc;
 use copyhound_core::config::{Backend, Config};
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
-use copyhound_core::model::{CrawlRunStatus, Match, MatchStatus, Publisher, PublisherKind};
-use copyhound_core::ports::{MatchFilter, PageRequest, collect_all};
+use copyhound_core::model::{CrawlRunStatus, Match, Publisher, PublisherKind};
+use copyhound_core::ports::{MatchFilter, MatchFilterInput, PageRequest, collect_all};
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_crawler::{CrawlProgress, Crawler, HttpFetcher};
 use copyhound_runtime::{Backends, Node};
@@ -280,18 +280,6 @@ pub async fn matches(config: &Config, command: MatchesCommand) -> anyhow::Result
     Ok(ExitCode::SUCCESS)
 }
 
-/// Parses a status name.
-pub fn parse_status(name: &str) -> anyhow::Result<MatchStatus> {
-    MatchStatus::ALL
-        .into_iter()
-        .find(|status| status.as_str() == name)
-        .with_context(|| {
-            format!(
-                "unknown status {name:?}; one of new, confirmed, dismissed, licensed, taken_down"
-            )
-        })
-}
-
 /// Builds a match filter from CLI values.
 pub fn match_filter(
     publisher: &str,
@@ -300,14 +288,12 @@ pub fn match_filter(
     status: Option<&str>,
     min_score: Option<f32>,
 ) -> anyhow::Result<MatchFilter> {
-    Ok(MatchFilter {
-        publisher_id: publisher.parse()?,
-        work_id: work.map(str::parse).transpose()?,
-        chapter_id: None,
-        site_id: site.map(str::parse).transpose()?,
-        statuses: status.map(parse_status).transpose()?.into_iter().collect(),
+    let input = MatchFilterInput {
+        work_id: work,
+        site_id: site,
+        status,
         min_score,
-        seen_since: None,
-        seen_before: None,
-    })
+        ..MatchFilterInput::default()
+    };
+    Ok(MatchFilter::parse(&publisher.parse()?, &input)?)
 }

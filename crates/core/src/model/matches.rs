@@ -30,6 +30,21 @@ impl MatchStatus {
         MatchStatus::TakenDown,
     ];
 
+    /// Parses a status name (`new`, `confirmed`, `dismissed`, `licensed`,
+    /// `taken_down`); the error lists the names.
+    pub fn parse(raw: &str) -> crate::Result<Self> {
+        Self::ALL
+            .into_iter()
+            .find(|status| status.as_str() == raw)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|status| status.as_str()).collect();
+                crate::Error::invalid(format!(
+                    "unknown status `{raw}`; use one of {}",
+                    names.join(", ")
+                ))
+            })
+    }
+
     /// Returns the stable name used in the API and reports.
     pub fn as_str(self) -> &'static str {
         match self {

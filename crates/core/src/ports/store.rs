@@ -3,7 +3,7 @@ use std::fmt;
 use async_trait::async_trait;
 use serde::{Deserialize, Serialize};
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::ids::{
     ApiKeyId, ChapterId, CrawlRunId, MatchId, PageId, PublisherId, ReportId, SiteId, WorkId,
 };
@@ -62,6 +62,103 @@ pub struct MatchFilter {
     pub seen_since: Option<Timestamp>,
     /// Only matches first seen before.
     pub seen_before: Option<Timestamp>,
+}
+
+/// A match listing's filter as it arrives from a user (query string, CLI
+/// flags): raw values, checked by [`MatchFilter::parse`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MatchFilterInput<'a> {
+    /// `work_id`.
+    pub work_id: Option<&'a str>,
+    /// `chapter_id`.
+    pub chapter_id: Option<&'a str>,
+    /// `site_id`.
+    pub site_id: Option<&'a str>,
+    /// Comma-separated status names.
+    pub status: Option<&'a str>,
+    /// Lowest score, in [0, 1].
+    pub min_score: Option<f32>,
+    /// RFC 3339 time or `YYYY-MM-DD`.
+    pub since: Option<&'a str>,
+    /// RFC 3339 time or `YYYY-MM-DD`.
+    pub before: Option<&'a str>,
+}
+
+impl MatchFilter {
+    /// Returns the filter of every match of `publisher_id`.
+    pub fn of_publisher(publisher_id: PublisherId) -> Self {
+        Self {
+            publisher_id,
+            work_id: None,
+            chapter_id: None,
+            site_id: None,
+            statuses: Vec::new(),
+            min_score: None,
+            seen_since: None,
+            seen_before: None,
+        }
+    }
+
+    /// Checks a user's filter, scoped to `publisher_id`; errors name the field.
+    /// The API and the CLI both read filters through here.
+    pub fn parse(publisher_id: &PublisherId, input: &MatchFilterInput<'_>) -> Result<Self> {
+        fn id<T: std::str::FromStr<Err = Error>>(
+            name: &str,
+            raw: Option<&str>,
+        ) -> Result<Option<T>> {
+            raw.map(|raw| {
+                raw.parse::<T>()
+                    .map_err(|error| Error::invalid(format!("`{name}`: {}", error.message())))
+            })
+            .transpose()
+        }
+        let statuses = match input.status {
+            Some(raw) => raw
+                .split(',')
+                .filter(|part| !part.is_empty())
+                .map(MatchStatus::parse)
+                .collect::<Result<Vec<_>>>()?,
+            None => Vec::new(),
+        };
+        if input
+            .min_score
+            .is_some_and(|score| !(0.0..=1.0).contains(&score))
+        {
+            return Err(Error::invalid("`min_score` must be in [0, 1]"));
+        }
+        Ok(Self {
+            publisher_id: publisher_id.clone(),
+            work_id: id("work_id", input.work_id)?,
+            chapter_id: id("chapter_id", input.chapter_id)?,
+            site_id: id("site_id", input.site_id)?,
+            statuses,
+            min_score: input.min_score,
+            seen_since: input
+                .since
+                .map(|raw| parse_time("since", raw))
+                .transpose()?,
+            seen_before: input
+                .before
+                .map(|raw| parse_time("before", raw))
+                .transpose()?,
+        })
+    }
+}
+
+/// Parses an RFC 3339 time or a `YYYY-MM-DD` date (midnight UTC).
+pub fn parse_time(field: &str, raw: &str) -> Result<Timestamp> {
+    if let Ok(time) = chrono::DateTime::parse_from_rfc3339(raw) {
+        return Ok(time.with_timezone(&chrono::Utc));
+    }
+    chrono::NaiveDate::parse_from_str(raw, "%Y-%m-%d")
+        .ok()
+        .and_then(|date| date.and_hms_opt(0, 0, 0))
+        .map(|time| time.and_utc())
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "`{field}` must be an RFC 3339 time or a YYYY-MM-DD date, not `{raw}`"
+            ))
+        })
 }
 
 /// Publishers and their API keys.
@@ -236,4 +333,64 @@ pub trait ReportStore: fmt::Debug + Send + Sync + 'static {
     async fn put_artifact(&self, id: &ReportId, bytes: &[u8]) -> Result<()>;
     /// Returns a rendered artifact or `NotFound`.
     async fn get_artifact(&self, id: &ReportId) -> Result<Vec<u8>>;
+}
+
+#[cfg(test)]
+mod match_filter_tests {
+    use super::*;
+
+    #[test]
+    fn a_users_filter_is_checked_field_by_field() {
+        let publisher: PublisherId = "P01".parse().unwrap();
+        let filter = MatchFilter::parse(
+            &publisher,
+            &MatchFilterInput {
+                work_id: Some("w1"),
+                status: Some("new,confirmed"),
+                min_score: Some(0.5),
+                since: Some("2026-01-02"),
+                ..MatchFilterInput::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(filter.statuses, [MatchStatus::New, MatchStatus::Confirmed]);
+        assert_eq!(filter.work_id.unwrap().as_str(), "w1");
+        assert_eq!(
+            filter.seen_since.unwrap().to_rfc3339(),
+            "2026-01-02T00:00:00+00:00"
+        );
+        let error = |input: MatchFilterInput<'_>| {
+            MatchFilter::parse(&publisher, &input)
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(
+            error(MatchFilterInput {
+                status: Some("bogus"),
+                ..Default::default()
+            })
+            .contains("unknown status `bogus`")
+        );
+        assert!(
+            error(MatchFilterInput {
+                min_score: Some(1.5),
+                ..Default::default()
+            })
+            .contains("`min_score`")
+        );
+        assert!(
+            error(MatchFilterInput {
+                site_id: Some("a b"),
+                ..Default::default()
+            })
+            .contains("`site_id`")
+        );
+        assert!(
+            error(MatchFilterInput {
+                before: Some("yesterday"),
+                ..Default::default()
+            })
+            .contains("`before`")
+        );
+    }
 }

@@ -3,10 +3,10 @@
 
 use axum::Json;
 use axum::extract::State;
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::Utc;
 use copyhound_core::ids::{ChapterId, MatchId, PublisherId, SiteId, WorkId};
 use copyhound_core::model::{Match, MatchStatus, Review, Timestamp};
-use copyhound_core::ports::{MatchFilter, Paged};
+use copyhound_core::ports::{MatchFilter, MatchFilterInput, Paged};
 use copyhound_core::{Error, ErrorKind, Result};
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{ObjectBuilder, Schema, Type};
@@ -86,87 +86,19 @@ pub struct MatchQuery {
     pub limit: Option<u64>,
 }
 
-fn parse_time(field: &str, raw: &str) -> Result<Timestamp> {
-    if let Ok(time) = DateTime::parse_from_rfc3339(raw) {
-        return Ok(time.with_timezone(&Utc));
-    }
-    NaiveDate::parse_from_str(raw, "%Y-%m-%d")
-        .ok()
-        .and_then(|date| date.and_hms_opt(0, 0, 0))
-        .map(|time| time.and_utc())
-        .ok_or_else(|| {
-            Error::invalid(format!(
-                "`{field}` must be an RFC 3339 time or a YYYY-MM-DD date, not `{raw}`"
-            ))
-        })
-}
-
-/// Parses a status name (`new`, `confirmed`, `dismissed`, `licensed`, `taken_down`).
-pub fn parse_status(raw: &str) -> Result<MatchStatus> {
-    MatchStatus::ALL
-        .into_iter()
-        .find(|status| status.as_str() == raw)
-        .ok_or_else(|| {
-            let names: Vec<&str> = MatchStatus::ALL
-                .iter()
-                .map(|status| status.as_str())
-                .collect();
-            Error::invalid(format!(
-                "unknown status `{raw}`; use one of {}",
-                names.join(", ")
-            ))
-        })
-}
-
-/// Returns the store filter of a listing query, scoped to `publisher_id`.
+/// Returns the store filter of a listing query, scoped to `publisher_id`
+/// (the rules are `MatchFilter::parse`'s, shared with the CLI).
 pub fn match_filter(publisher_id: &PublisherId, query: &MatchQuery) -> ApiResult<MatchFilter> {
-    let work_id = query
-        .work_id
-        .as_deref()
-        .map(|raw| parse_id::<WorkId>("work_id", raw))
-        .transpose()?;
-    let chapter_id = query
-        .chapter_id
-        .as_deref()
-        .map(|raw| parse_id::<ChapterId>("chapter_id", raw))
-        .transpose()?;
-    let site_id = query
-        .site_id
-        .as_deref()
-        .map(|raw| parse_id::<SiteId>("site_id", raw))
-        .transpose()?;
-    let statuses = match query.status.as_deref() {
-        Some(raw) => raw
-            .split(',')
-            .filter(|part| !part.is_empty())
-            .map(parse_status)
-            .collect::<Result<Vec<_>>>()?,
-        None => Vec::new(),
-    };
-    if query
-        .min_score
-        .is_some_and(|score| !(0.0..=1.0).contains(&score))
-    {
-        return Err(Error::invalid("`min_score` must be in [0, 1]").into());
-    }
-    Ok(MatchFilter {
-        publisher_id: publisher_id.clone(),
-        work_id,
-        chapter_id,
-        site_id,
-        statuses,
+    let input = MatchFilterInput {
+        work_id: query.work_id.as_deref(),
+        chapter_id: query.chapter_id.as_deref(),
+        site_id: query.site_id.as_deref(),
+        status: query.status.as_deref(),
         min_score: query.min_score,
-        seen_since: query
-            .since
-            .as_deref()
-            .map(|raw| parse_time("since", raw))
-            .transpose()?,
-        seen_before: query
-            .before
-            .as_deref()
-            .map(|raw| parse_time("before", raw))
-            .transpose()?,
-    })
+        since: query.since.as_deref(),
+        before: query.before.as_deref(),
+    };
+    Ok(MatchFilter::parse(publisher_id, &input)?)
 }
 
 /// A match in listings (no spans or evidence).

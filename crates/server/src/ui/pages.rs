@@ -97,19 +97,13 @@ pub(super) async fn dashboard(
     let since = Utc::now() - Duration::days(CHART_DAYS - 1);
     let start_day = since.date_naive();
     let filter = MatchFilter {
-        publisher_id: caller.publisher_id.clone(),
-        work_id: None,
-        chapter_id: None,
-        site_id: None,
-        statuses: Vec::new(),
-        min_score: None,
         seen_since: Some(
             start_day
                 .and_hms_opt(0, 0, 0)
                 .expect("midnight exists")
                 .and_utc(),
         ),
-        seen_before: None,
+        ..MatchFilter::of_publisher(caller.publisher_id.clone())
     };
     let mut per_day: BTreeMap<String, u64> = BTreeMap::new();
     let mut per_status: BTreeMap<&'static str, u64> = BTreeMap::new();
