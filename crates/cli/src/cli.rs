@@ -25,8 +25,9 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Options every command takes.
+/// Options every command takes, listed apart from the command's own.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global options")]
 pub struct GlobalArgs {
     /// Configuration file [default: ./copyhound.toml if present].
     #[arg(long, short = 'c', global = true, env = "COPYHOUND_CONFIG")]

@@ -1,6 +1,7 @@
-//! The `copyhound` binary: reads the configuration, resolves the backends it names
-//! (the embedded default when none), and runs one command. It is the only crate
-//! that names concrete backend types; everything below it sees the core ports.
+//! The `copyhound` binary: parses arguments, reads the configuration and calls
+//! the runtime (`copyhound_runtime::Node`), which resolves the backends. Exit
+//! codes: 0 success, 1 a failed command, 2 an invalid configuration or
+//! command line (every command alike), 3-4 a crawl's outcome (`crawl`).
 
 mod cli;
 mod commands;
@@ -48,11 +49,20 @@ fn main() -> ExitCode {
     }
 }
 
+/// Exit code of an invalid configuration, whatever the command.
+const EXIT_CONFIG: u8 = 2;
+
 async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Result<ExitCode> {
     if let Command::Config(args) = cli.command {
         return commands::config::run(loaded, args);
     }
-    let (config, _file) = loaded?;
+    let (config, _file) = match loaded {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            return Ok(ExitCode::from(EXIT_CONFIG));
+        }
+    };
     match cli.command {
         Command::Config(_) => unreachable!("handled above"),
         Command::Demo(args) => commands::demo::run(&config, args).await,

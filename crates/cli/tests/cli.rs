@@ -179,3 +179,79 @@ fn compose_healthchecks_run_the_binary_and_need_no_secret() {
             .unwrap();
     assert!(ignore.lines().any(|line| line.trim() == "target"));
 }
+
+#[test]
+fn a_bad_configuration_exits_2_in_every_command() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("copyhound.toml"),
+        "[index]\nmax_distanse = 3\n",
+    )
+    .unwrap();
+    for args in [
+        vec!["config", "check"],
+        vec!["sites", "list"],
+        vec!["report", "--publisher", "p01", "--out", "r.html"],
+        vec!["worker", "--until-idle"],
+    ] {
+        copyhound(dir.path())
+            .args(&args)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("max_distanse"));
+    }
+}
+
+#[test]
+fn a_report_for_an_unknown_publisher_fails_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    copyhound(dir.path())
+        .args([
+            "--data-dir",
+            "data",
+            "report",
+            "--publisher",
+            "p01",
+            "--out",
+            "r.html",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("unknown publisher `p01`"));
+    assert!(!dir.path().join("r.html").try_exists().unwrap());
+}
+
+#[test]
+fn a_commands_help_lists_the_global_options_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = copyhound(dir.path())
+        .args(["crawl", "--help"])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let help = String::from_utf8(output).unwrap();
+    let global = help.find("Global options:").expect("a heading of its own");
+    let own = help.find("--no-compare").unwrap();
+    let data_dir = help.find("--data-dir").unwrap();
+    assert!(own < global && global < data_dir, "{help}");
+}
+
+#[test]
+fn serve_on_a_port_in_use_says_so_and_never_claims_to_serve() {
+    let dir = tempfile::tempdir().unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    copyhound(dir.path())
+        .args(["--data-dir", "data", "serve"])
+        .env("COPYHOUND_SERVER_LISTEN", &address)
+        .env("COPYHOUND_SERVER_ADMIN_KEY", "operator-key")
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("serving").not())
+        .stderr(predicate::str::contains(format!(
+            "cannot listen on {address}"
+        )));
+}

@@ -46,8 +46,10 @@ pub struct PipelineRun {
     pub backends: Backends,
     /// The served sites.
     pub sites: StaticSites,
-    /// Pages fetched.
+    /// Pages stored (or found unchanged).
     pub pages_crawled: u64,
+    /// Fetches that stored nothing (404s, skips by rule, failures).
+    pub not_stored: u64,
     /// Wall time of crawl + comparison.
     pub elapsed: Duration,
     /// Tasks that ended in the dead-letter list.
@@ -62,9 +64,10 @@ pub async fn run(config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let predictions = collect_predictions(&run).await?;
     write_predictions(&args.out, &predictions)?;
     println!(
-        "crawled {} pages on {} sites, {} predictions in {:.1} s ({} dead tasks); wrote {}",
+        "crawled {} pages on {} sites ({} fetches stored nothing), {} predictions in {:.1} s ({} dead tasks); wrote {}",
         run.pages_crawled,
         run.sites.sites.len(),
+        run.not_stored,
         predictions.len(),
         run.elapsed.as_secs_f64(),
         run.dead_tasks,
@@ -181,6 +184,7 @@ pub async fn run_pipeline(
     backends.persist().await?;
     Ok(PipelineRun {
         pages_crawled: counter.pages(),
+        not_stored: counter.not_stored(),
         elapsed: started.elapsed(),
         dead_tasks: stats.dead,
         backends,

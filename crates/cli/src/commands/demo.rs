@@ -21,6 +21,10 @@ const SAMPLE_PAGE: &[u8] = include_bytes!("../../samples/pirated-page.html");
 pub async fn run(config: &Config, args: DemoArgs) -> anyhow::Result<ExitCode> {
     let demo_dir = config.data_dir.join("demo");
     if demo_dir.is_dir() {
+        println!(
+            "replacing the previous demo in {} (its data and reviews; the demo always starts fresh)",
+            demo_dir.display()
+        );
         std::fs::remove_dir_all(&demo_dir)
             .with_context(|| format!("cannot clear {}", demo_dir.display()))?;
     }
@@ -54,28 +58,21 @@ pub async fn run(config: &Config, args: DemoArgs) -> anyhow::Result<ExitCode> {
     let works: Vec<&copyhound_core::model::Work> =
         inputs.iter().flat_map(|input| &input.works).collect();
 
-    let mut by_work: BTreeMap<String, (usize, std::collections::BTreeSet<String>)> =
-        BTreeMap::new();
-    for found in &matches {
-        let title = works
-            .iter()
-            .find(|work| work.id == found.work_id)
-            .map_or(found.work_id.to_string(), |work| {
-                format!("{} ({})", work.title, work.id)
-            });
-        let entry = by_work.entry(title).or_default();
-        entry.0 += 1;
-        entry.1.insert(found.page_id.to_string());
-    }
+    let summaries = summarize(
+        &works,
+        &matches,
+        inputs.iter().flat_map(|input| &input.chapters),
+    );
     println!(
-        "\ncrawled {} sites, {} pages in {:.1} s; {} infringing (page, chapter) pairs",
+        "\ncrawled {} sites: {} pages stored ({} fetches stored nothing) in {:.1} s; {} page-chapter matches",
         run.sites.sites.len(),
         run.pages_crawled,
+        run.not_stored,
         run.elapsed.as_secs_f64(),
         matches.len()
     );
-    for (work, (pairs, pages)) in &by_work {
-        println!("  {work}: {pairs} copied chapters on {} pages", pages.len());
+    for line in summaries {
+        println!("  {line}");
     }
     if run.dead_tasks > 0 {
         println!(
@@ -88,6 +85,43 @@ pub async fn run(config: &Config, args: DemoArgs) -> anyhow::Result<ExitCode> {
         println!("  {}", absolute(path).display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// One line per copied work: distinct chapters copied out of the work's
+/// chapters, the pages carrying them, and the page-chapter matches.
+fn summarize<'a>(
+    works: &[&copyhound_core::model::Work],
+    matches: &[&copyhound_core::model::Match],
+    chapters: impl Iterator<Item = &'a copyhound_report::ChapterInfo>,
+) -> Vec<String> {
+    use std::collections::BTreeSet;
+    let mut totals: BTreeMap<String, usize> = BTreeMap::new();
+    for chapter in chapters {
+        *totals.entry(chapter.work_id.to_string()).or_default() += 1;
+    }
+    let mut by_work: BTreeMap<String, (BTreeSet<String>, BTreeSet<String>, usize)> =
+        BTreeMap::new();
+    for found in matches {
+        let entry = by_work.entry(found.work_id.to_string()).or_default();
+        entry.0.insert(found.chapter_id.to_string());
+        entry.1.insert(found.page_id.to_string());
+        entry.2 += 1;
+    }
+    by_work
+        .into_iter()
+        .map(|(work_id, (chapters, pages, pairs))| {
+            let title = works
+                .iter()
+                .find(|work| work.id.as_str() == work_id)
+                .map_or(work_id.clone(), |work| format!("{} ({work_id})", work.title));
+            let total = totals.get(&work_id).copied().unwrap_or(chapters.len());
+            format!(
+                "{title}: {} of {total} chapters copied, on {} pages ({pairs} page-chapter matches)",
+                chapters.len(),
+                pages.len()
+            )
+        })
+        .collect()
 }
 
 /// Writes the bundled sample as a benchmark folder: one work, one site.
@@ -118,4 +152,74 @@ fn write_bundled_sample(dir: &Path) -> anyhow::Result<PathBuf> {
 
 fn absolute(path: &Path) -> PathBuf {
     std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::Utc;
+    use copyhound_core::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
+    use copyhound_core::model::{Language, Match, MatchStatus, Work, WorkKind};
+    use copyhound_report::ChapterInfo;
+
+    use super::summarize;
+
+    #[test]
+    fn the_summary_counts_distinct_chapters_not_page_chapter_pairs() {
+        let publisher: PublisherId = "P01".parse().unwrap();
+        let work_id: WorkId = "w1".parse().unwrap();
+        let work = Work {
+            id: work_id.clone(),
+            publisher_id: publisher.clone(),
+            title: "风起".into(),
+            author: String::new(),
+            kind: WorkKind::Novel,
+            language: Language::Zh,
+            licensed_hosts: Vec::new(),
+            created_at: Utc::now(),
+            updated_at: Utc::now(),
+        };
+        let chapters: Vec<ChapterInfo> = (1..=20)
+            .map(|index| ChapterInfo {
+                work_id: work_id.clone(),
+                chapter_id: format!("c{index}").parse().unwrap(),
+                title: format!("第{index}章"),
+                index,
+            })
+            .collect();
+        // Three pages copy chapters 1-4 each: 12 pairs, 4 chapters.
+        let mut matches = Vec::new();
+        for page in 0..3 {
+            for chapter in 1..=4 {
+                let page_id = PageId::for_url(&format!("http://pirate.example/{page}"));
+                let chapter_id: ChapterId = format!("c{chapter}").parse().unwrap();
+                matches.push(Match {
+                    id: MatchId::for_pair(&publisher, &page_id, &work_id, &chapter_id, 1),
+                    publisher_id: publisher.clone(),
+                    page_url: format!("http://pirate.example/{page}"),
+                    page_id,
+                    site_id: "site1".parse::<SiteId>().unwrap(),
+                    work_id: work_id.clone(),
+                    chapter_id,
+                    fingerprint_version: 1,
+                    score: 0.9,
+                    chapter_coverage: 0.9,
+                    page_coverage: 0.9,
+                    spans: Vec::new(),
+                    evidence: Vec::new(),
+                    page_body_sha256: "00".repeat(32),
+                    duplicate_page_ids: Vec::new(),
+                    status: MatchStatus::New,
+                    reviews: Vec::new(),
+                    first_seen: Utc::now(),
+                    last_seen: Utc::now(),
+                });
+            }
+        }
+        let matches: Vec<&Match> = matches.iter().collect();
+        let lines = summarize(&[&work], &matches, chapters.iter());
+        assert_eq!(
+            lines,
+            ["风起 (w1): 4 of 20 chapters copied, on 3 pages (12 page-chapter matches)"]
+        );
+    }
 }

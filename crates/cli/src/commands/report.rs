@@ -45,6 +45,15 @@ pub async fn run(config: &Config, args: ReportArgs) -> anyhow::Result<ExitCode> 
         site_id: args.site.as_deref().map(str::parse::<SiteId>).transpose()?,
         since,
     };
+    let publisher = match stores.publishers.get_publisher(&publisher_id).await {
+        Ok(publisher) => publisher,
+        Err(error) if error.kind() == copyhound_core::ErrorKind::NotFound => bail!(
+            "unknown publisher `{publisher_id}` in {} (`copyhound works list --publisher ID` \
+             lists a publisher's works; the demo keeps its data under <data_dir>/demo/data)",
+            config.data_dir.display()
+        ),
+        Err(error) => return Err(error.into()),
+    };
     let mut input = load_report_input(
         stores.matches.as_ref(),
         stores.works.as_ref(),
@@ -52,9 +61,7 @@ pub async fn run(config: &Config, args: ReportArgs) -> anyhow::Result<ExitCode> 
         &scope,
     )
     .await?;
-    if let Ok(publisher) = stores.publishers.get_publisher(&publisher_id).await {
-        input.publisher = publisher.name;
-    }
+    input.publisher = publisher.name;
     let format = match args.format {
         ReportFormatArg::Html => ReportFormat::Html,
         ReportFormatArg::Pdf => ReportFormat::Pdf,

@@ -41,6 +41,20 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
     }
     let state = app_state(&node);
     let listen = config.server.listen.clone();
+    // Bind before saying where: a port in use is an error, not a false promise.
+    let listener = match tokio::net::TcpListener::bind(&listen).await {
+        Ok(listener) => listener,
+        Err(error) => {
+            let _ = shutdown_tx.send(true);
+            for task in background {
+                let _ = task.await;
+            }
+            anyhow::bail!(
+                "cannot listen on {listen} ({error}): is another `copyhound serve` running? \
+                 Set server.listen (COPYHOUND_SERVER_LISTEN) to another address"
+            );
+        }
+    };
     if let Some(lock) = &node.backends().data_lock {
         lock.note_listen(&listen);
     }
@@ -54,7 +68,7 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
         info!("shutdown requested");
         let _ = shutdown_tx.send(true);
     });
-    copyhound_server::serve(state, &listen, server_shutdown).await?;
+    copyhound_server::serve_listener(state, listener, server_shutdown).await?;
     for task in background {
         let _ = task.await;
     }
