@@ -255,3 +255,24 @@ fn serve_on_a_port_in_use_says_so_and_never_claims_to_serve() {
             "cannot listen on {address}"
         )));
 }
+
+#[test]
+fn an_unreachable_mongodb_is_one_short_sentence_with_a_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = copyhound(dir.path())
+        .args(["--data-dir", "data", "sites", "list"])
+        .env(
+            "COPYHOUND_STORE_URL",
+            "mongodb://127.0.0.1:1/?serverSelectionTimeoutMS=500",
+        )
+        .timeout(std::time::Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .get_output()
+        .stderr
+        .clone();
+    let stderr = String::from_utf8(output).unwrap();
+    assert!(stderr.contains("does not answer"), "{stderr}");
+    assert!(stderr.contains("copyhound health"), "{stderr}");
+    assert!(stderr.len() < 400, "{} chars: {stderr}", stderr.len());
+}

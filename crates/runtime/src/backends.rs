@@ -23,9 +23,29 @@ pub async fn open_stores(config: &Config) -> anyhow::Result<Stores> {
         Backend::Remote(url)
             if url.starts_with("mongodb://") || url.starts_with("mongodb+srv://") =>
         {
-            Stores::mongo_with(&url, &config.store.database, limits)
+            let stores = Stores::mongo_with(&url, &config.store.database, limits)
                 .await
-                .with_context(|| format!("cannot open the MongoDB store at {}", mask_url(&url)))?
+                .with_context(|| format!("cannot open the MongoDB store at {}", mask_url(&url)))?;
+            // The driver connects lazily; ask now, so a server that is not
+            // there is one short sentence, not a topology dump later.
+            let answer =
+                tokio::time::timeout(STORE_ANSWER_WITHIN, stores.check_connectivity()).await;
+            let reason = match answer {
+                Ok(Ok(())) => None,
+                Ok(Err(error)) => Some(first_line(&error.to_string())),
+                Err(_) => Some(format!(
+                    "no answer within {} s",
+                    STORE_ANSWER_WITHIN.as_secs()
+                )),
+            };
+            if let Some(reason) = reason {
+                anyhow::bail!(
+                    "MongoDB at {} does not answer ({reason}); is it running and reachable? \
+                     `copyhound health` checks every backend",
+                    mask_url(&url)
+                );
+            }
+            stores
         }
         Backend::Remote(url) => anyhow::bail!(
             "store.url {:?}: unknown scheme (mongodb:// or mongodb+srv://)",
@@ -80,6 +100,25 @@ pub async fn open_queue(config: &Config) -> anyhow::Result<Arc<dyn TaskQueue>> {
             ))
         }
     }
+}
+
+/// How long opening the stores waits for MongoDB to answer.
+const STORE_ANSWER_WITHIN: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// The start of a driver error, cut before its diagnostics dump.
+fn first_line(message: &str) -> String {
+    let head = message
+        .split([';', '\n'])
+        .next()
+        .unwrap_or(message)
+        .split(". Topology")
+        .next()
+        .unwrap_or(message);
+    let mut cut: String = head.chars().take(160).collect();
+    if head.chars().count() > 160 {
+        cut.push('…');
+    }
+    cut
 }
 
 fn check_redis_scheme(key: &str, url: &str) -> anyhow::Result<()> {
