@@ -276,3 +276,21 @@ fn an_unreachable_mongodb_is_one_short_sentence_with_a_hint() {
     assert!(stderr.contains("copyhound health"), "{stderr}");
     assert!(stderr.len() < 400, "{} chars: {stderr}", stderr.len());
 }
+
+#[test]
+fn an_empty_site_list_says_so_and_points_at_the_demos_data() {
+    let dir = tempfile::tempdir().unwrap();
+    copyhound(dir.path())
+        .args(["--data-dir", "data", "sites", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("no sites").and(predicate::str::contains("demo").not()));
+    std::fs::create_dir_all(dir.path().join("data/demo/data")).unwrap();
+    copyhound(dir.path())
+        .args(["--data-dir", "data", "sites", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "--data-dir data/demo/data sites list",
+        ));
+}

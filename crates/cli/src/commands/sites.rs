@@ -55,6 +55,13 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
             .await?;
             if all.is_empty() {
                 println!("no sites (add one with `copyhound sites add`)");
+                let demo = config.data_dir.join("demo").join("data");
+                if demo.try_exists().unwrap_or(false) {
+                    println!(
+                        "the demo keeps its own data: `copyhound --data-dir {} sites list`",
+                        demo.display()
+                    );
+                }
             }
             {
                 for site in &all {
