@@ -275,6 +275,41 @@ async fn review_a_match_in_headless_chromium() {
     assert_eq!(stored.reviews[0].note.as_deref(), Some("整章复制"));
     assert!(stored.reviews[0].by.starts_with("key_"));
 
+    // A copy deep in a long page: its pane opens at the copied passage.
+    let padding = "本站推荐：热门小说免费阅读\n".repeat(120);
+    let long_page = format!("{padding}天色已晚，林中起了大风。\n少年背着柴往回走。\n本站域名");
+    let deep = harness
+        .insert_match_on_page(
+            &harness.publisher_a,
+            &work,
+            &site,
+            "http://pirate.example/book/long.html",
+            0.9,
+            0,
+            &long_page,
+            u32::try_from(padding.chars().count()).unwrap(),
+        )
+        .await;
+    browser.navigate(&format!("{base}/ui/matches/{deep}")).await;
+    browser
+        .wait_for(
+            "document.readyState === 'complete' && !!document.querySelector('#page-text mark')",
+        )
+        .await;
+    let opened_at_copy = browser
+        .eval(
+            "(() => { const pane = document.getElementById('page-text'); \
+             const mark = pane.querySelector('mark'); \
+             const p = pane.getBoundingClientRect(), m = mark.getBoundingClientRect(); \
+             return pane.scrollTop > 0 && m.top >= p.top && m.bottom <= p.bottom; })()",
+        )
+        .await;
+    assert_eq!(
+        opened_at_copy,
+        json!(true),
+        "the page pane opens at the copied passage"
+    );
+
     browser.child.kill().await.unwrap();
     let _ = stop_tx.send(());
     server.await.unwrap().unwrap();

@@ -234,6 +234,23 @@ impl Harness {
     ) -> MatchId {
         let page_text =
             "广告：免费小说\n天色已晚，林中起了大风。\n少年背着柴往回走。\n本站域名 pirate.example";
+        self.insert_match_on_page(owner, work_id, site_id, url, score, age_days, page_text, 8)
+            .await
+    }
+
+    /// The same on a page of `page_text` whose copy starts at char `page_start`.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn insert_match_on_page(
+        &self,
+        owner: &PublisherId,
+        work_id: &WorkId,
+        site_id: &SiteId,
+        url: &str,
+        score: f32,
+        age_days: i64,
+        page_text: &str,
+        page_start: u32,
+    ) -> MatchId {
         let page_id = PageId::for_url(url);
         let now = Utc::now() - Duration::days(age_days);
         let page = Page {
@@ -258,8 +275,8 @@ impl Harness {
         let span = CopiedSpan {
             chapter_start: 0,
             chapter_end: 22,
-            page_start: 8,
-            page_end: 30,
+            page_start,
+            page_end: page_start + 22,
         };
         self.state
             .matches
