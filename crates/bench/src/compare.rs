@@ -6,7 +6,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::Context;
 use chrono::Utc;
 use copyhound_core::config::{MatcherConfig, QueueConfig};
 use copyhound_core::ids::{ChapterId, PageId, PublisherId, SiteId, WorkId, sha256_hex};
@@ -96,10 +95,7 @@ struct CorpusRun {
 /// Runs `bench compare`: comparison throughput against corpus size, beside
 /// verifying every chapter without the index.
 pub async fn run(args: BenchCompareArgs) -> anyhow::Result<std::process::ExitCode> {
-    let engine = Arc::new(
-        Fingerprinter::new(copyhound_fingerprint::FingerprintConfig::default())
-            .context("cannot load the fingerprint tables")?,
-    );
+    let engine = copyhound_runtime::fingerprinter()?;
     let mut runs = Vec::new();
     for (position, &chapters) in args.chapters.iter().enumerate() {
         eprintln!("corpus of {chapters} chapters ...");

@@ -23,14 +23,6 @@ pub use validate::{
     MAX_RATE_LIMIT_PER_SECOND, MAX_SEEDS, SitePolicy, check_seed, quoted, validate_site,
 };
 
-/// Default link depth of a new site.
-pub const DEFAULT_MAX_DEPTH: u32 = Site::DEFAULT_MAX_DEPTH;
-/// Default fetch budget of one run.
-pub const DEFAULT_MAX_PAGES_PER_RUN: u32 = Site::DEFAULT_MAX_PAGES_PER_RUN;
-/// Default requests per second per host.
-pub const DEFAULT_RATE_LIMIT_PER_SECOND: f64 = Site::DEFAULT_RATE_LIMIT_PER_SECOND;
-/// Default requests in flight per host.
-pub const DEFAULT_CONCURRENCY: u32 = Site::DEFAULT_CONCURRENCY;
 /// Largest compiled program of one `re:` pattern; bounds the memory a hostile
 /// pattern such as `(a{1000}){1000}` can claim.
 pub const MAX_PATTERN_PROGRAM_BYTES: usize = 1 << 20;
@@ -55,11 +47,11 @@ impl SiteBuilder {
                 seeds,
                 allow_patterns: Vec::new(),
                 deny_patterns: Vec::new(),
-                max_depth: DEFAULT_MAX_DEPTH,
-                max_pages_per_run: DEFAULT_MAX_PAGES_PER_RUN,
+                max_depth: Site::DEFAULT_MAX_DEPTH,
+                max_pages_per_run: Site::DEFAULT_MAX_PAGES_PER_RUN,
                 schedule: None,
-                rate_limit_per_second: DEFAULT_RATE_LIMIT_PER_SECOND,
-                concurrency: DEFAULT_CONCURRENCY,
+                rate_limit_per_second: Site::DEFAULT_RATE_LIMIT_PER_SECOND,
+                concurrency: Site::DEFAULT_CONCURRENCY,
                 charset_override: None,
                 extraction: ExtractionHints::default(),
                 enabled: true,

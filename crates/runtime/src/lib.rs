@@ -21,6 +21,6 @@ mod worker;
 
 pub use backends::{Backends, DataDirLock, open_index, open_queue, open_stores};
 pub use dispatch::Dispatcher;
-pub use node::Node;
+pub use node::{Node, fingerprinter};
 pub use webhook::HttpWebhookTransport;
 pub use worker::{TickOutcome, Worker, WorkerSettings};

@@ -15,6 +15,15 @@ use crate::dispatch::Dispatcher;
 use crate::webhook::HttpWebhookTransport;
 use crate::worker::{Worker, WorkerSettings};
 
+/// Returns the fingerprint engine (its tables load once per call: build it
+/// once per process and share it).
+pub fn fingerprinter() -> anyhow::Result<Arc<Fingerprinter>> {
+    Ok(Arc::new(
+        Fingerprinter::new(FingerprintConfig::default())
+            .context("cannot load the fingerprint tables")?,
+    ))
+}
+
 /// A process's view of the system: the configuration, its backends opened
 /// once, and the parts assembled from them on demand.
 #[derive(Debug, Clone)]
@@ -77,8 +86,6 @@ impl Node {
     /// Returns the matcher stage's handler (fingerprinting, comparison, back-fill).
     pub fn matcher(&self) -> anyhow::Result<MatcherHandler> {
         let stores = &self.backends.stores;
-        let fingerprinter = Fingerprinter::new(FingerprintConfig::default())
-            .context("cannot load the fingerprint tables")?;
         Ok(MatcherHandler::new(MatcherPorts {
             works: stores.works.clone(),
             pages: stores.pages.clone(),
@@ -86,7 +93,7 @@ impl Node {
             matches: stores.matches.clone(),
             index: self.backends.index.clone(),
             queue: self.backends.queue.clone(),
-            fingerprinter: Arc::new(fingerprinter),
+            fingerprinter: fingerprinter()?,
             config: self.config.matcher.clone(),
         }))
     }

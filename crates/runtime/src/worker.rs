@@ -97,26 +97,6 @@ impl Worker {
         }
     }
 
-    /// Receives one batch and runs it to completion (tests drive the loop with it).
-    pub async fn tick(&self) -> Result<TickOutcome> {
-        let batch = self
-            .queue
-            .receive(self.settings.concurrency.max(1), self.settings.visibility)
-            .await?;
-        let mut outcome = TickOutcome {
-            received: batch.len(),
-            ..TickOutcome::default()
-        };
-        let mut running = JoinSet::new();
-        for received in batch {
-            running.spawn(self.start(received));
-        }
-        while let Some(joined) = running.join_next().await {
-            count(&mut outcome, joined);
-        }
-        Ok(outcome)
-    }
-
     /// Runs tasks as slots free up until `shutdown` turns true, then drains
     /// within the deadline.
     pub async fn run(&self, shutdown: watch::Receiver<bool>) -> Result<()> {

@@ -165,6 +165,30 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     }
 }
 
+/// Parses a JSON body already read as bytes (a handler that checks the path's
+/// resource first), with `ApiJson`'s content-type rule and errors.
+pub fn json_from_bytes<T: DeserializeOwned>(
+    headers: &axum::http::HeaderMap,
+    body: &[u8],
+) -> Result<T, ApiError> {
+    let json = headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.split(';').next())
+        .is_some_and(|media| {
+            let media = media.trim();
+            media == "application/json" || media.ends_with("+json")
+        });
+    if !json {
+        return Err(json_rejection(JsonRejection::MissingJsonContentType(
+            Default::default(),
+        )));
+    }
+    Json::<T>::from_bytes(body)
+        .map(|Json(value)| value)
+        .map_err(json_rejection)
+}
+
 fn json_rejection(rejection: JsonRejection) -> ApiError {
     match &rejection {
         JsonRejection::MissingJsonContentType(_) => {

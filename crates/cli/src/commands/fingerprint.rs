@@ -4,23 +4,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
-use anyhow::Context;
-use copyhound_fingerprint::{FingerprintConfig, Fingerprinter, Verification, hamming_distance};
+use copyhound_fingerprint::{Fingerprinter, Verification, hamming_distance};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::cli::{CompareArgs, FingerprintArgs};
 use crate::text_input;
-
-/// Returns the fingerprint engine with its default configuration.
-pub fn fingerprinter() -> anyhow::Result<Arc<Fingerprinter>> {
-    Ok(Arc::new(
-        Fingerprinter::new(FingerprintConfig::default())
-            .context("cannot load the fingerprint tables")?,
-    ))
-}
 
 #[derive(Serialize)]
 struct FileFingerprint<'a> {
@@ -33,7 +23,7 @@ struct FileFingerprint<'a> {
 }
 
 pub fn fingerprint(args: FingerprintArgs) -> anyhow::Result<ExitCode> {
-    let engine = fingerprinter()?;
+    let engine = copyhound_runtime::fingerprinter()?;
     let progress = ProgressBar::new(args.files.len() as u64).with_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} files {per_sec} {eta}")
             .expect("the template is valid"),
@@ -228,7 +218,7 @@ fn excerpt(chars: &[char], start: u32, end: u32) -> String {
 }
 
 pub fn compare(args: CompareArgs) -> anyhow::Result<ExitCode> {
-    let engine = fingerprinter()?;
+    let engine = copyhound_runtime::fingerprinter()?;
     let chapter = text_input::read(&args.registered)?;
     let page = text_input::read(&args.suspect)?;
     let comparison = compare_texts(&engine, chapter.text, page.text);

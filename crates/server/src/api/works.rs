@@ -22,7 +22,7 @@ use super::{ListQuery, page_request};
 use crate::AppState;
 use crate::auth::PublisherCaller;
 use crate::error::{
-    ApiBytes, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id,
+    ApiBytes, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, json_from_bytes, parse_id,
 };
 use crate::openapi::{bounded, id_string, non_blank, non_blank_text_pattern, nullable};
 use crate::register::limits::{
@@ -689,7 +689,7 @@ pub async fn add_article(
     let work_id = parse_id::<WorkId>("work_id", &work_id)?;
     // The work first: an unknown work is 404 whatever the body holds.
     state.works.get_work(&caller.publisher_id, &work_id).await?;
-    let article = json_body::<ArticleInput>(&headers, &body)?;
+    let article = json_from_bytes::<ArticleInput>(&headers, &body)?;
     let added = service::add_articles(&state, &caller, &work_id, vec![article]).await?;
     Ok((StatusCode::CREATED, Json(added)))
 }
@@ -869,30 +869,4 @@ pub fn owner_key(work_id: &WorkId, chapter_id: &ChapterId) -> String {
         chapter_id: chapter_id.clone(),
     }
     .index_key()
-}
-
-/// Parses a JSON body read as bytes (after the path's resource was checked),
-/// with the same errors as `ApiJson`.
-fn json_body<T: serde::de::DeserializeOwned>(
-    headers: &axum::http::HeaderMap,
-    body: &[u8],
-) -> ApiResult<T> {
-    let json = headers
-        .get(axum::http::header::CONTENT_TYPE)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.split(';').next())
-        .is_some_and(|media| {
-            let media = media.trim();
-            media == "application/json" || media.ends_with("+json")
-        });
-    if !json {
-        return Err(ApiError::invalid(
-            "expected a JSON body with `Content-Type: application/json`",
-        ));
-    }
-    serde_json::from_slice(body).map_err(|error| {
-        ApiError::invalid(format!(
-            "failed to deserialize the json body into the target type: {error}"
-        ))
-    })
 }
