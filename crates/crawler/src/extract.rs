@@ -18,6 +18,7 @@
 //! texts of titles, headings and anchors are read up to a few hundred chars.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use copyhound_core::model::ExtractionHints;
 use ego_tree::NodeId;
@@ -27,6 +28,7 @@ use tracing::warn;
 
 pub use crate::extract_fallback::{MAX_ELEMENTS, MAX_HTML_BYTES, MAX_NESTING};
 use crate::extract_fallback::{shape, strip_tags};
+use crate::style::{self, Applied, LinkedSheets};
 use crate::text::{join_nonempty_lines, within_budget};
 use tags::{is_heading_like, is_line_break_tag, is_next_page_anchor, page_number, part_marker};
 
@@ -64,8 +66,13 @@ pub struct Extracted {
     pub links: Vec<String>,
     /// The `<base href>`, against which links resolve, if the page sets one.
     pub base_href: Option<String>,
-    /// Set when a budget cut the page short (bytes, nesting or elements).
+    /// Set when a budget cut the page short (bytes, nesting, elements, CSS).
     pub warning: Option<String>,
+    /// What the page's CSS hid, reordered, generated or drew as images.
+    pub styled: Applied,
+    /// Hrefs of linked style sheets that were not supplied: the text was read
+    /// without them (see [`extract_styled`]).
+    pub unread_sheets: Vec<String>,
 }
 
 impl Extracted {
@@ -87,6 +94,19 @@ pub fn extract(html: &str, hints: &ExtractionHints) -> Extracted {
 
 /// Like [`extract`], keeping at most `max_links` links.
 pub fn extract_with_limit(html: &str, hints: &ExtractionHints, max_links: usize) -> Extracted {
+    extract_styled(html, hints, max_links, &|_| None)
+}
+
+/// Like [`extract_with_limit`], with the page's linked style sheets: `sheet`
+/// returns the text of the sheet an href (as written in the page) names, when
+/// it is at hand. The ones that are not are listed in
+/// [`Extracted::unread_sheets`], for the caller to fetch and extract again.
+pub fn extract_styled(
+    html: &str,
+    hints: &ExtractionHints,
+    max_links: usize,
+    sheet: &dyn Fn(&str) -> Option<Arc<str>>,
+) -> Extracted {
     let whole = html.len();
     let html = within_budget(html);
     let cut = (html.len() < whole)
@@ -103,7 +123,27 @@ pub fn extract_with_limit(html: &str, hints: &ExtractionHints, max_links: usize)
             ..Extracted::default()
         };
     }
-    let document = Html::parse_document(html);
+    let mut document = Html::parse_document(html);
+    let mut sheets = Vec::new();
+    let mut unread_sheets = Vec::new();
+    for href in style::linked_sheet_hrefs(&document) {
+        match sheet(&href) {
+            Some(text) => sheets.push(text),
+            None => unread_sheets.push(href),
+        }
+    }
+    let sheet_texts: Vec<&str> = sheets.iter().map(|text| &**text).collect();
+    let styled = style::apply(
+        &mut document,
+        LinkedSheets {
+            sheets: &sheet_texts,
+            complete: unread_sheets.is_empty(),
+        },
+    );
+    let warning = match (cut, &styled.truncated) {
+        (Some(cut), Some(css)) => Some(format!("{cut}; {css}")),
+        (cut, css) => cut.or_else(|| css.clone()),
+    };
     let scan = scan(&document, max_links);
     let hinted = hints
         .content_selector
@@ -125,7 +165,9 @@ pub fn extract_with_limit(html: &str, hints: &ExtractionHints, max_links: usize)
         next_page_url,
         links: scan.links,
         base_href: scan.base_href,
-        warning: cut,
+        warning,
+        styled,
+        unread_sheets,
     }
 }
 

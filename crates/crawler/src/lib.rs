@@ -12,6 +12,7 @@ pub mod fetch;
 pub mod pacer;
 pub mod scheduler;
 pub mod site;
+pub mod style;
 pub mod text;
 pub mod urls;
 

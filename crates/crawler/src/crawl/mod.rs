@@ -15,6 +15,7 @@ mod interrupted;
 mod outcome;
 mod page;
 mod reconcile;
+mod sheets;
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -249,6 +250,7 @@ impl Crawler {
             seen: Mutex::new(HashSet::new()),
             chains: Mutex::new(Vec::new()),
             interrupted_runs: HashSet::new(),
+            sheets: sheets::SheetCache::default(),
         }
     }
 

@@ -19,8 +19,9 @@ use tracing::{debug, warn};
 use url::Url;
 
 use super::outcome::PageOutcome;
+use super::sheets::SheetCache;
 use crate::charset::decode_body;
-use crate::extract::{Extracted, extract_with_limit};
+use crate::extract::{Extracted, extract_styled};
 use crate::pacer::HostPacer;
 use crate::site::UrlRules;
 use crate::urls::{origin_key, resolve_link};
@@ -46,6 +47,8 @@ pub(crate) struct PageContext {
     /// Runs cut short by a killed process: a page one of them stored last may
     /// have lost its fingerprint task, so it is enqueued again.
     pub(crate) interrupted_runs: HashSet<CrawlRunId>,
+    /// Same-site style sheets, fetched once per run.
+    pub(crate) sheets: SheetCache,
 }
 
 /// What processing one logical page produced.
@@ -187,22 +190,24 @@ impl PageContext {
         if page_url != url {
             self.claim(&page_url);
         }
-        let body = fetched.body.clone();
-        let content_type = fetched.content_type.clone();
-        let charset_override = self.site.charset_override.clone();
-        let hints = self.site.extraction.clone();
-        let max_links = self.max_links;
-        let (charset, extracted) = tokio::task::spawn_blocking(move || {
-            analyze(
-                &body,
-                content_type.as_deref(),
-                charset_override.as_deref(),
-                &hints,
-                max_links,
-            )
-        })
-        .await
-        .map_err(|err| Error::internal(format!("extraction task failed: {err}")))??;
+        let mut extracted = self.analyze(&fetched, &page_url).await?;
+        if !extracted.1.unread_sheets.is_empty() {
+            let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
+            let fetched_sheets = self
+                .sheets
+                .fetch_missing(
+                    &page_url,
+                    &extracted.1.unread_sheets,
+                    self.fetcher.as_ref(),
+                    &self.pacer,
+                    interval,
+                )
+                .await;
+            if fetched_sheets {
+                extracted = self.analyze(&fetched, &page_url).await?;
+            }
+        }
+        let (charset, extracted) = extracted;
         let base = base_url(&page_url, extracted.base_href.as_deref());
         let links = self.allowed_links(&base, &extracted.links);
         let next_part = extracted
@@ -219,6 +224,29 @@ impl PageContext {
             links,
             next_part,
         })
+    }
+
+    /// Decodes and extracts a fetched body off the async threads, with the
+    /// run's style sheets.
+    async fn analyze(&self, fetched: &FetchedPage, page_url: &str) -> Result<(String, Extracted)> {
+        let body = fetched.body.clone();
+        let content_type = fetched.content_type.clone();
+        let charset_override = self.site.charset_override.clone();
+        let hints = self.site.extraction.clone();
+        let max_links = self.max_links;
+        let sheets = self.sheets.lookup(page_url);
+        tokio::task::spawn_blocking(move || {
+            analyze(
+                &body,
+                content_type.as_deref(),
+                charset_override.as_deref(),
+                &hints,
+                max_links,
+                &|href| sheets.sheet(href),
+            )
+        })
+        .await
+        .map_err(|err| Error::internal(format!("extraction task failed: {err}")))?
     }
 
     fn allowed_links(&self, base: &Url, hrefs: &[String]) -> Vec<String> {
@@ -317,6 +345,7 @@ pub(crate) fn analyze(
     charset_override: Option<&str>,
     hints: &copyhound_core::model::ExtractionHints,
     max_links: usize,
+    sheet: &dyn Fn(&str) -> Option<Arc<str>>,
 ) -> Result<(String, Extracted)> {
     if looks_binary(body) {
         return Err(Error::invalid("binary body"));
@@ -341,7 +370,7 @@ pub(crate) fn analyze(
             ..Extracted::default()
         }
     } else {
-        extract_with_limit(&decoded.text, hints, max_links)
+        extract_styled(&decoded.text, hints, max_links, sheet)
     };
     Ok((decoded.charset, extracted))
 }

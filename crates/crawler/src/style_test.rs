@@ -1,0 +1,175 @@
+use super::*;
+
+fn seen(html: &str) -> String {
+    seen_with(
+        html,
+        LinkedSheets {
+            sheets: &[],
+            complete: true,
+        },
+    )
+}
+
+fn seen_with(html: &str, linked: LinkedSheets<'_>) -> String {
+    let mut document = Html::parse_document(html);
+    apply(&mut document, linked);
+    let body = Selector::parse("body").unwrap();
+    document
+        .select(&body)
+        .next()
+        .map(|body| body.text().collect::<String>())
+        .unwrap_or_default()
+}
+
+#[test]
+fn hidden_decoys_are_dropped_visible_wrappers_kept() {
+    let html = r#"<style>.fts{font-size:0px;line-height:0}.t9{font-size:0}.ok{font-weight:normal}
+        .v{visibility:hidden;width:0} .off{position:absolute;left:-9999px}</style>
+        <p>清<b class="fts">缚</b>晨<em class="t9">弩s</em><span class="ok">早</span>起<i class="v">颜</i>一
+        <span style="position:absolute;left:-9999px">押怨</span>炉<span style="display:none!important">钱</span>香
+        <span class="off">老</span><font class="fts">纵</font>。</p>"#;
+    assert_eq!(
+        seen(html).split_whitespace().collect::<String>(),
+        "清晨早起一炉香。"
+    );
+}
+
+#[test]
+fn the_cascade_decides_what_is_hidden() {
+    // Specificity, source order, !important and inline styles as a browser applies them.
+    let html = r#"<style>
+        p .x { display: none }
+        .x.keep { display: inline }
+        .late { display: none } .late { display: inline }
+        #id { display: inline } .y { display: none !important }
+        span.z { color: #fff } </style>
+        <p>a<span class="x">b</span><span class="x keep">c</span><span class="late">d</span>
+        <span id="id" class="y">e</span><span class="x" style="display:inline">f</span>
+        <span class="z">g</span><span class="z" style="color:#000">h</span></p>"#;
+    assert_eq!(seen(html).split_whitespace().collect::<String>(), "acdfh");
+}
+
+#[test]
+fn inherited_properties_follow_the_tree() {
+    let html = r##"<div style="visibility:hidden">a<span style="visibility:visible">b</span></div>
+        <div style="font-size:0">c<span style="font-size:14px">d</span><span style="font-size:1.2em">e</span></div>
+        <div style="background:#000;color:#fff">f</div>
+        <div style="background-color:#123456"><span style="color:#123457">g</span>h</div>
+        <div style="opacity:0">i<span style="opacity:1">j</span></div>
+        <div style="width:0;overflow:hidden">k</div><span style="width:0;overflow:hidden">l</span>
+        <div style="clip-path:inset(50%)">m</div><p hidden>n</p><font color="#ffffff">o</font>"##;
+    assert_eq!(seen(html).split_whitespace().collect::<String>(), "bdfhl");
+}
+
+#[test]
+fn unknown_backgrounds_and_sheets_are_not_guessed() {
+    // White text over a background image, or with linked sheets unread, is not hidden;
+    // a zero font size then hides only the element's own text.
+    let html = r#"<div style="background:url(bg.png)"><span style="color:#fff">a</span></div>
+        <span style="color:#fff">b</span><div style="font-size:0">c<p>d</p></div>"#;
+    assert_eq!(seen(html).split_whitespace().collect::<String>(), "a");
+    let incomplete = LinkedSheets {
+        sheets: &[],
+        complete: false,
+    };
+    assert_eq!(
+        seen_with(html, incomplete)
+            .split_whitespace()
+            .collect::<String>(),
+        "abd"
+    );
+}
+
+#[test]
+fn flex_order_restores_the_reading_order() {
+    let html = r#"<style>.q{display:inline-flex;flex-wrap:wrap}</style><p><span class="q">
+        <span style="order:3">下所未到</span> <span style="order:1">余游幕</span>
+        <span style="order:2">三十年来，天</span></span>。</p>
+        <p><span style="display:flex"><i style="order:2">b</i><i style="order:1">a</i></span></p>
+        <p><span><i style="order:2">y</i><i style="order:1">x</i></span></p>"#;
+    assert_eq!(
+        seen(html).split_whitespace().collect::<String>(),
+        "余游幕三十年来，天下所未到。abyx"
+    );
+}
+
+#[test]
+fn generated_content_is_text_a_reader_sees() {
+    let html = r#"<style>.a::before{content:"天"} .a:after{content:"下"} .h::before{content:"x";display:none}
+        .n::after{content:none}</style><p><span class="a">之</span><span class="h">。</span><span class="n">的</span></p>"#;
+    assert_eq!(
+        seen(html).split_whitespace().collect::<String>(),
+        "天之下。的"
+    );
+}
+
+#[test]
+fn images_inside_a_text_run_become_placeholders() {
+    let html = r#"<p>话说<img src="zt/1.png" class="zt" alt="">到大怒、<img src="zt/2.png" alt="斧">急者
+        <img src="photo.jpg" width="600"> <a href="x"><img src="icon.png"></a>。</p>
+        <p><img src="a.png">开头</p>"#;
+    let text = seen(html);
+    assert_eq!(
+        text.split_whitespace().collect::<String>(),
+        format!("话说{GLYPH_PLACEHOLDER}到大怒、斧急者。{GLYPH_PLACEHOLDER}开头")
+    );
+}
+
+#[test]
+fn linked_sheets_count_and_unscreened_media_does_not() {
+    let sheet = ".d{display:none} @media print{.p{display:none}} @media (max-width:600px){.m{display:none}}";
+    let html = r#"<style media="print">.s{display:none}</style>
+        <p><span class="d">a</span><span class="p">b</span><span class="m">c</span><span class="s">d</span></p>"#;
+    let sheets = [sheet];
+    let linked = LinkedSheets {
+        sheets: &sheets,
+        complete: true,
+    };
+    assert_eq!(
+        seen_with(html, linked)
+            .split_whitespace()
+            .collect::<String>(),
+        "bcd"
+    );
+    let document = Html::parse_document(
+        r#"<link rel="stylesheet" href="/a.css"><link rel="alternate stylesheet" href="/b.css">
+           <link rel="stylesheet" media="print" href="/c.css"><link rel="icon" href="/i.png">
+           <link rel="Stylesheet" media="screen and (min-width:1px)" href=" d.css ">"#,
+    );
+    assert_eq!(linked_sheet_hrefs(&document), ["/a.css", "d.css"]);
+}
+
+#[test]
+fn selector_keys_and_specificity() {
+    assert!(matches!(rightmost_key("div.a > p#b"), Key::Id(id) if id == "b"));
+    assert!(matches!(rightmost_key(".x .y:not(.z)"), Key::Class(c) if c == "y"));
+    assert!(matches!(rightmost_key("UL li"), Key::Tag(t) if t == "li"));
+    assert!(matches!(rightmost_key("[data-x] *"), Key::Any));
+    assert!(specificity("#a") > specificity(".a.b.c"));
+    assert!(specificity(".a") > specificity("div p span"));
+    assert_eq!(specificity("p:where(.a, #b)"), specificity("p"));
+    assert_eq!(
+        split_selector_list("a, b:is(c, d) ,e"),
+        ["a", "b:is(c, d)", "e"]
+    );
+    assert_eq!(
+        strip_pseudo_element(".a::before"),
+        Some((".a", Pseudo::Before))
+    );
+    assert_eq!(strip_pseudo_element("p::first-line"), None);
+    assert_eq!(strip_pseudo_element("p:has(a)"), None);
+}
+
+#[test]
+fn hostile_css_is_bounded() {
+    // A huge sheet of rules that all match every element: the test budget ends it.
+    let mut css = String::from("<style>");
+    for i in 0..30_000 {
+        css.push_str(&format!("* .c{i}, p {{ color: red }}\n"));
+    }
+    css.push_str("</style>");
+    let body = "<p>x</p>".repeat(2000);
+    let mut document = Html::parse_document(&format!("{css}{body}"));
+    let applied = apply(&mut document, LinkedSheets::default());
+    assert!(applied.truncated.is_some(), "{applied:?}");
+}
