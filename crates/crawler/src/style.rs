@@ -40,7 +40,9 @@ pub const MAX_CSS_BYTES: usize = 1 << 20;
 pub const MAX_SELECTORS: usize = 20_000;
 /// Selector tests run per page.
 pub const MAX_MATCH_TESTS: usize = 1_000_000;
-/// Stands for a character drawn as an image: the verifier aligns it as a wildcard.
+/// Stands for a character drawn as an image: U+FFFC OBJECT REPLACEMENT
+/// CHARACTER, which the fingerprint normalizer keeps and the verifier aligns as
+/// a wildcard (`copyhound_fingerprint::GLYPH_PLACEHOLDER`, the same character).
 pub const GLYPH_PLACEHOLDER: char = '\u{FFFC}';
 /// An element moved this far out of view (px) is not seen.
 const OFF_SCREEN_PX: f32 = -500.0;

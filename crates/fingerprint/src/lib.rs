@@ -55,6 +55,12 @@ pub use verify::{CopiedSpan, PreparedChapter, Verification, VerifyConfig, covere
 /// output (normalization, tables, hashing, parameters' defaults) changes.
 pub const FINGERPRINT_VERSION: u32 = 1;
 
+/// U+FFFC OBJECT REPLACEMENT CHARACTER: a character the page drew as an image
+/// (the crawler writes it in its place). Normalization keeps it and the
+/// verifier aligns it with any chapter character, so pictures of every n-th
+/// character do not break the copied runs.
+pub const GLYPH_PLACEHOLDER: char = '\u{FFFC}';
+
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum FingerprintError {

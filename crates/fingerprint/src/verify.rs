@@ -102,6 +102,9 @@ pub struct Verification {
     pub page_coverage: f32,
     /// Chapter tokens covered by exact seeds (a stricter count than coverage).
     pub matched_chars: u32,
+    /// Characters the page drew as images inside the spans, aligned as wildcards.
+    #[serde(default)]
+    pub wildcards: u32,
 }
 
 /// Token stream with token -> normalized char range.
@@ -192,19 +195,76 @@ impl Tokens {
     }
 }
 
+/// The token of [`crate::GLYPH_PLACEHOLDER`]: a character the page drew as an
+/// image, which may stand for any chapter token.
+const WILDCARD: u32 = crate::GLYPH_PLACEHOLDER as u32;
+/// Stands for the wildcard's position in a masked k-gram hash; no real token.
+const MASKED: u32 = u32::MAX - 1;
+
+fn kgram_hash(window: impl Iterator<Item = u32>) -> u64 {
+    mix64(window.fold(0u64, |h, t| {
+        h.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(u64::from(t) + 1)
+    }))
+}
+
 /// k-gram hashes of a token stream.
 fn kgram_hashes(ids: &[u32], k: usize) -> Vec<u64> {
     if ids.len() < k {
         return Vec::new();
     }
     ids.windows(k)
-        .map(|w| {
-            mix64(w.iter().fold(0u64, |h, &t| {
-                h.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                    .wrapping_add(u64::from(t) + 1)
-            }))
+        .map(|w| kgram_hash(w.iter().copied()))
+        .collect()
+}
+
+/// k-gram hashes of a page: a window holding one wildcard hashes with that
+/// position masked (it meets the chapter's masked hashes), one holding more
+/// is left out (`None`).
+fn page_kgram_hashes(ids: &[u32], k: usize) -> Vec<Option<u64>> {
+    if ids.len() < k {
+        return Vec::new();
+    }
+    ids.windows(k)
+        .map(|w| match w.iter().filter(|&&t| t == WILDCARD).count() {
+            0 => Some(kgram_hash(w.iter().copied())),
+            1 => Some(kgram_hash(
+                w.iter().map(|&t| if t == WILDCARD { MASKED } else { t }),
+            )),
+            _ => None,
         })
         .collect()
+}
+
+/// Seed table of a chapter: k-gram hash -> (first index into `positions`, count).
+fn seed_table(hashes: Vec<(u64, u32)>) -> (FixedMap<u64, (u32, u32)>, Vec<u32>) {
+    let mut pairs = hashes;
+    pairs.sort_unstable();
+    let mut table = FixedMap::default();
+    table.reserve(pairs.len());
+    let mut i = 0;
+    while i < pairs.len() {
+        let j = pairs[i..].partition_point(|p| p.0 == pairs[i].0) + i;
+        table.insert(pairs[i].0, (i as u32, (j - i) as u32));
+        i = j;
+    }
+    (table, pairs.into_iter().map(|p| p.1).collect())
+}
+
+/// The chapter's k-grams with each position masked in turn: built only for a
+/// page that holds wildcards.
+fn masked_seed_table(ids: &[u32], k: usize) -> (FixedMap<u64, (u32, u32)>, Vec<u32>) {
+    let mut hashes = Vec::with_capacity(ids.len().saturating_sub(k - 1) * k);
+    for (i, w) in ids.windows(k).enumerate() {
+        for masked in 0..k {
+            let window = w
+                .iter()
+                .enumerate()
+                .map(|(j, &t)| if j == masked { MASKED } else { t });
+            hashes.push((kgram_hash(window), i as u32));
+        }
+    }
+    seed_table(hashes)
 }
 
 /// A chapter prepared for many verifications (tokens and seed table built
@@ -222,21 +282,13 @@ impl PreparedChapter {
     pub(crate) fn new(phon: &Phonetic, text: &NormalizedText, cfg: &VerifyConfig) -> Self {
         let tokens = Tokens::new(phon, text, cfg);
         let hashes = kgram_hashes(&tokens.ids, cfg.seed_k as usize);
-        let mut pairs: Vec<(u64, u32)> = hashes
-            .iter()
-            .enumerate()
-            .map(|(i, &h)| (h, i as u32))
-            .collect();
-        pairs.sort_unstable();
-        let mut table = FixedMap::default();
-        table.reserve(pairs.len());
-        let mut i = 0;
-        while i < pairs.len() {
-            let j = pairs[i..].partition_point(|p| p.0 == pairs[i].0) + i;
-            table.insert(pairs[i].0, (i as u32, (j - i) as u32));
-            i = j;
-        }
-        let positions = pairs.into_iter().map(|p| p.1).collect();
+        let (table, positions) = seed_table(
+            hashes
+                .iter()
+                .enumerate()
+                .map(|(i, &h)| (h, i as u32))
+                .collect(),
+        );
         Self {
             text: text.clone(),
             tokens,
@@ -272,12 +324,25 @@ pub(crate) fn verify_prepared(
     let chapter_text = &chapter.text;
     let k = cfg.seed_k;
     let pt = Tokens::new(phon, page, cfg);
-    let hashes = kgram_hashes(&pt.ids, k as usize);
+    let hashes = page_kgram_hashes(&pt.ids, k as usize);
+    let masked = pt
+        .ids
+        .contains(&WILDCARD)
+        .then(|| masked_seed_table(&chapter.tokens.ids, k as usize));
     let mut active: Vec<Chain> = Vec::new();
     let mut done: Vec<Chain> = Vec::new();
     for (b, h) in hashes.iter().enumerate() {
         let b = b as u32;
-        let Some(&(first, count)) = chapter.table.get(h) else {
+        let Some(h) = h else { continue };
+        let (table, positions) = match &masked {
+            Some((table, positions))
+                if pt.ids[b as usize..(b + k) as usize].contains(&WILDCARD) =>
+            {
+                (table, positions)
+            }
+            _ => (&chapter.table, &chapter.positions),
+        };
+        let Some(&(first, count)) = table.get(h) else {
             continue;
         };
         if count > cfg.max_occurrences {
@@ -292,7 +357,7 @@ pub(crate) fn verify_prepared(
                 idx += 1;
             }
         }
-        for &a in &chapter.positions[first as usize..(first + count) as usize] {
+        for &a in &positions[first as usize..(first + count) as usize] {
             let diag = i64::from(b) - i64::from(a);
             let mut best: Option<(usize, i64)> = None;
             for (ci, c) in active.iter().enumerate() {
@@ -341,7 +406,12 @@ pub(crate) fn verify_prepared(
     let mut b_ranges = Vec::with_capacity(kept.len());
     let mut spans = Vec::with_capacity(kept.len());
     let mut matched = 0u32;
+    let mut wildcards = 0u32;
     for c in &kept {
+        wildcards += pt.ids[c.b_start as usize..c.b_end as usize]
+            .iter()
+            .filter(|&&t| t == WILDCARD)
+            .count() as u32;
         let (na0, na1) = (ct.starts[c.a_start as usize], ct.ends[c.a_end as usize - 1]);
         let (nb0, nb1) = (pt.starts[c.b_start as usize], pt.ends[c.b_end as usize - 1]);
         a_ranges.push((na0, na1));
@@ -367,6 +437,7 @@ pub(crate) fn verify_prepared(
         chapter_coverage: cov(&a_ranges, chapter_text.len()),
         page_coverage: cov(&b_ranges, page.len()),
         matched_chars: matched.min(chapter_text.len() as u32),
+        wildcards,
         spans,
     }
 }

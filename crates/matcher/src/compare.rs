@@ -32,6 +32,8 @@ pub struct Decision {
 /// A page infringes when it carries at least `min_copied_chars` characters of the
 /// chapter (the usual bar: a review quoting a sentence stays below it), or, for
 /// chapters too short to reach that, at least `min_chapter_coverage` of the chapter.
+/// (A page of a chapter split over several pages is also judged with its
+/// chain: see `min_part_copied_chars`.)
 pub fn decide(verification: &Verification, chapter_chars: u32, config: &MatcherConfig) -> Decision {
     // Each chapter character once: a page may repeat a passage, or a run be found twice.
     let copied = copyhound_fingerprint::covered_len(
@@ -134,7 +136,22 @@ async fn verify_candidate(
     })
     .await
     .map_err(join_error)?;
-    let decision = decide(&verification, chapter.chars, &ports.config);
+    let mut decision = decide(&verification, chapter.chars, &ports.config);
+    if !decision.infringing
+        && decision.copied_chars >= ports.config.min_part_copied_chars
+        && let Some(chain) = chain_text(ports, page).await?
+    {
+        // One page of a split chapter: the pages together are the copy.
+        let fingerprinter = ports.fingerprinter.clone();
+        let chapter_text = chapter.text.clone();
+        let whole = tokio::task::spawn_blocking(move || {
+            let chapter_normalized = fingerprinter.normalize(&chapter_text);
+            fingerprinter.verify(&chapter_normalized, &fingerprinter.normalize(&chain))
+        })
+        .await
+        .map_err(join_error)?;
+        decision.infringing = decide(&whole, chapter.chars, &ports.config).infringing;
+    }
     debug!(page_id = %page.id, work_id = %work_id, chapter_id = %chapter_id, copied = decision.copied_chars,
         coverage = verification.chapter_coverage, infringing = decision.infringing, "verified candidate");
     if !decision.infringing {
@@ -159,6 +176,28 @@ async fn verify_candidate(
         duplicates,
     );
     ports.matches.upsert_match(&found).await
+}
+
+/// The joined text of the chapter split over pages that `page` is one of.
+async fn chain_text(ports: &MatcherPorts, page: &Page) -> Result<Option<String>> {
+    let Some(pagination) = &page.fetch.pagination else {
+        return Ok(None);
+    };
+    if pagination.part_urls.len() < 2 {
+        return Ok(None);
+    }
+    if let Some(joined) = &pagination.joined_text {
+        return Ok(Some(joined.clone()));
+    }
+    match ports
+        .pages
+        .get_page(&PageId::for_url(&pagination.first_url))
+        .await
+    {
+        Ok(first) => Ok(first.fetch.pagination.and_then(|first| first.joined_text)),
+        Err(error) if error.kind() == ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(error),
+    }
 }
 
 fn build_match(
@@ -269,6 +308,7 @@ mod tests {
                 .collect(),
             chapter_coverage: coverage,
             page_coverage: coverage,
+            wildcards: 0,
             matched_chars: spans.iter().map(|(start, end)| end - start).sum(),
         }
     }

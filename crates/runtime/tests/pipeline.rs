@@ -11,8 +11,8 @@ use copyhound_core::config::{MatcherConfig, QueueConfig};
 use copyhound_core::ids::sha256_hex;
 use copyhound_core::ids::{ChapterId, PageId, PublisherId, SiteId, WorkId};
 use copyhound_core::model::{
-    Chapter, FetchMeta, Language, MatchStatus, Page, Publisher, PublisherKind, Task, TaskKind,
-    Work, WorkKind,
+    Chapter, FetchMeta, Language, MatchStatus, Page, Pagination, Publisher, PublisherKind, Task,
+    TaskKind, Work, WorkKind,
 };
 use copyhound_fingerprint::{FingerprintConfig, Fingerprinter};
 use copyhound_index::MemoryFingerprintIndex;
@@ -95,6 +95,10 @@ impl Harness {
     }
 
     async fn crawl(&self, url: &str, text: &str) -> PageId {
+        self.crawl_with(url, text, FetchMeta::default()).await
+    }
+
+    async fn crawl_with(&self, url: &str, text: &str, fetch: FetchMeta) -> PageId {
         let now = Utc::now();
         let page = Page {
             id: PageId::for_url(url),
@@ -109,7 +113,7 @@ impl Harness {
             content_sha256: sha256_hex(text.as_bytes()),
             first_seen: now,
             last_seen: now,
-            fetch: FetchMeta::default(),
+            fetch,
             previous_versions: Vec::new(),
         };
         self.stores.pages.upsert_page(&page).await.unwrap();
@@ -237,6 +241,44 @@ async fn a_short_quote_is_not_a_match() {
         .await;
     harness.drain().await;
     assert!(harness.matches_of(&page).await.is_empty());
+}
+
+#[tokio::test]
+async fn each_page_of_a_chapter_split_over_pages_is_a_copy() {
+    let harness = harness().await;
+    harness.register(Vec::new()).await;
+    // The last page of the split holds fewer characters than the bar.
+    let chars: Vec<char> = CHAPTER.chars().collect();
+    let cut = chars.len() - 220;
+    let (head, tail): (String, String) =
+        (chars[..cut].iter().collect(), chars[cut..].iter().collect());
+    let urls = vec![
+        "http://pirate.example/9.html".to_string(),
+        "http://pirate.example/9_2.html".to_string(),
+    ];
+    let part = |number: u32, joined: Option<String>| FetchMeta {
+        pagination: Some(Pagination {
+            first_url: urls[0].clone(),
+            part: number,
+            part_urls: urls.clone(),
+            joined_text: joined,
+        }),
+        ..FetchMeta::default()
+    };
+    let first = harness
+        .crawl_with(&urls[0], &head, part(1, Some(format!("{head}\n{tail}"))))
+        .await;
+    let second = harness.crawl_with(&urls[1], &tail, part(2, None)).await;
+    // The same short text on a page of its own stays below the bar.
+    let alone = harness
+        .crawl("http://blog.example/excerpt.html", &tail)
+        .await;
+    harness.drain().await;
+    assert_eq!(harness.matches_of(&first).await.len(), 1);
+    let found = harness.matches_of(&second).await;
+    assert_eq!(found.len(), 1, "the split chapter's last page");
+    assert!(found[0].spans[0].page_end > 100, "{:?}", found[0].spans);
+    assert!(harness.matches_of(&alone).await.is_empty());
 }
 
 #[tokio::test]

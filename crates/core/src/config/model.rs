@@ -218,6 +218,9 @@ pub struct MatcherConfig {
     pub min_copied_chars: u32,
     /// Or: share of the chapter found on the page.
     pub min_chapter_coverage: f32,
+    /// Or, for one page of a chapter split over several: copied characters of
+    /// that page, when the pages together clear the bar.
+    pub min_part_copied_chars: u32,
     /// Candidate chapters verified per page.
     pub max_candidates: u32,
 }
@@ -227,6 +230,7 @@ impl Default for MatcherConfig {
         Self {
             min_copied_chars: 300,
             min_chapter_coverage: 0.5,
+            min_part_copied_chars: 120,
             max_candidates: 32,
         }
     }
