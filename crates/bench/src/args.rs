@@ -50,6 +50,17 @@ pub struct BenchPipelineArgs {
     pub concurrency: u32,
 }
 
+/// Arguments of `copyhound bench extract`.
+#[derive(Debug, Args)]
+pub struct BenchExtractArgs {
+    /// Folder of saved pages (.html, .htm, .shtml), read recursively.
+    #[arg(long)]
+    pub pages: PathBuf,
+    /// Rounds of each extractor, alternated; the median is reported.
+    #[arg(long, default_value_t = 5)]
+    pub rounds: usize,
+}
+
 /// Arguments of `copyhound bench compare`.
 #[derive(Debug, Args)]
 pub struct BenchCompareArgs {

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-pub use copyhound_bench::{BenchCompareArgs, BenchPipelineArgs, EvalArgs};
+pub use copyhound_bench::{BenchCompareArgs, BenchExtractArgs, BenchPipelineArgs, EvalArgs};
 use copyhound_core::model::Site;
 
 /// CopyHound finds web pages that copy registered novels and news articles, even
@@ -339,6 +339,8 @@ pub enum BenchCommand {
     Index(BenchIndexArgs),
     /// Comparison throughput as the registered corpus grows (seeded synthetic chapters).
     Compare(BenchCompareArgs),
+    /// Page extraction through the page's CSS against the markup alone, on saved pages.
+    Extract(BenchExtractArgs),
     /// End-to-end pages/s with 1, 2, 4 worker processes and 1-2 crawler
     /// processes on the configured MongoDB and Redis, with CPU per role.
     Pipeline(BenchPipelineArgs),

@@ -94,18 +94,19 @@ pub fn extract(html: &str, hints: &ExtractionHints) -> Extracted {
 
 /// Like [`extract`], keeping at most `max_links` links.
 pub fn extract_with_limit(html: &str, hints: &ExtractionHints, max_links: usize) -> Extracted {
-    extract_styled(html, hints, max_links, &|_| None)
+    extract_styled(html, hints, max_links, Some(&|_| None))
 }
 
 /// Like [`extract_with_limit`], with the page's linked style sheets: `sheet`
 /// returns the text of the sheet an href (as written in the page) names, when
 /// it is at hand. The ones that are not are listed in
 /// [`Extracted::unread_sheets`], for the caller to fetch and extract again.
+/// `None` reads the markup alone, ignoring all CSS (the benchmarks' baseline).
 pub fn extract_styled(
     html: &str,
     hints: &ExtractionHints,
     max_links: usize,
-    sheet: &dyn Fn(&str) -> Option<Arc<str>>,
+    sheet: Option<&dyn Fn(&str) -> Option<Arc<str>>>,
 ) -> Extracted {
     let whole = html.len();
     let html = within_budget(html);
@@ -124,22 +125,27 @@ pub fn extract_styled(
         };
     }
     let mut document = Html::parse_document(html);
-    let mut sheets = Vec::new();
     let mut unread_sheets = Vec::new();
-    for href in style::linked_sheet_hrefs(&document) {
-        match sheet(&href) {
-            Some(text) => sheets.push(text),
-            None => unread_sheets.push(href),
+    let styled = match sheet {
+        Some(sheet) => {
+            let mut sheets = Vec::new();
+            for href in style::linked_sheet_hrefs(&document) {
+                match sheet(&href) {
+                    Some(text) => sheets.push(text),
+                    None => unread_sheets.push(href),
+                }
+            }
+            let sheet_texts: Vec<&str> = sheets.iter().map(|text| &**text).collect();
+            style::apply(
+                &mut document,
+                LinkedSheets {
+                    sheets: &sheet_texts,
+                    complete: unread_sheets.is_empty(),
+                },
+            )
         }
-    }
-    let sheet_texts: Vec<&str> = sheets.iter().map(|text| &**text).collect();
-    let styled = style::apply(
-        &mut document,
-        LinkedSheets {
-            sheets: &sheet_texts,
-            complete: unread_sheets.is_empty(),
-        },
-    );
+        None => Applied::default(),
+    };
     let warning = match (cut, &styled.truncated) {
         (Some(cut), Some(css)) => Some(format!("{cut}; {css}")),
         (cut, css) => cut.or_else(|| css.clone()),

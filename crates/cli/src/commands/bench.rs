@@ -12,6 +12,7 @@ pub async fn run(config: &Config, command: BenchCommand) -> anyhow::Result<ExitC
     match command {
         BenchCommand::Index(args) => index(config, args).await,
         BenchCommand::Compare(args) => copyhound_bench::compare::run(args).await,
+        BenchCommand::Extract(args) => copyhound_bench::extract::run(args),
         BenchCommand::Pipeline(args) => copyhound_bench::pipeline::run(config, args).await,
     }
 }

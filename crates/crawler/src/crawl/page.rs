@@ -370,7 +370,7 @@ pub(crate) fn analyze(
             ..Extracted::default()
         }
     } else {
-        extract_styled(&decoded.text, hints, max_links, sheet)
+        extract_styled(&decoded.text, hints, max_links, Some(sheet))
     };
     Ok((decoded.charset, extracted))
 }
