@@ -149,6 +149,7 @@ async fn fetch_kind(fetcher: &HttpFetcher, url: String) -> Result<u16, ErrorKind
             url,
             etag: None,
             last_modified: None,
+            style_sheet: false,
         })
         .await
         .map(|page| page.status)
@@ -205,6 +206,7 @@ async fn fetcher_bounds_and_classifies_bad_input() {
             url: url("/etag.html"),
             etag: None,
             last_modified: None,
+            style_sheet: false,
         })
         .await
         .unwrap();
@@ -213,6 +215,7 @@ async fn fetcher_bounds_and_classifies_bad_input() {
         url: url("/etag.html"),
         etag: first.etag.clone(),
         last_modified: None,
+        style_sheet: false,
     };
     assert_eq!(fetcher.fetch(&again).await.unwrap().status, 304);
     assert!(started.elapsed() < Duration::from_secs(10));

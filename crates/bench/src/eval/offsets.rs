@@ -146,8 +146,8 @@ mod tests {
         let main = "清晨早起\n余游幕天下所未到\n尾";
         let map = OffsetMap::new(main, visible);
         assert_eq!(map.map_span(0, 4), Some((3, 10)));
-        assert_eq!(map.map_span(5, 13), Some((10, 17)));
-        assert_eq!(map.map_span(14, 15), Some((19, 20)));
+        assert_eq!(map.map_span(5, 13), Some((11, 19)));
+        assert_eq!(map.map_span(14, 15), Some((20, 21)));
     }
 
     #[test]

@@ -14,6 +14,9 @@ pub struct FetchRequest {
     pub etag: Option<String>,
     /// Last-Modified of the previous visit, for a conditional GET.
     pub last_modified: Option<String>,
+    /// A style sheet is fetched: `text/css` is the accepted type, not a page's.
+    #[serde(default)]
+    pub style_sheet: bool,
 }
 
 /// A fetched response, already size-capped and decompressed.

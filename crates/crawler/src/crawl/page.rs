@@ -170,6 +170,7 @@ impl PageContext {
             last_modified: previous
                 .as_ref()
                 .and_then(|page| page.fetch.last_modified.clone()),
+            style_sheet: false,
         };
         if let Ok(parsed) = Url::parse(url) {
             let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);

@@ -102,6 +102,7 @@ impl SheetCache {
                 url: url.clone(),
                 etag: None,
                 last_modified: None,
+                style_sheet: true,
             };
             let sheet = match fetcher.fetch(&request).await {
                 Ok(fetched) if (200..300).contains(&fetched.status) => {

@@ -109,6 +109,7 @@ impl HttpFetcher {
                         url: url.to_string(),
                         etag: None,
                         last_modified: None,
+                        style_sheet: false,
                     },
                 )
                 .await?;
@@ -236,7 +237,7 @@ impl HttpFetcher {
             return Ok(Hop::Done(page));
         }
         check_status(url, status)?;
-        check_content_type(url, page.content_type.as_deref())?;
+        check_content_type(url, page.content_type.as_deref(), request.style_sheet)?;
         let max = self.max_body_bytes();
         let declared = response
             .headers()
@@ -289,6 +290,7 @@ impl Fetcher for HttpFetcher {
                     url: url.to_string(),
                     etag: None,
                     last_modified: None,
+                    style_sheet: request.style_sheet,
                 }
             };
             match self.fetch_hop(&url, &conditional, deadline).await? {
@@ -331,7 +333,7 @@ fn check_status(url: &Url, status: StatusCode) -> Result<()> {
     Err(Error::new(kind, format!("`{url}` answered http {code}")))
 }
 
-fn check_content_type(url: &Url, content_type: Option<&str>) -> Result<()> {
+fn check_content_type(url: &Url, content_type: Option<&str>, style_sheet: bool) -> Result<()> {
     let Some(content_type) = content_type else {
         return Ok(());
     };
@@ -341,7 +343,12 @@ fn check_content_type(url: &Url, content_type: Option<&str>) -> Result<()> {
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase();
-    if essence.is_empty() || ALLOWED_CONTENT_TYPES.contains(&essence.as_str()) {
+    let allowed = if style_sheet {
+        essence == "text/css" || essence == "text/plain"
+    } else {
+        ALLOWED_CONTENT_TYPES.contains(&essence.as_str())
+    };
+    if essence.is_empty() || allowed {
         return Ok(());
     }
     Err(Error::new(
@@ -437,13 +444,17 @@ mod tests {
             ErrorKind::Transient
         );
         assert!(check_status(&url, StatusCode::OK).is_ok());
-        assert!(check_content_type(&url, Some("text/html; charset=gbk")).is_ok());
-        assert!(check_content_type(&url, None).is_ok());
+        assert!(check_content_type(&url, Some("text/html; charset=gbk"), false).is_ok());
+        assert!(check_content_type(&url, None, false).is_ok());
         assert_eq!(
-            check_content_type(&url, Some("image/png"))
+            check_content_type(&url, Some("image/png"), false)
                 .unwrap_err()
                 .kind(),
             ErrorKind::Blocked
         );
+        // A style sheet is text/css; a page never is.
+        assert!(check_content_type(&url, Some("text/css"), true).is_ok());
+        assert!(check_content_type(&url, Some("text/css"), false).is_err());
+        assert!(check_content_type(&url, Some("text/html"), true).is_err());
     }
 }
