@@ -97,6 +97,9 @@ pub fn extract_with_limit(html: &str, hints: &ExtractionHints, max_links: usize)
     extract_styled(html, hints, max_links, Some(&|_| None))
 }
 
+/// Returns the text of the style sheet an href names (as written in the page).
+pub type SheetSource<'a> = &'a dyn Fn(&str) -> Option<Arc<str>>;
+
 /// Like [`extract_with_limit`], with the page's linked style sheets: `sheet`
 /// returns the text of the sheet an href (as written in the page) names, when
 /// it is at hand. The ones that are not are listed in
@@ -106,7 +109,7 @@ pub fn extract_styled(
     html: &str,
     hints: &ExtractionHints,
     max_links: usize,
-    sheet: Option<&dyn Fn(&str) -> Option<Arc<str>>>,
+    sheet: Option<SheetSource<'_>>,
 ) -> Extracted {
     let whole = html.len();
     let html = within_budget(html);

@@ -16,7 +16,7 @@ use axum::routing::get;
 use common::{harness, serve, site, test_config};
 use copyhound_core::ErrorKind;
 use copyhound_core::model::{CrawlRunStatus, TaskKind};
-use copyhound_core::ports::{FetchRequest, Fetcher};
+use copyhound_core::ports::{FetchRequest, Fetcher, Resource};
 use copyhound_crawler::{HttpFetcher, NoProgress};
 use futures_util::stream;
 
@@ -149,7 +149,7 @@ async fn fetch_kind(fetcher: &HttpFetcher, url: String) -> Result<u16, ErrorKind
             url,
             etag: None,
             last_modified: None,
-            style_sheet: false,
+            resource: Resource::Page,
         })
         .await
         .map(|page| page.status)
@@ -206,7 +206,7 @@ async fn fetcher_bounds_and_classifies_bad_input() {
             url: url("/etag.html"),
             etag: None,
             last_modified: None,
-            style_sheet: false,
+            resource: Resource::Page,
         })
         .await
         .unwrap();
@@ -215,7 +215,7 @@ async fn fetcher_bounds_and_classifies_bad_input() {
         url: url("/etag.html"),
         etag: first.etag.clone(),
         last_modified: None,
-        style_sheet: false,
+        resource: Resource::Page,
     };
     assert_eq!(fetcher.fetch(&again).await.unwrap().status, 304);
     assert!(started.elapsed() < Duration::from_secs(10));

@@ -14,9 +14,22 @@ pub struct FetchRequest {
     pub etag: Option<String>,
     /// Last-Modified of the previous visit, for a conditional GET.
     pub last_modified: Option<String>,
-    /// A style sheet is fetched: `text/css` is the accepted type, not a page's.
+    /// What is fetched, which decides the content types accepted.
     #[serde(default)]
-    pub style_sheet: bool,
+    pub resource: Resource,
+}
+
+/// The kind of resource a [`FetchRequest`] fetches.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resource {
+    /// A page: HTML or plain text.
+    #[default]
+    Page,
+    /// A style sheet a page links: CSS.
+    StyleSheet,
+    /// A sitemap (XML, gzip or a text list of URLs) or robots.txt, read for its URLs.
+    Sitemap,
 }
 
 /// A fetched response, already size-capped and decompressed.

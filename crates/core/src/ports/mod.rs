@@ -15,7 +15,7 @@ mod paging;
 mod queue;
 mod store;
 
-pub use fetcher::{FetchRequest, FetchedPage, Fetcher};
+pub use fetcher::{FetchRequest, FetchedPage, Fetcher, Resource};
 pub use handler::TaskHandler;
 pub use index::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
 pub use paging::{Pages, collect_all};

@@ -13,7 +13,9 @@ use std::sync::{Arc, Mutex};
 use chrono::Utc;
 use copyhound_core::ids::{CrawlRunId, PageId, sha256_hex};
 use copyhound_core::model::{FetchMeta, Page, Pagination, Site, Task, TaskKind};
-use copyhound_core::ports::{FetchRequest, FetchedPage, Fetcher, PageStore, PageUpsert, TaskQueue};
+use copyhound_core::ports::{
+    FetchRequest, FetchedPage, Fetcher, PageStore, PageUpsert, Resource, TaskQueue,
+};
 use copyhound_core::{Error, ErrorKind, Result};
 use tracing::{debug, warn};
 use url::Url;
@@ -170,7 +172,7 @@ impl PageContext {
             last_modified: previous
                 .as_ref()
                 .and_then(|page| page.fetch.last_modified.clone()),
-            style_sheet: false,
+            resource: Resource::Page,
         };
         if let Ok(parsed) = Url::parse(url) {
             let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);

@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use copyhound_core::ports::{FetchRequest, Fetcher};
+use copyhound_core::ports::{FetchRequest, Fetcher, Resource};
 use tracing::debug;
 use url::Url;
 
@@ -102,7 +102,7 @@ impl SheetCache {
                 url: url.clone(),
                 etag: None,
                 last_modified: None,
-                style_sheet: true,
+                resource: Resource::StyleSheet,
             };
             let sheet = match fetcher.fetch(&request).await {
                 Ok(fetched) if (200..300).contains(&fetched.status) => {

@@ -17,7 +17,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use copyhound_core::backoff::Backoff;
 use copyhound_core::config::CrawlerConfig;
-use copyhound_core::ports::{FetchRequest, FetchedPage, Fetcher};
+use copyhound_core::ports::{FetchRequest, FetchedPage, Fetcher, Resource};
 use copyhound_core::{Error, ErrorKind, Result};
 use reqwest::header::{
     CONTENT_LENGTH, CONTENT_TYPE, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION,
@@ -109,7 +109,7 @@ impl HttpFetcher {
                         url: url.to_string(),
                         etag: None,
                         last_modified: None,
-                        style_sheet: false,
+                        resource: Resource::Page,
                     },
                 )
                 .await?;
@@ -237,7 +237,7 @@ impl HttpFetcher {
             return Ok(Hop::Done(page));
         }
         check_status(url, status)?;
-        check_content_type(url, page.content_type.as_deref(), request.style_sheet)?;
+        check_content_type(url, page.content_type.as_deref(), request.resource)?;
         let max = self.max_body_bytes();
         let declared = response
             .headers()
@@ -290,7 +290,7 @@ impl Fetcher for HttpFetcher {
                     url: url.to_string(),
                     etag: None,
                     last_modified: None,
-                    style_sheet: request.style_sheet,
+                    resource: request.resource,
                 }
             };
             match self.fetch_hop(&url, &conditional, deadline).await? {
@@ -333,7 +333,7 @@ fn check_status(url: &Url, status: StatusCode) -> Result<()> {
     Err(Error::new(kind, format!("`{url}` answered http {code}")))
 }
 
-fn check_content_type(url: &Url, content_type: Option<&str>, style_sheet: bool) -> Result<()> {
+fn check_content_type(url: &Url, content_type: Option<&str>, resource: Resource) -> Result<()> {
     let Some(content_type) = content_type else {
         return Ok(());
     };
@@ -343,10 +343,18 @@ fn check_content_type(url: &Url, content_type: Option<&str>, style_sheet: bool) 
         .unwrap_or_default()
         .trim()
         .to_ascii_lowercase();
-    let allowed = if style_sheet {
-        essence == "text/css" || essence == "text/plain"
-    } else {
-        ALLOWED_CONTENT_TYPES.contains(&essence.as_str())
+    let allowed = match resource {
+        Resource::Page => ALLOWED_CONTENT_TYPES.contains(&essence.as_str()),
+        Resource::StyleSheet => matches!(essence.as_str(), "text/css" | "text/plain"),
+        Resource::Sitemap => matches!(
+            essence.as_str(),
+            "application/xml"
+                | "text/xml"
+                | "text/plain"
+                | "application/gzip"
+                | "application/x-gzip"
+                | "application/octet-stream"
+        ),
     };
     if essence.is_empty() || allowed {
         return Ok(());
@@ -444,17 +452,19 @@ mod tests {
             ErrorKind::Transient
         );
         assert!(check_status(&url, StatusCode::OK).is_ok());
-        assert!(check_content_type(&url, Some("text/html; charset=gbk"), false).is_ok());
-        assert!(check_content_type(&url, None, false).is_ok());
+        assert!(check_content_type(&url, Some("text/html; charset=gbk"), Resource::Page).is_ok());
+        assert!(check_content_type(&url, None, Resource::Page).is_ok());
         assert_eq!(
-            check_content_type(&url, Some("image/png"), false)
+            check_content_type(&url, Some("image/png"), Resource::Page)
                 .unwrap_err()
                 .kind(),
             ErrorKind::Blocked
         );
         // A style sheet is text/css; a page never is.
-        assert!(check_content_type(&url, Some("text/css"), true).is_ok());
-        assert!(check_content_type(&url, Some("text/css"), false).is_err());
-        assert!(check_content_type(&url, Some("text/html"), true).is_err());
+        assert!(check_content_type(&url, Some("text/css"), Resource::StyleSheet).is_ok());
+        assert!(check_content_type(&url, Some("text/css"), Resource::Page).is_err());
+        assert!(check_content_type(&url, Some("text/html"), Resource::StyleSheet).is_err());
+        assert!(check_content_type(&url, Some("application/x-gzip"), Resource::Sitemap).is_ok());
+        assert!(check_content_type(&url, Some("application/xml"), Resource::Page).is_err());
     }
 }

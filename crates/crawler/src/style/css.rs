@@ -600,7 +600,7 @@ mod tests {
                 Field::Transparent(true),
             ]
         );
-        assert_eq!(parse_inline("display:none !important")[0].important, true);
+        assert!(parse_inline("display:none !important")[0].important);
         assert_eq!(
             fields("position:absolute;left:-9999px;top:-50em"),
             vec![
