@@ -16,6 +16,7 @@ mod outcome;
 mod page;
 mod reconcile;
 mod sheets;
+mod sitemaps;
 
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -269,6 +270,25 @@ impl Crawler {
                 Ok(seed) if context.claim(&seed) => frontier.push_back((seed, 0)),
                 Ok(_) => {}
                 Err(error) => outcome::record(run, seed, &PageOutcome::from_error(&error)),
+            }
+        }
+        // What the sites' sitemaps list joins the frontier one hop from the seeds.
+        let interval = crate::pacer::interval_for_rate(site.rate_limit_per_second);
+        let listed = sitemaps::discover(
+            self.fetcher.as_ref(),
+            &context.pacer,
+            interval,
+            &site.seeds,
+            &context.rules,
+            budget,
+        )
+        .await;
+        for url in listed {
+            if frontier.len() >= budget {
+                break;
+            }
+            if context.claim(&url) {
+                frontier.push_back((url, 1));
             }
         }
         let mut in_flight: JoinSet<(u32, PageReport)> = JoinSet::new();
