@@ -215,6 +215,10 @@ pub struct SiteAddArgs {
     /// Force a charset when the site lies about it.
     #[arg(long)]
     pub charset: Option<String>,
+    /// Render pages with headless Chromium (`crawler.chromium`) before reading
+    /// them: for sites whose chapters are loaded by JavaScript.
+    #[arg(long)]
+    pub render_chromium: bool,
 }
 
 /// Arguments of `copyhound crawl`.

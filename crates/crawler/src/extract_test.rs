@@ -89,6 +89,7 @@ fn hints_override_detection() {
     let hints = ExtractionHints {
         content_selector: Some("#a".into()),
         next_page_selector: Some("a.nx".into()),
+        render: Default::default(),
     };
     let extracted = extract(html, &hints);
     assert_eq!(extracted.text, "短的正文");

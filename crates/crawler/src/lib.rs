@@ -10,6 +10,7 @@ pub mod extract;
 mod extract_fallback;
 pub mod fetch;
 pub mod pacer;
+pub mod render;
 pub mod scheduler;
 pub mod site;
 pub mod style;

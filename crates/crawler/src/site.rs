@@ -282,6 +282,7 @@ mod tests {
                 builder().extraction(ExtractionHints {
                     content_selector: Some("##".into()),
                     next_page_selector: None,
+                    render: Default::default(),
                 }),
                 "content_selector",
             ),

@@ -11,7 +11,9 @@ use anyhow::Context;
 use chrono::Utc;
 use copyhound_core::config::{Backend, Config};
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
-use copyhound_core::model::{CrawlRunStatus, Match, Publisher, PublisherKind};
+use copyhound_core::model::{
+    CrawlRunStatus, ExtractionHints, Match, Publisher, PublisherKind, Render,
+};
 use copyhound_core::ports::{MatchFilter, MatchFilterInput, PageRequest, collect_all};
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_crawler::{CrawlProgress, Crawler, HttpFetcher};
@@ -43,6 +45,12 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
             }
             if let Some(charset) = &args.charset {
                 builder = builder.charset_override(charset.clone());
+            }
+            if args.render_chromium {
+                builder = builder.extraction(ExtractionHints {
+                    render: Render::Chromium,
+                    ..ExtractionHints::default()
+                });
             }
             let site = builder.build()?;
             sites.put_site(&site).await?;

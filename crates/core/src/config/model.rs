@@ -191,6 +191,12 @@ pub struct CrawlerConfig {
     pub retry_backoff_ms: u64,
     /// Links kept per page (link farms are cut here).
     pub max_links_per_page: u32,
+    /// Chromium binary for sites rendered by a browser (`render = "chromium"`).
+    pub chromium: String,
+    /// Time one page may take to render, its script requests included.
+    pub render_timeout_ms: u64,
+    /// Requests one rendered page may make (scripts, data); more are refused.
+    pub max_render_requests: u32,
 }
 
 impl Default for CrawlerConfig {
@@ -206,6 +212,9 @@ impl Default for CrawlerConfig {
             max_retries: 2,
             retry_backoff_ms: 500,
             max_links_per_page: 2_000,
+            chromium: "chromium".into(),
+            render_timeout_ms: 15_000,
+            max_render_requests: 50,
         }
     }
 }

@@ -14,6 +14,23 @@ pub struct ExtractionHints {
     pub content_selector: Option<String>,
     /// CSS selector of the "next page" link of a chapter split over pages.
     pub next_page_selector: Option<String>,
+    /// How pages are read: as served, or rendered by headless Chromium first
+    /// (chapters loaded by JavaScript).
+    #[serde(default)]
+    pub render: Render,
+}
+
+/// How a site's pages are read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Render {
+    /// The HTML as served.
+    #[default]
+    Html,
+    /// The DOM after headless Chromium ran the page's scripts, every request
+    /// it makes going through the crawler's fetcher.
+    Chromium,
 }
 
 /// A watched (suspected piracy) site and how to crawl it.

@@ -30,6 +30,8 @@ pub enum Resource {
     StyleSheet,
     /// A sitemap (XML, gzip or a text list of URLs) or robots.txt, read for its URLs.
     Sitemap,
+    /// What a page rendered by a browser asks for: scripts, data, style sheets.
+    Subresource,
 }
 
 /// A fetched response, already size-capped and decompressed.

@@ -252,6 +252,12 @@ impl Crawler {
             chains: Mutex::new(Vec::new()),
             interrupted_runs: HashSet::new(),
             sheets: sheets::SheetCache::default(),
+            browser: tokio::sync::OnceCell::new(),
+            render: page::RenderSettings {
+                chromium: self.config.chromium.clone(),
+                timeout: Duration::from_millis(self.config.render_timeout_ms),
+                max_requests: self.config.max_render_requests,
+            },
         }
     }
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::Utc;
 use copyhound_core::ids::{CrawlRunId, PageId, sha256_hex};
-use copyhound_core::model::{FetchMeta, Page, Pagination, Site, Task, TaskKind};
+use copyhound_core::model::{FetchMeta, Page, Pagination, Render, Site, Task, TaskKind};
 use copyhound_core::ports::{
     FetchRequest, FetchedPage, Fetcher, PageStore, PageUpsert, Resource, TaskQueue,
 };
@@ -25,6 +25,7 @@ use super::sheets::SheetCache;
 use crate::charset::decode_body;
 use crate::extract::{Extracted, extract_styled};
 use crate::pacer::HostPacer;
+use crate::render::{Chromium, RenderLimits};
 use crate::site::UrlRules;
 use crate::urls::{origin_key, resolve_link};
 
@@ -51,6 +52,18 @@ pub(crate) struct PageContext {
     pub(crate) interrupted_runs: HashSet<CrawlRunId>,
     /// Same-site style sheets, fetched once per run.
     pub(crate) sheets: SheetCache,
+    /// The run's browser, started on the first page a site has rendered.
+    pub(crate) browser: tokio::sync::OnceCell<std::result::Result<Arc<Chromium>, String>>,
+    /// Chromium binary, render timeout and request budget.
+    pub(crate) render: RenderSettings,
+}
+
+/// How pages of `render = "chromium"` sites are rendered.
+#[derive(Clone, Debug)]
+pub(crate) struct RenderSettings {
+    pub(crate) chromium: String,
+    pub(crate) timeout: std::time::Duration,
+    pub(crate) max_requests: u32,
 }
 
 /// What processing one logical page produced.
@@ -193,7 +206,9 @@ impl PageContext {
         if page_url != url {
             self.claim(&page_url);
         }
-        let mut extracted = self.analyze(&fetched, &page_url).await?;
+        let rendered = self.rendered(&fetched, &page_url).await;
+        let source = rendered.as_ref().unwrap_or(&fetched);
+        let mut extracted = self.analyze(source, &page_url).await?;
         if !extracted.1.unread_sheets.is_empty() {
             let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
             let fetched_sheets = self
@@ -207,7 +222,7 @@ impl PageContext {
                 )
                 .await;
             if fetched_sheets {
-                extracted = self.analyze(&fetched, &page_url).await?;
+                extracted = self.analyze(source, &page_url).await?;
             }
         }
         let (charset, extracted) = extracted;
@@ -227,6 +242,61 @@ impl PageContext {
             links,
             next_part,
         })
+    }
+
+    /// For a site rendered by a browser: the page as Chromium shows it after its
+    /// scripts ran (see `crate::render`); `None` for other sites, and when
+    /// rendering fails (the page is then read as served, and the log says why).
+    async fn rendered(&self, fetched: &FetchedPage, page_url: &str) -> Option<FetchedPage> {
+        if self.site.extraction.render != Render::Chromium || looks_binary(&fetched.body) {
+            return None;
+        }
+        let browser = self
+            .browser
+            .get_or_init(|| async {
+                Chromium::launch(&self.render.chromium)
+                    .await
+                    .map(Arc::new)
+                    .map_err(|error| error.message().to_string())
+            })
+            .await;
+        let browser = match browser {
+            Ok(browser) => browser,
+            Err(error) => {
+                warn!(url = %page_url, error = %error, "cannot render: no browser");
+                return None;
+            }
+        };
+        let decoded = decode_body(
+            &fetched.body,
+            fetched.content_type.as_deref(),
+            self.site.charset_override.as_deref(),
+        );
+        let limits = RenderLimits {
+            timeout: self.render.timeout,
+            max_requests: self.render.max_requests,
+            interval: crate::pacer::interval_for_rate(self.site.rate_limit_per_second),
+        };
+        match browser
+            .render(
+                page_url,
+                &decoded.text,
+                self.fetcher.as_ref(),
+                &self.pacer,
+                limits,
+            )
+            .await
+        {
+            Ok(html) => Some(FetchedPage {
+                body: html.into_bytes(),
+                content_type: Some("text/html; charset=utf-8".into()),
+                ..fetched.clone()
+            }),
+            Err(error) => {
+                warn!(url = %page_url, error = %error, "render failed; reading the page as served");
+                None
+            }
+        }
     }
 
     /// Decodes and extracts a fetched body off the async threads, with the

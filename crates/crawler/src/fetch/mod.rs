@@ -355,6 +355,18 @@ fn check_content_type(url: &Url, content_type: Option<&str>, resource: Resource)
                 | "application/x-gzip"
                 | "application/octet-stream"
         ),
+        Resource::Subresource => {
+            essence.starts_with("text/")
+                || matches!(
+                    essence.as_str(),
+                    "application/javascript"
+                        | "application/x-javascript"
+                        | "application/ecmascript"
+                        | "application/json"
+                        | "application/xml"
+                        | "application/xhtml+xml"
+                )
+        }
     };
     if essence.is_empty() || allowed {
         return Ok(());

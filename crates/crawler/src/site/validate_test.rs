@@ -111,6 +111,7 @@ fn patterns_selectors_and_schedules_are_checked() {
             site_with_seed(seed).extraction(ExtractionHints {
                 content_selector: None,
                 next_page_selector: Some("a[href=".into()),
+                render: Default::default(),
             }),
             "`extraction.next_page_selector`",
         ),
@@ -118,6 +119,7 @@ fn patterns_selectors_and_schedules_are_checked() {
             site_with_seed(seed).extraction(ExtractionHints {
                 content_selector: Some("div >> p".into()),
                 next_page_selector: None,
+                render: Default::default(),
             }),
             "`extraction.content_selector`",
         ),

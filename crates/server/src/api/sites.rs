@@ -146,9 +146,19 @@ fn extraction() -> ObjectBuilder {
     ObjectBuilder::new()
         .property("content_selector", nullable(selector()))
         .property("next_page_selector", nullable(selector()))
+        .property(
+            "render",
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .enum_values(Some(["html", "chromium"]))
+                .description(Some(
+                    "How pages are read: as served (default), or rendered by headless Chromium",
+                )),
+        )
         .additional_properties(Some(AdditionalProperties::FreeForm(false)))
         .description(Some(
-            "Extraction hints: CSS selectors of the text block and of the next-page link",
+            "Extraction hints: CSS selectors of the text block and of the next-page link, \
+             and how pages are rendered",
         ))
 }
 

@@ -1,0 +1,404 @@
+//! Sites whose chapters arrive by JavaScript (`fetch()`, XHR, `document.write`)
+//! serve pages that are empty as markup. For a site with `render = "chromium"`
+//! the page the crawler fetched is handed to headless Chromium over the
+//! DevTools protocol, and the DOM after its scripts ran goes through the same
+//! extractor as any page.
+//!
+//! The browser never touches the network itself: every request it makes is
+//! intercepted (`Fetch.requestPaused`). The page's own document is answered
+//! with the body already fetched; scripts, data and style sheets of the page's
+//! own origin are fetched through the crawler's fetcher (robots.txt, address
+//! policy, pacing, size caps) up to `crawler.max_render_requests`; images,
+//! fonts, media and other hosts are refused. A page gets
+//! `crawler.render_timeout_ms` in all and is read once it has been quiet for
+//! [`QUIET`] after its load event. One browser serves a crawl run and dies
+//! with it (`kill_on_drop`); its heap is capped by V8 flags.
+
+use std::collections::HashMap;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use base64::Engine;
+use copyhound_core::ports::{FetchRequest, Fetcher, Resource};
+use copyhound_core::{Error, ErrorKind, Result};
+use futures_util::stream::SplitSink;
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::net::TcpStream;
+use tokio::process::{Child, Command};
+use tokio::sync::{mpsc, oneshot};
+use tokio::time::Instant;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+use tracing::debug;
+use url::Url;
+
+use crate::pacer::HostPacer;
+use crate::urls::origin_key;
+
+/// A rendered page is read once no request has been answered for this long
+/// after its load event.
+pub const QUIET: Duration = Duration::from_millis(300);
+/// Time the browser has to start and answer one protocol command.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// Bytes of rendered HTML kept.
+const MAX_RENDERED_BYTES: usize = crate::extract::MAX_HTML_BYTES;
+
+/// Limits of one rendered page.
+#[derive(Clone, Copy, Debug)]
+pub struct RenderLimits {
+    /// Time for the whole page.
+    pub timeout: Duration,
+    /// Requests the page may make beyond its document.
+    pub max_requests: u32,
+    /// Pause between two requests to one host (the site's rate).
+    pub interval: Duration,
+}
+
+type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+type Pending = std::sync::Mutex<HashMap<u64, oneshot::Sender<std::result::Result<Value, String>>>>;
+type Sessions = std::sync::Mutex<HashMap<String, mpsc::UnboundedSender<Value>>>;
+
+/// A headless Chromium driven over the DevTools protocol.
+pub struct Chromium {
+    sink: tokio::sync::Mutex<SplitSink<Socket, Message>>,
+    next_id: AtomicU64,
+    pending: Arc<Pending>,
+    sessions: Arc<Sessions>,
+    _child: Child,
+    _profile: tempfile::TempDir,
+}
+
+impl std::fmt::Debug for Chromium {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chromium").finish_non_exhaustive()
+    }
+}
+
+fn browser_error(message: impl Into<String>) -> Error {
+    Error::new(ErrorKind::Unavailable, message.into())
+}
+
+impl Chromium {
+    /// Starts `binary` headless with a throwaway profile.
+    pub async fn launch(binary: &str) -> Result<Chromium> {
+        let profile = tempfile::tempdir()
+            .map_err(|error| browser_error(format!("no scratch profile for chromium: {error}")))?;
+        let mut child = Command::new(binary)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--disable-extensions",
+                "--no-first-run",
+                "--mute-audio",
+                "--renderer-process-limit=2",
+                "--js-flags=--max-old-space-size=256",
+                "--blink-settings=imagesEnabled=false",
+                "--remote-debugging-port=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|error| {
+                browser_error(format!(
+                    "cannot start chromium (`{binary}`): {error}; set crawler.chromium"
+                ))
+            })?;
+        let stderr = child
+            .stderr
+            .take()
+            .ok_or_else(|| browser_error("chromium without stderr"))?;
+        let mut lines = BufReader::new(stderr).lines();
+        let url = tokio::time::timeout(COMMAND_TIMEOUT, async {
+            while let Ok(Some(line)) = lines.next_line().await {
+                if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                    return Some(url.trim().to_string());
+                }
+            }
+            None
+        })
+        .await
+        .ok()
+        .flatten()
+        .ok_or_else(|| browser_error("chromium did not start its DevTools endpoint"))?;
+        // Chromium blocks on a full stderr pipe: keep draining it.
+        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
+            .await
+            .map_err(|error| browser_error(format!("cannot reach chromium's DevTools: {error}")))?;
+        let (sink, mut stream) = socket.split();
+        let pending: Arc<Pending> = Arc::default();
+        let sessions: Arc<Sessions> = Arc::default();
+        let (reader_pending, reader_sessions) = (pending.clone(), sessions.clone());
+        tokio::spawn(async move {
+            while let Some(Ok(frame)) = stream.next().await {
+                let Message::Text(text) = frame else { continue };
+                let Ok(message) = serde_json::from_str::<Value>(text.as_str()) else {
+                    continue;
+                };
+                if let Some(id) = message.get("id").and_then(Value::as_u64) {
+                    let waiter = reader_pending
+                        .lock()
+                        .expect("no panics while held")
+                        .remove(&id);
+                    if let Some(waiter) = waiter {
+                        let reply = match message.get("error") {
+                            Some(error) => Err(error.to_string()),
+                            None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+                        };
+                        let _ = waiter.send(reply);
+                    }
+                } else if let Some(session) = message.get("sessionId").and_then(Value::as_str) {
+                    let events = reader_sessions.lock().expect("no panics while held");
+                    if let Some(events) = events.get(session) {
+                        let _ = events.send(message);
+                    }
+                }
+            }
+            // The browser is gone: every waiter learns it.
+            reader_pending.lock().expect("no panics while held").clear();
+            reader_sessions
+                .lock()
+                .expect("no panics while held")
+                .clear();
+        });
+        Ok(Chromium {
+            sink: tokio::sync::Mutex::new(sink),
+            next_id: AtomicU64::new(1),
+            pending,
+            sessions,
+            _child: child,
+            _profile: profile,
+        })
+    }
+
+    /// Sends a command; `None` as `reply` sends it without waiting for the answer.
+    async fn send(
+        &self,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        reply: Option<oneshot::Sender<std::result::Result<Value, String>>>,
+    ) -> Result<()> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let mut message = json!({"id": id, "method": method, "params": params});
+        if let Some(session) = session {
+            message["sessionId"] = json!(session);
+        }
+        if let Some(reply) = reply {
+            self.pending
+                .lock()
+                .expect("no panics while held")
+                .insert(id, reply);
+        }
+        self.sink
+            .lock()
+            .await
+            .send(Message::text(message.to_string()))
+            .await
+            .map_err(|error| browser_error(format!("chromium connection lost: {error}")))
+    }
+
+    async fn call(&self, session: Option<&str>, method: &str, params: Value) -> Result<Value> {
+        let (tx, rx) = oneshot::channel();
+        self.send(session, method, params, Some(tx)).await?;
+        match tokio::time::timeout(COMMAND_TIMEOUT, rx).await {
+            Ok(Ok(Ok(value))) => Ok(value),
+            Ok(Ok(Err(error))) => Err(browser_error(format!("chromium refused {method}: {error}"))),
+            Ok(Err(_)) => Err(browser_error("chromium connection lost")),
+            Err(_) => Err(browser_error(format!("chromium did not answer {method}"))),
+        }
+    }
+
+    /// Renders `html`, fetched from `url`, and returns the DOM after its scripts ran.
+    pub async fn render(
+        &self,
+        url: &str,
+        html: &str,
+        fetcher: &dyn Fetcher,
+        pacer: &HostPacer,
+        limits: RenderLimits,
+    ) -> Result<String> {
+        let target = self
+            .call(None, "Target.createTarget", json!({"url": "about:blank"}))
+            .await?;
+        let target_id = target["targetId"].as_str().unwrap_or_default().to_string();
+        let outcome = self
+            .render_in(&target_id, url, html, fetcher, pacer, limits)
+            .await;
+        let _ = self
+            .call(None, "Target.closeTarget", json!({"targetId": target_id}))
+            .await;
+        outcome
+    }
+
+    async fn render_in(
+        &self,
+        target_id: &str,
+        url: &str,
+        html: &str,
+        fetcher: &dyn Fetcher,
+        pacer: &HostPacer,
+        limits: RenderLimits,
+    ) -> Result<String> {
+        let attached = self
+            .call(
+                None,
+                "Target.attachToTarget",
+                json!({"targetId": target_id, "flatten": true}),
+            )
+            .await?;
+        let session = attached["sessionId"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let (tx, mut events) = mpsc::unbounded_channel();
+        self.sessions
+            .lock()
+            .expect("no panics while held")
+            .insert(session.clone(), tx);
+        let outcome = async {
+            let session = Some(session.as_str());
+            self.call(session, "Fetch.enable", json!({"patterns": [{"urlPattern": "*"}]}))
+                .await?;
+            self.call(session, "Page.enable", json!({})).await?;
+            // Navigation completes only once its document request is answered
+            // below: not awaited here.
+            self.send(session, "Page.navigate", json!({"url": url}), None)
+                .await?;
+            let page = Url::parse(url).map_err(|_| Error::invalid(format!("bad url `{url}`")))?;
+            let deadline = Instant::now() + limits.timeout;
+            let mut document_served = false;
+            let mut requests = 0u32;
+            let mut loaded_quiet_at: Option<Instant> = None;
+            loop {
+                let wake = loaded_quiet_at.map_or(deadline, |quiet| quiet.min(deadline));
+                let event = tokio::select! {
+                    event = events.recv() => event,
+                    _ = tokio::time::sleep_until(wake) => break,
+                };
+                let Some(event) = event else {
+                    return Err(browser_error("chromium closed the page"));
+                };
+                let params = &event["params"];
+                match event["method"].as_str().unwrap_or_default() {
+                    "Page.loadEventFired" => loaded_quiet_at = Some(Instant::now() + QUIET),
+                    "Fetch.requestPaused" => {
+                        let request_id = params["requestId"].as_str().unwrap_or_default();
+                        let wanted = params["request"]["url"].as_str().unwrap_or_default();
+                        let kind = params["resourceType"].as_str().unwrap_or_default();
+                        let answer = if !document_served && kind == "Document" {
+                            document_served = true;
+                            Some((200, "text/html; charset=utf-8".to_string(), html.as_bytes().to_vec()))
+                        } else if requests >= limits.max_requests
+                            || !matches!(kind, "Script" | "XHR" | "Fetch" | "Stylesheet" | "Document")
+                            || !same_origin(&page, wanted)
+                        {
+                            None
+                        } else {
+                            requests += 1;
+                            subresource(fetcher, pacer, limits.interval, wanted).await
+                        };
+                        match answer {
+                            Some((status, content_type, body)) => {
+                                let body = base64::engine::general_purpose::STANDARD.encode(body);
+                                let headers = json!([{"name": "Content-Type", "value": content_type}]);
+                                self.send(
+                                    session,
+                                    "Fetch.fulfillRequest",
+                                    json!({"requestId": request_id, "responseCode": status,
+                                           "responseHeaders": headers, "body": body}),
+                                    None,
+                                )
+                                .await?;
+                            }
+                            None => {
+                                self.send(
+                                    session,
+                                    "Fetch.failRequest",
+                                    json!({"requestId": request_id, "errorReason": "BlockedByClient"}),
+                                    None,
+                                )
+                                .await?;
+                            }
+                        }
+                        if let Some(quiet) = loaded_quiet_at.as_mut() {
+                            *quiet = Instant::now() + QUIET;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if !document_served {
+                return Err(browser_error(format!("chromium did not load `{url}` in time")));
+            }
+            let value = self
+                .call(
+                    session,
+                    "Runtime.evaluate",
+                    json!({"expression": "document.documentElement.outerHTML", "returnByValue": true}),
+                )
+                .await?;
+            let mut rendered = value["result"]["value"].as_str().unwrap_or_default().to_string();
+            if rendered.len() > MAX_RENDERED_BYTES {
+                let mut cut = MAX_RENDERED_BYTES;
+                while !rendered.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                rendered.truncate(cut);
+            }
+            Ok(rendered)
+        }
+        .await;
+        self.sessions
+            .lock()
+            .expect("no panics while held")
+            .remove(&session);
+        outcome
+    }
+}
+
+fn same_origin(page: &Url, wanted: &str) -> bool {
+    Url::parse(wanted).is_ok_and(|wanted| origin_key(&wanted) == origin_key(page))
+}
+
+/// Fetches what the page asked for through the crawler's fetcher.
+async fn subresource(
+    fetcher: &dyn Fetcher,
+    pacer: &HostPacer,
+    interval: Duration,
+    url: &str,
+) -> Option<(u16, String, Vec<u8>)> {
+    let parsed = Url::parse(url).ok()?;
+    pacer.wait(&origin_key(&parsed), interval).await;
+    let request = FetchRequest {
+        url: url.to_string(),
+        etag: None,
+        last_modified: None,
+        resource: Resource::Subresource,
+    };
+    match fetcher.fetch(&request).await {
+        Ok(fetched) => Some((
+            fetched.status,
+            fetched
+                .content_type
+                .unwrap_or_else(|| "application/octet-stream".into()),
+            fetched.body,
+        )),
+        Err(error) => {
+            debug!(url, error = %error, "render: request refused");
+            None
+        }
+    }
+}

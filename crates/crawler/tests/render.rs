@@ -1,0 +1,140 @@
+//! Sites whose chapters arrive by JavaScript, rendered by headless Chromium:
+//! text loaded by `fetch()`, by XHR and written by `document.write` is stored;
+//! the browser's requests go through the crawler (robots.txt obeyed, images
+//! never fetched). Skipped where no `chromium` is installed, except under CI.
+#![allow(clippy::unwrap_used)] // tests may unwrap (STYLE.md rule 16)
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::response::IntoResponse;
+use common::{harness, site, test_config};
+use copyhound_core::ids::CrawlRunId;
+use copyhound_core::model::Render;
+use copyhound_crawler::NoProgress;
+
+const CHAPTER: &str = "叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。";
+
+fn chromium() -> Option<String> {
+    let path = std::env::var_os("PATH")?;
+    for dir in std::env::split_paths(&path) {
+        for name in ["chromium", "chromium-browser", "google-chrome"] {
+            if dir.join(name).is_file() {
+                return Some(dir.join(name).display().to_string());
+            }
+        }
+    }
+    assert!(
+        std::env::var("CI").is_err(),
+        "CI=true: chromium must be installed (deploy/dev/services.sh installs it)"
+    );
+    None
+}
+
+fn page(script: &str) -> String {
+    format!(
+        "<html><head><title>第一章</title></head><body><nav><a href=\"/1.html\">1</a> <a href=\"/2.html\">2</a> \
+         <a href=\"/3.html\">3</a> <a href=\"/4.html\">4</a></nav><img src=\"/cover.png\">\
+         <div id=\"content\"></div><script>{script}</script></body></html>"
+    )
+}
+
+async fn serve(
+    State(log): State<Arc<Mutex<Vec<String>>>>,
+    request: Request,
+) -> axum::response::Response {
+    let path = request.uri().path().to_string();
+    log.lock().unwrap().push(path.clone());
+    let text = CHAPTER.repeat(12);
+    let fill = "document.getElementById('content').innerHTML = '<p>' + t + '</p>'";
+    let html =
+        |body: String| ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
+    match path.as_str() {
+        "/robots.txt" => "User-agent: *\nDisallow: /secret/\n".into_response(),
+        "/1.html" => html(page(&format!(
+            "fetch('/api/1.json').then(r => r.json()).then(d => {{ const t = d.text; {fill}; }});"
+        ))),
+        "/2.html" => html(page(&format!(
+            "const x = new XMLHttpRequest(); x.open('GET', '/api/2.txt'); \
+             x.onload = () => {{ const t = x.responseText; {fill}; }}; x.send();"
+        ))),
+        "/3.html" => html(format!(
+            "<html><body><script>document.write('<div id=\"content\"><p>' + {} + '</p></div>');</script></body></html>",
+            serde_json::to_string(&text).unwrap()
+        )),
+        "/4.html" => html(page(&format!(
+            "fetch('/secret/4.json').then(r => r.json()).then(d => {{ const t = d.text; {fill}; }});"
+        ))),
+        "/api/1.json" | "/secret/4.json" => (
+            [(header::CONTENT_TYPE, "application/json")],
+            serde_json::json!({ "text": text }).to_string(),
+        )
+            .into_response(),
+        "/api/2.txt" => text.into_response(),
+        _ => axum::http::StatusCode::NOT_FOUND.into_response(),
+    }
+}
+
+#[tokio::test]
+async fn chapters_loaded_by_javascript_are_rendered_through_the_crawler() {
+    let Some(chromium) = chromium() else {
+        eprintln!("no chromium installed: skipped");
+        return;
+    };
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let router = Router::new().fallback(serve).with_state(log.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let mut config = test_config();
+    config.chromium = chromium;
+    config.total_timeout_ms = 5_000;
+    let test = harness(config).await;
+    let mut site = site(&format!("{origin}/1.html"));
+    site.extraction.render = Render::Chromium;
+    test.sites.put_site(&site).await.unwrap();
+    test.crawler
+        .run_crawl(&site.id, &CrawlRunId::generate(), &NoProgress)
+        .await
+        .unwrap();
+    let pages = test.all_pages().await;
+    let text_of = |path: &str| {
+        pages
+            .iter()
+            .find(|page| page.url == format!("{origin}{path}"))
+            .map(|page| page.text.clone())
+            .unwrap_or_else(|| panic!("{path} not stored: {pages:?}"))
+    };
+    for path in ["/1.html", "/2.html", "/3.html"] {
+        assert!(
+            text_of(path).contains(&CHAPTER.repeat(3)),
+            "{path}: {}",
+            text_of(path)
+        );
+    }
+    assert!(
+        !text_of("/4.html").contains(CHAPTER),
+        "robots.txt keeps /secret/ out"
+    );
+    let requested = log.lock().unwrap().clone();
+    assert!(
+        !requested.iter().any(|path| path.starts_with("/secret/")),
+        "{requested:?}"
+    );
+    assert!(
+        !requested.contains(&"/cover.png".to_string()),
+        "{requested:?}"
+    );
+    assert_eq!(
+        requested
+            .iter()
+            .filter(|path| *path == "/api/1.json")
+            .count(),
+        1,
+        "{requested:?}"
+    );
+}
