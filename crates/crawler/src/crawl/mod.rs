@@ -249,6 +249,7 @@ impl Crawler {
             pacer: HostPacer::new(),
             max_links: usize::try_from(self.config.max_links_per_page).unwrap_or(usize::MAX),
             seen: Mutex::new(HashSet::new()),
+            fetched: Mutex::new(HashSet::new()),
             chains: Mutex::new(Vec::new()),
             interrupted_runs: HashSet::new(),
             sheets: sheets::SheetCache::default(),

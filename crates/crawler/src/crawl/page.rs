@@ -45,6 +45,9 @@ pub(crate) struct PageContext {
     pub(crate) max_links: usize,
     /// URLs claimed in this run (frontier and pagination parts).
     pub(crate) seen: Mutex<HashSet<String>>,
+    /// URLs fetched in this run: the frontier does not fetch one again, and a
+    /// chain that reaches one reads it back from the store once it is there.
+    pub(crate) fetched: Mutex<HashSet<String>>,
     /// Every pagination chain followed in this run, as part URLs.
     pub(crate) chains: Mutex<Vec<Vec<String>>>,
     /// Runs cut short by a killed process: a page one of them stored last may
@@ -76,6 +79,9 @@ pub struct PageReport {
 }
 
 struct Doc {
+    /// Read back from what this run stored, not fetched: its outcome was
+    /// reported when it was fetched.
+    reused: bool,
     url: String,
     fetched: FetchedPage,
     previous: Option<Page>,
@@ -94,9 +100,27 @@ impl PageContext {
             .insert(url.to_string())
     }
 
+    fn was_fetched(&self, url: &str) -> bool {
+        self.fetched
+            .lock()
+            .expect("fetched-set lock is never poisoned: no panics while held")
+            .contains(url)
+    }
+
+    fn mark_fetched(&self, url: &str) {
+        self.fetched
+            .lock()
+            .expect("fetched-set lock is never poisoned: no panics while held")
+            .insert(url.to_string());
+    }
+
     /// Processes the page at `url` and its pagination chain.
     pub(crate) async fn process(self: Arc<Self>, url: String) -> PageReport {
         let mut report = PageReport::default();
+        if self.was_fetched(&url) {
+            // A later part of a chain that got there first: the chain stores it.
+            return report;
+        }
         let mut chain: Vec<Doc> = Vec::new();
         let mut next = Some(url);
         while let Some(part_url) = next.take() {
@@ -155,6 +179,7 @@ impl PageContext {
                 },
             });
             let url = doc.url.clone();
+            let reused = doc.reused;
             let outcome = match self.store(doc, pagination).await {
                 Ok(outcome) => outcome,
                 Err(error) => {
@@ -165,12 +190,20 @@ impl PageContext {
                     }
                 }
             };
-            report.outcomes.push((url, outcome));
+            if !reused {
+                report.outcomes.push((url, outcome));
+            }
         }
         report
     }
 
     async fn fetch_doc(&self, url: &str) -> Result<Doc> {
+        if self.was_fetched(url)
+            && let Some(doc) = self.stored_doc(url).await
+        {
+            return Ok(doc);
+        }
+        self.mark_fetched(url);
         let previous = match self.pages.get_page(&PageId::for_url(url)).await {
             Ok(page) => Some(page),
             Err(error) if error.kind() == ErrorKind::NotFound => None,
@@ -226,6 +259,43 @@ impl PageContext {
             }
         }
         let (charset, extracted) = extracted;
+        self.doc(page_url, fetched, previous, charset, extracted, false)
+    }
+
+    /// A page this run stored already, as a chain part, without fetching it again.
+    async fn stored_doc(&self, url: &str) -> Option<Doc> {
+        let page = self.pages.get_page(&PageId::for_url(url)).await.ok()?;
+        if page.fetch.crawl_run_id.as_ref() != Some(&self.run_id) {
+            return None;
+        }
+        let fetched = FetchedPage {
+            final_url: page.fetch.final_url.clone(),
+            status: page.fetch.status,
+            content_type: page.fetch.content_type.clone(),
+            etag: page.fetch.etag.clone(),
+            last_modified: page.fetch.last_modified.clone(),
+            body: page.raw_body.clone(),
+            duration_ms: 0,
+        };
+        let rendered = self.rendered(&fetched, url).await;
+        let (charset, extracted) = self
+            .analyze(rendered.as_ref().unwrap_or(&fetched), url)
+            .await
+            .ok()?;
+        let url = page.url.clone();
+        self.doc(url, fetched, Some(page), charset, extracted, true)
+            .ok()
+    }
+
+    fn doc(
+        &self,
+        page_url: String,
+        fetched: FetchedPage,
+        previous: Option<Page>,
+        charset: String,
+        extracted: Extracted,
+        reused: bool,
+    ) -> Result<Doc> {
         let base = base_url(&page_url, extracted.base_href.as_deref());
         let links = self.allowed_links(&base, &extracted.links);
         let next_part = extracted
@@ -234,6 +304,7 @@ impl PageContext {
             .and_then(|href| resolve_link(&base, href))
             .filter(|next| self.rules.allows(next));
         Ok(Doc {
+            reused,
             url: page_url,
             fetched,
             previous,

@@ -1,0 +1,101 @@
+//! A chapter split over pages is fetched once per run: parts that a list page
+//! also links wait in the frontier while the chain from the first part fetches
+//! them, and are not fetched again; every part is stored with its chain.
+#![allow(clippy::unwrap_used)] // tests may unwrap (STYLE.md rule 16)
+
+mod common;
+
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::response::IntoResponse;
+use common::{harness, site, test_config};
+use copyhound_core::ids::CrawlRunId;
+use copyhound_crawler::NoProgress;
+
+const TEXT: &str = "叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。";
+
+async fn serve(
+    State(log): State<Arc<Mutex<Vec<String>>>>,
+    request: Request,
+) -> axum::response::Response {
+    let path = request.uri().path().to_string();
+    log.lock().unwrap().push(path.clone());
+    let html =
+        |body: String| ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
+    // The index links every part, as list pages of real sites often do.
+    let part = |n: usize, of: usize| {
+        let next = if n < of {
+            format!("<a href=\"/c_{}.html\">下一页</a>", n + 1)
+        } else {
+            String::new()
+        };
+        let name = if n == 1 {
+            "/c.html".to_string()
+        } else {
+            format!("/c_{n}.html")
+        };
+        (
+            name,
+            format!(
+                "<html><body><div id=\"content\"><p>({n}/{of}) {}</p>{next}</div></body></html>",
+                TEXT.repeat(10)
+            ),
+        )
+    };
+    match path.as_str() {
+        "/" => html(
+            "<html><body><ul><li><a href=\"/c.html\">1</a></li><li><a href=\"/c_2.html\">2</a></li>\
+             <li><a href=\"/c_3.html\">3</a></li><li><a href=\"/c_4.html\">4</a></li></ul></body></html>"
+                .into(),
+        ),
+        _ => (1..=4)
+            .map(|n| part(n, 4))
+            .find(|(name, _)| *name == path)
+            .map(|(_, body)| html(body))
+            .unwrap_or_else(|| axum::http::StatusCode::NOT_FOUND.into_response()),
+    }
+}
+
+#[tokio::test]
+async fn every_part_is_fetched_once() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let router = Router::new().fallback(serve).with_state(log.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let test = harness(test_config()).await;
+    // One page at a time: the chain from the first part runs while the other
+    // parts wait in the frontier, as on a large site.
+    let mut site = site(&format!("{origin}/"));
+    site.concurrency = 1;
+    test.sites.put_site(&site).await.unwrap();
+    let run = test
+        .crawler
+        .run_crawl(&site.id, &CrawlRunId::generate(), &NoProgress)
+        .await
+        .unwrap();
+    let requested = log.lock().unwrap().clone();
+    for part in ["/c.html", "/c_2.html", "/c_3.html", "/c_4.html"] {
+        assert_eq!(
+            requested.iter().filter(|path| *path == part).count(),
+            1,
+            "{part} in {requested:?}"
+        );
+    }
+    let pages = test.all_pages().await;
+    let first = pages
+        .iter()
+        .find(|page| page.url.ends_with("/c.html"))
+        .unwrap();
+    let chain = first
+        .fetch
+        .pagination
+        .as_ref()
+        .expect("the first part knows its chain");
+    assert_eq!(chain.part_urls.len(), 4, "{chain:?}");
+    assert!(chain.joined_text.as_ref().unwrap().contains("(4/4)"));
+    assert_eq!(run.counters.fetched, 5, "{:?}", run.counters);
+}
