@@ -11,7 +11,7 @@ use chrono::Utc;
 use copyhound_core::Result;
 use copyhound_core::ids::{CrawlRunId, SiteId};
 use copyhound_core::model::{CrawlRun, CrawlRunStatus};
-use copyhound_core::ports::{PageRequest, SiteStore};
+use copyhound_core::ports::{PageRequest, PageStore, Pages, SiteStore};
 use tracing::warn;
 
 use super::MAX_RECENT_ERRORS;
@@ -52,4 +52,24 @@ pub(crate) async fn interrupted_runs(
         sites.put_crawl_run(&other).await?;
     }
     Ok(interrupted)
+}
+
+/// URLs of the pages of `site_id` that `run_id` stored: what an interrupted
+/// delivery of the run got done. One pass over the site's pages, only when a
+/// run resumes.
+pub(crate) async fn stored_by(
+    pages: &dyn PageStore,
+    site_id: &SiteId,
+    run_id: &CrawlRunId,
+) -> Result<HashSet<String>> {
+    let mut stored = HashSet::new();
+    let mut listing = Pages::new(500);
+    while let Some(request) = listing.next_request() {
+        for page in listing.advance(pages.list_pages(site_id, &request).await?)? {
+            if page.fetch.crawl_run_id.as_ref() == Some(run_id) {
+                stored.insert(page.url);
+            }
+        }
+    }
+    Ok(stored)
 }

@@ -2,8 +2,9 @@
 //! worker with an in-process frontier, so per-host politeness is local and
 //! needs no coordination; the caller keeps the task invisible to other workers
 //! through [`CrawlProgress::heartbeat`]. A re-delivered task of a finished run
-//! returns the stored run; one of an interrupted run starts over from the
-//! seeds, conditional GETs making the repeat cheap.
+//! returns the stored run; one of an interrupted run resumes: it starts over
+//! from the seeds, but every page the killed delivery stored is read back from
+//! the store (its links included) instead of fetched again.
 //!
 //! A run ends `Succeeded`, `Partial` or `Failed` by what its pages did
 //! ([`outcome::verdict`]): a crawl that fetched nothing because robots.txt was
@@ -158,6 +159,11 @@ impl Crawler {
             }
         };
         let interrupted = interrupted::interrupted_runs(self.sites.as_ref(), site_id, &run).await?;
+        let resumed = if run.status == CrawlRunStatus::Running {
+            interrupted::stored_by(self.pages.as_ref(), site_id, run_id).await?
+        } else {
+            HashSet::new()
+        };
         run.status = CrawlRunStatus::Running;
         run.started_at = Some(Utc::now());
         run.counters = CrawlCounters::default();
@@ -167,6 +173,10 @@ impl Crawler {
         progress.started(&site);
         let mut context = self.context(site, rules, run_id.clone());
         context.interrupted_runs = interrupted;
+        if !resumed.is_empty() {
+            info!(site_id=%site_id, run_id=%run_id, pages=resumed.len(), "resuming an interrupted crawl run");
+        }
+        context.resumed = resumed;
         let context = Arc::new(context);
         let crawled = self.crawl_frontier(&context, &mut run, progress).await;
         let crawled = match crawled {
@@ -252,6 +262,7 @@ impl Crawler {
             fetched: Mutex::new(HashSet::new()),
             chains: Mutex::new(Vec::new()),
             interrupted_runs: HashSet::new(),
+            resumed: HashSet::new(),
             sheets: sheets::SheetCache::default(),
             browser: tokio::sync::OnceCell::new(),
             render: page::RenderSettings {

@@ -53,6 +53,9 @@ pub(crate) struct PageContext {
     /// Runs cut short by a killed process: a page one of them stored last may
     /// have lost its fingerprint task, so it is enqueued again.
     pub(crate) interrupted_runs: HashSet<CrawlRunId>,
+    /// Pages an earlier delivery of this run stored before its process was
+    /// killed: read back from the store, not fetched again (the run resumes).
+    pub(crate) resumed: HashSet<String>,
     /// Same-site style sheets, fetched once per run.
     pub(crate) sheets: SheetCache,
     /// The run's browser, started on the first page a site has rendered.
@@ -198,9 +201,11 @@ impl PageContext {
     }
 
     async fn fetch_doc(&self, url: &str) -> Result<Doc> {
-        if self.was_fetched(url)
-            && let Some(doc) = self.stored_doc(url).await
+        let resumed = self.resumed.contains(url);
+        if (resumed || self.was_fetched(url))
+            && let Some(doc) = self.stored_doc(url, !resumed).await
         {
+            self.mark_fetched(url);
             return Ok(doc);
         }
         self.mark_fetched(url);
@@ -262,8 +267,10 @@ impl PageContext {
         self.doc(page_url, fetched, previous, charset, extracted, false)
     }
 
-    /// A page this run stored already, as a chain part, without fetching it again.
-    async fn stored_doc(&self, url: &str) -> Option<Doc> {
+    /// A page this run stored already, without fetching it again. `reused`:
+    /// its outcome was reported when it was fetched (a chain part); a page an
+    /// earlier delivery stored is reported again, as that delivery's counts are lost.
+    async fn stored_doc(&self, url: &str, reused: bool) -> Option<Doc> {
         let page = self.pages.get_page(&PageId::for_url(url)).await.ok()?;
         if page.fetch.crawl_run_id.as_ref() != Some(&self.run_id) {
             return None;
@@ -283,7 +290,7 @@ impl PageContext {
             .await
             .ok()?;
         let url = page.url.clone();
-        self.doc(url, fetched, Some(page), charset, extracted, true)
+        self.doc(url, fetched, Some(page), charset, extracted, reused)
             .ok()
     }
 
