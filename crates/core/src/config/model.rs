@@ -197,6 +197,10 @@ pub struct CrawlerConfig {
     pub render_timeout_ms: u64,
     /// Requests one rendered page may make (scripts, data); more are refused.
     pub max_render_requests: u32,
+    /// Longest pause between two fetches of a chapter page that does not
+    /// change: such a page is fetched again after half the time it has been
+    /// stable, at most this long (hours). 0 fetches every page on every run.
+    pub max_revisit_hours: u64,
 }
 
 impl Default for CrawlerConfig {
@@ -215,6 +219,7 @@ impl Default for CrawlerConfig {
             chromium: "chromium".into(),
             render_timeout_ms: 15_000,
             max_render_requests: 50,
+            max_revisit_hours: 168,
         }
     }
 }

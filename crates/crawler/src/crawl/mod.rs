@@ -265,6 +265,10 @@ impl Crawler {
             resumed: HashSet::new(),
             sheets: sheets::SheetCache::default(),
             browser: tokio::sync::OnceCell::new(),
+            // At most a century: longer is "never again" anyway.
+            max_revisit: chrono::Duration::hours(
+                i64::try_from(self.config.max_revisit_hours.min(24 * 366 * 100)).unwrap_or(0),
+            ),
             render: page::RenderSettings {
                 chromium: self.config.chromium.clone(),
                 timeout: Duration::from_millis(self.config.render_timeout_ms),

@@ -110,7 +110,10 @@ pub fn record(run: &mut CrawlRun, url: &str, outcome: &PageOutcome) {
 
 /// Skip reasons that are not a refusal: the page is current or was left out
 /// on purpose, so a run made only of them did reach the site.
-const BENIGN_SKIPS: [&str; 1] = ["not_modified"];
+const BENIGN_SKIPS: [&str; 2] = ["not_modified", FRESH];
+
+/// Skip reason of a chapter page not due for a visit (see `page::revisit_due`).
+pub const FRESH: &str = "fresh";
 
 /// Returns the outcome of a run that crawled its frontier to the end, and the
 /// summary line to record when it is not `Succeeded`: `Failed` when no page

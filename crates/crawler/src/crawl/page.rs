@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 
 use chrono::Utc;
 use copyhound_core::ids::{CrawlRunId, PageId, sha256_hex};
-use copyhound_core::model::{FetchMeta, Page, Pagination, Render, Site, Task, TaskKind};
+use copyhound_core::model::{FetchMeta, Page, Pagination, Render, Site, Task, TaskKind, Timestamp};
 use copyhound_core::ports::{
     FetchRequest, FetchedPage, Fetcher, PageStore, PageUpsert, Resource, TaskQueue,
 };
@@ -62,6 +62,30 @@ pub(crate) struct PageContext {
     pub(crate) browser: tokio::sync::OnceCell<std::result::Result<Arc<Chromium>, String>>,
     /// Chromium binary, render timeout and request budget.
     pub(crate) render: RenderSettings,
+    /// Longest pause between visits of a stable chapter page; zero: no pause.
+    pub(crate) max_revisit: chrono::Duration,
+}
+
+/// Whether a stored page is due for a visit. Chapters rarely change once
+/// posted: a content page stable for a time `t` is visited again after `t / 2`,
+/// at most `max_revisit` (the usual age-based revisit policy). Pages that are
+/// not chapters (home and list pages: where new chapters appear), pages never
+/// stored and a zero `max_revisit` are always due.
+pub(crate) fn revisit_due(page: &Page, now: Timestamp, max_revisit: chrono::Duration) -> bool {
+    let is_chapter = page.text.chars().filter(|c| !c.is_whitespace()).count()
+        >= crate::extract::MIN_CONTENT_CHARS;
+    if max_revisit.is_zero() || !is_chapter {
+        return true;
+    }
+    let changed = page
+        .previous_versions
+        .iter()
+        .map(|version| version.last_seen)
+        .max()
+        .unwrap_or(page.first_seen);
+    let stable = page.last_seen - changed;
+    let pause = (stable / 2).min(max_revisit);
+    now - page.last_seen >= pause
 }
 
 /// How pages of `render = "chromium"` sites are rendered.
@@ -85,6 +109,9 @@ struct Doc {
     /// Read back from what this run stored, not fetched: its outcome was
     /// reported when it was fetched.
     reused: bool,
+    /// A chapter page stable for long, read back from an earlier run and not
+    /// fetched: not stored again (its `last_seen` stays the last visit).
+    fresh: bool,
     url: String,
     fetched: FetchedPage,
     previous: Option<Page>,
@@ -183,6 +210,15 @@ impl PageContext {
             });
             let url = doc.url.clone();
             let reused = doc.reused;
+            if doc.fresh {
+                report.outcomes.push((
+                    url,
+                    PageOutcome::Skipped {
+                        reason: super::outcome::FRESH.into(),
+                    },
+                ));
+                continue;
+            }
             let outcome = match self.store(doc, pagination).await {
                 Ok(outcome) => outcome,
                 Err(error) => {
@@ -217,6 +253,14 @@ impl PageContext {
                 None
             }
         };
+        if let Some(page) = &previous
+            && !self.site.seeds.iter().any(|seed| seed == url)
+            && !revisit_due(page, Utc::now(), self.max_revisit)
+            && let Some(mut doc) = self.doc_of_stored(page.clone(), true).await
+        {
+            doc.fresh = true;
+            return Ok(doc);
+        }
         let request = FetchRequest {
             url: url.to_string(),
             etag: previous.as_ref().and_then(|page| page.fetch.etag.clone()),
@@ -275,6 +319,13 @@ impl PageContext {
         if page.fetch.crawl_run_id.as_ref() != Some(&self.run_id) {
             return None;
         }
+        self.doc_of_stored(page, reused).await
+    }
+
+    /// A stored page as a document, read again (links, next part) without fetching.
+    async fn doc_of_stored(&self, page: Page, reused: bool) -> Option<Doc> {
+        let url = page.url.clone();
+        let url = url.as_str();
         let fetched = FetchedPage {
             final_url: page.fetch.final_url.clone(),
             status: page.fetch.status,
@@ -312,6 +363,7 @@ impl PageContext {
             .filter(|next| self.rules.allows(next));
         Ok(Doc {
             reused,
+            fresh: false,
             url: page_url,
             fetched,
             previous,
