@@ -39,6 +39,30 @@ impl HostPacer {
     }
 }
 
+/// Fetches a resource that is not a page (a style sheet, a sitemap, a rendered
+/// page's script or data) after waiting for its host's turn: every request of
+/// a crawl keeps the site's pace.
+pub(crate) async fn fetch_paced(
+    fetcher: &dyn copyhound_core::ports::Fetcher,
+    pacer: &HostPacer,
+    interval: Duration,
+    url: &str,
+    resource: copyhound_core::ports::Resource,
+) -> copyhound_core::Result<copyhound_core::ports::FetchedPage> {
+    let parsed = url::Url::parse(url)
+        .map_err(|_| copyhound_core::Error::invalid(format!("bad url `{url}`")))?;
+    pacer
+        .wait(&crate::urls::origin_key(&parsed), interval)
+        .await;
+    let request = copyhound_core::ports::FetchRequest {
+        url: url.to_string(),
+        etag: None,
+        last_modified: None,
+        resource,
+    };
+    fetcher.fetch(&request).await
+}
+
 /// Returns the interval between requests for a rate in requests per second
 /// (0 or less: no limit).
 pub fn interval_for_rate(requests_per_second: f64) -> Duration {

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use base64::Engine;
-use copyhound_core::ports::{FetchRequest, Fetcher, Resource};
+use copyhound_core::ports::{Fetcher, Resource};
 use copyhound_core::{Error, ErrorKind, Result};
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
@@ -36,7 +36,7 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use tracing::debug;
 use url::Url;
 
-use crate::pacer::HostPacer;
+use crate::pacer::{HostPacer, fetch_paced};
 use crate::urls::origin_key;
 
 /// A rendered page is read once no request has been answered for this long
@@ -380,15 +380,7 @@ async fn subresource(
     interval: Duration,
     url: &str,
 ) -> Option<(u16, String, Vec<u8>)> {
-    let parsed = Url::parse(url).ok()?;
-    pacer.wait(&origin_key(&parsed), interval).await;
-    let request = FetchRequest {
-        url: url.to_string(),
-        etag: None,
-        last_modified: None,
-        resource: Resource::Subresource,
-    };
-    match fetcher.fetch(&request).await {
+    match fetch_paced(fetcher, pacer, interval, url, Resource::Subresource).await {
         Ok(fetched) => Some((
             fetched.status,
             fetched

@@ -6,16 +6,11 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::response::IntoResponse;
-use common::{harness, site, test_config};
-use copyhound_core::ids::CrawlRunId;
+use common::{RequestLog, harness, serve_logged, site, test_config};
 use copyhound_core::model::Render;
-use copyhound_crawler::NoProgress;
 
 const CHAPTER: &str = "叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。";
 
@@ -43,10 +38,7 @@ fn page(script: &str) -> String {
     )
 }
 
-async fn serve(
-    State(log): State<Arc<Mutex<Vec<String>>>>,
-    request: Request,
-) -> axum::response::Response {
+async fn serve(State(log): State<RequestLog>, request: Request) -> axum::response::Response {
     let path = request.uri().path().to_string();
     log.lock().unwrap().push(path.clone());
     let text = CHAPTER.repeat(12);
@@ -85,11 +77,7 @@ async fn chapters_loaded_by_javascript_are_rendered_through_the_crawler() {
         eprintln!("no chromium installed: skipped");
         return;
     };
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let router = Router::new().fallback(serve).with_state(log.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let (origin, log) = serve_logged(serve).await;
     let mut config = test_config();
     config.chromium = chromium;
     config.total_timeout_ms = 5_000;
@@ -97,10 +85,7 @@ async fn chapters_loaded_by_javascript_are_rendered_through_the_crawler() {
     let mut site = site(&format!("{origin}/1.html"));
     site.extraction.render = Render::Chromium;
     test.sites.put_site(&site).await.unwrap();
-    test.crawler
-        .run_crawl(&site.id, &CrawlRunId::generate(), &NoProgress)
-        .await
-        .unwrap();
+    test.crawl(&site).await;
     let pages = test.all_pages().await;
     let text_of = |path: &str| {
         pages

@@ -5,22 +5,15 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::response::IntoResponse;
 use chrono::{Duration, Utc};
-use common::{harness, site, test_config};
-use copyhound_core::ids::{CrawlRunId, PageId, sha256_hex};
+use common::{RequestLog, harness, serve_logged, site, test_config};
+use copyhound_core::ids::{PageId, sha256_hex};
 use copyhound_core::model::{CrawlRunStatus, FetchMeta, Page};
-use copyhound_crawler::NoProgress;
 
-async fn serve(
-    State(log): State<Arc<Mutex<Vec<String>>>>,
-    request: Request,
-) -> axum::response::Response {
+async fn serve(State(log): State<RequestLog>, request: Request) -> axum::response::Response {
     let path = request.uri().path().to_string();
     log.lock().unwrap().push(path.clone());
     let body = match path.as_str() {
@@ -73,11 +66,7 @@ fn stored_chapter(
 
 #[tokio::test]
 async fn stable_chapters_wait_for_their_turn() {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let router = Router::new().fallback(serve).with_state(log.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let (origin, log) = serve_logged(serve).await;
     let test = harness(test_config()).await;
     let site = site(&format!("{origin}/"));
     test.sites.put_site(&site).await.unwrap();
@@ -86,11 +75,7 @@ async fn stable_chapters_wait_for_their_turn() {
     let due = stored_chapter(&format!("{origin}/due.html"), &site, 10, 6);
     test.pages.upsert_page(&old).await.unwrap();
     test.pages.upsert_page(&due).await.unwrap();
-    let run = test
-        .crawler
-        .run_crawl(&site.id, &CrawlRunId::generate(), &NoProgress)
-        .await
-        .unwrap();
+    let run = test.crawl(&site).await;
     let fetched = log.lock().unwrap().clone();
     assert!(!fetched.contains(&"/old.html".to_string()), "{fetched:?}");
     assert!(fetched.contains(&"/due.html".to_string()), "{fetched:?}");
@@ -114,11 +99,7 @@ async fn stable_chapters_wait_for_their_turn() {
 
 #[tokio::test]
 async fn a_zero_revisit_pause_fetches_every_page() {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let router = Router::new().fallback(serve).with_state(log.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let (origin, log) = serve_logged(serve).await;
     let mut config = test_config();
     config.max_revisit_hours = 0;
     let test = harness(config).await;
@@ -126,9 +107,6 @@ async fn a_zero_revisit_pause_fetches_every_page() {
     test.sites.put_site(&site).await.unwrap();
     let old = stored_chapter(&format!("{origin}/old.html"), &site, 10, 1);
     test.pages.upsert_page(&old).await.unwrap();
-    test.crawler
-        .run_crawl(&site.id, &CrawlRunId::generate(), &NoProgress)
-        .await
-        .unwrap();
+    test.crawl(&site).await;
     assert!(log.lock().unwrap().contains(&"/old.html".to_string()));
 }

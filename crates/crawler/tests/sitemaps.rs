@@ -11,9 +11,7 @@ use axum::Router;
 use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
-use common::{harness, site, test_config};
-use copyhound_core::ids::CrawlRunId;
-use copyhound_crawler::NoProgress;
+use common::{harness, serve_at, site, test_config};
 
 fn html(text: &str) -> axum::response::Response {
     (
@@ -29,19 +27,13 @@ fn gzip(text: &str) -> Vec<u8> {
     encoder.finish().unwrap()
 }
 
-/// Serves the router `build` makes for the address it is served on.
-async fn crawled_urls(build: impl FnOnce(String) -> Router) -> Vec<String> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    let router = build(origin.clone());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+/// Crawls the site that `build` makes for the origin it is served at.
+async fn crawled_urls(build: impl FnOnce(&str) -> Router) -> Vec<String> {
+    let origin = serve_at(build).await;
     let test = harness(test_config()).await;
     let site = site(&format!("{origin}/"));
     test.sites.put_site(&site).await.unwrap();
-    test.crawler
-        .run_crawl(&site.id, &CrawlRunId::generate(), &NoProgress)
-        .await
-        .unwrap();
+    test.crawl(&site).await;
     let mut urls: Vec<String> = test
         .all_pages()
         .await

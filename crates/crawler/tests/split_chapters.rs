@@ -5,22 +5,14 @@
 
 mod common;
 
-use std::sync::{Arc, Mutex};
-
-use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::response::IntoResponse;
-use common::{harness, site, test_config};
-use copyhound_core::ids::CrawlRunId;
-use copyhound_crawler::NoProgress;
+use common::{RequestLog, harness, serve_logged, site, test_config};
 
 const TEXT: &str = "叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。";
 
-async fn serve(
-    State(log): State<Arc<Mutex<Vec<String>>>>,
-    request: Request,
-) -> axum::response::Response {
+async fn serve(State(log): State<RequestLog>, request: Request) -> axum::response::Response {
     let path = request.uri().path().to_string();
     log.lock().unwrap().push(path.clone());
     let html =
@@ -61,22 +53,14 @@ async fn serve(
 
 #[tokio::test]
 async fn every_part_is_fetched_once() {
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let router = Router::new().fallback(serve).with_state(log.clone());
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let origin = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    let (origin, log) = serve_logged(serve).await;
     let test = harness(test_config()).await;
     // One page at a time: the chain from the first part runs while the other
     // parts wait in the frontier, as on a large site.
     let mut site = site(&format!("{origin}/"));
     site.concurrency = 1;
     test.sites.put_site(&site).await.unwrap();
-    let run = test
-        .crawler
-        .run_crawl(&site.id, &CrawlRunId::generate(), &NoProgress)
-        .await
-        .unwrap();
+    let run = test.crawl(&site).await;
     let requested = log.lock().unwrap().clone();
     for part in ["/c.html", "/c_2.html", "/c_3.html", "/c_4.html"] {
         assert_eq!(

@@ -13,8 +13,6 @@ use axum::http::header;
 use axum::response::IntoResponse;
 use axum::routing::get;
 use common::{harness, serve, site, test_config};
-use copyhound_core::ids::CrawlRunId;
-use copyhound_crawler::NoProgress;
 
 const PARAGRAPH: &str = "叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。";
 
@@ -77,10 +75,7 @@ async fn pages_are_stored_as_read_through_their_css() {
     let test = harness(test_config()).await;
     let site = site(&format!("http://{address}/1.html"));
     test.sites.put_site(&site).await.unwrap();
-    test.crawler
-        .run_crawl(&site.id, &CrawlRunId::generate(), &NoProgress)
-        .await
-        .unwrap();
+    test.crawl(&site).await;
     let pages = test.all_pages().await;
     let chapters: Vec<_> = pages
         .iter()

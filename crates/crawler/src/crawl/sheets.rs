@@ -8,12 +8,11 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use copyhound_core::ports::{FetchRequest, Fetcher, Resource};
+use copyhound_core::ports::{Fetcher, Resource};
 use tracing::debug;
 use url::Url;
 
-use crate::pacer::HostPacer;
-use crate::urls::origin_key;
+use crate::pacer::{HostPacer, fetch_paced};
 
 /// Sheets remembered per run (fetched or failed).
 pub const MAX_SHEETS_PER_RUN: usize = 64;
@@ -95,29 +94,21 @@ impl SheetCache {
         };
         let mut added = false;
         for url in wanted {
-            if let Ok(parsed) = Url::parse(&url) {
-                pacer.wait(&origin_key(&parsed), interval).await;
-            }
-            let request = FetchRequest {
-                url: url.clone(),
-                etag: None,
-                last_modified: None,
-                resource: Resource::StyleSheet,
-            };
-            let sheet = match fetcher.fetch(&request).await {
-                Ok(fetched) if (200..300).contains(&fetched.status) => {
-                    let body = &fetched.body[..fetched.body.len().min(MAX_SHEET_BYTES)];
-                    Some(Arc::<str>::from(String::from_utf8_lossy(body).as_ref()))
-                }
-                Ok(fetched) => {
-                    debug!(url=%url, status=fetched.status, "style sheet not fetched");
-                    None
-                }
-                Err(error) => {
-                    debug!(url=%url, error=%error, "style sheet not fetched");
-                    None
-                }
-            };
+            let sheet =
+                match fetch_paced(fetcher, pacer, interval, &url, Resource::StyleSheet).await {
+                    Ok(fetched) if (200..300).contains(&fetched.status) => {
+                        let body = &fetched.body[..fetched.body.len().min(MAX_SHEET_BYTES)];
+                        Some(Arc::<str>::from(String::from_utf8_lossy(body).as_ref()))
+                    }
+                    Ok(fetched) => {
+                        debug!(url=%url, status=fetched.status, "style sheet not fetched");
+                        None
+                    }
+                    Err(error) => {
+                        debug!(url=%url, error=%error, "style sheet not fetched");
+                        None
+                    }
+                };
             added |= sheet.is_some();
             self.lock().insert(url, sheet);
         }

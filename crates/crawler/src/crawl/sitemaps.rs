@@ -10,11 +10,11 @@ use std::collections::HashSet;
 use std::io::Read;
 use std::time::Duration;
 
-use copyhound_core::ports::{FetchRequest, Fetcher, Resource};
+use copyhound_core::ports::{Fetcher, Resource};
 use tracing::debug;
 use url::Url;
 
-use crate::pacer::HostPacer;
+use crate::pacer::{HostPacer, fetch_paced};
 use crate::site::UrlRules;
 use crate::urls::{normalize_url, origin_key};
 
@@ -123,15 +123,7 @@ async fn fetch(
         return None;
     }
     *budget -= 1;
-    let parsed = Url::parse(url).ok()?;
-    pacer.wait(&origin_key(&parsed), interval).await;
-    let request = FetchRequest {
-        url: url.to_string(),
-        etag: None,
-        last_modified: None,
-        resource: Resource::Sitemap,
-    };
-    let fetched = match fetcher.fetch(&request).await {
+    let fetched = match fetch_paced(fetcher, pacer, interval, url, Resource::Sitemap).await {
         Ok(fetched) if (200..300).contains(&fetched.status) => fetched,
         Ok(fetched) => {
             debug!(url, status = fetched.status, "sitemap not fetched");

@@ -111,6 +111,45 @@ pub fn site(seed: &str) -> Site {
         .unwrap()
 }
 
+/// Paths a test server was asked for, in order.
+pub type RequestLog = Arc<std::sync::Mutex<Vec<String>>>;
+
+/// Serves on 127.0.0.1 the router `build` makes for the origin it is served
+/// at (pages that link or list absolute URLs need it); returns that origin.
+pub async fn serve_at(build: impl FnOnce(&str) -> Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    let router = build(&origin);
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+    origin
+}
+
+/// Serves `handler` for every path, logging the paths; returns the origin and the log.
+pub async fn serve_logged<H, T>(handler: H) -> (String, RequestLog)
+where
+    H: axum::handler::Handler<T, RequestLog>,
+    T: 'static,
+{
+    let log = RequestLog::default();
+    let state = log.clone();
+    let origin = serve_at(move |_| Router::new().fallback(handler).with_state(state)).await;
+    (origin, log)
+}
+
+impl Harness {
+    /// Runs a crawl of `site` in a new run and returns the finished run.
+    pub async fn crawl(&self, site: &Site) -> copyhound_core::model::CrawlRun {
+        self.crawler
+            .run_crawl(
+                &site.id,
+                &copyhound_core::ids::CrawlRunId::generate(),
+                &copyhound_crawler::NoProgress,
+            )
+            .await
+            .unwrap()
+    }
+}
+
 /// Serves `router` on 127.0.0.1 on a free port.
 pub async fn serve(router: Router) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
