@@ -310,29 +310,19 @@ impl Chromium {
                             requests += 1;
                             subresource(fetcher, pacer, limits.interval, wanted).await
                         };
-                        match answer {
-                            Some((status, content_type, body)) => {
-                                let body = base64::engine::general_purpose::STANDARD.encode(body);
-                                let headers = json!([{"name": "Content-Type", "value": content_type}]);
-                                self.send(
-                                    session,
-                                    "Fetch.fulfillRequest",
-                                    json!({"requestId": request_id, "responseCode": status,
-                                           "responseHeaders": headers, "body": body}),
-                                    None,
-                                )
-                                .await?;
-                            }
-                            None => {
-                                self.send(
-                                    session,
-                                    "Fetch.failRequest",
-                                    json!({"requestId": request_id, "errorReason": "BlockedByClient"}),
-                                    None,
-                                )
-                                .await?;
-                            }
-                        }
+                        let (method, params) = match answer {
+                            Some((status, content_type, body)) => (
+                                "Fetch.fulfillRequest",
+                                json!({"requestId": request_id, "responseCode": status,
+                                       "responseHeaders": [{"name": "Content-Type", "value": content_type}],
+                                       "body": base64::engine::general_purpose::STANDARD.encode(body)}),
+                            ),
+                            None => (
+                                "Fetch.failRequest",
+                                json!({"requestId": request_id, "errorReason": "BlockedByClient"}),
+                            ),
+                        };
+                        self.send(session, method, params, None).await?;
                         if let Some(quiet) = loaded_quiet_at.as_mut() {
                             *quiet = Instant::now() + QUIET;
                         }
