@@ -44,6 +44,14 @@ pub const MAX_MATCH_TESTS: usize = 1_000_000;
 /// CHARACTER, which the fingerprint normalizer keeps and the verifier aligns as
 /// a wildcard (`copyhound_fingerprint::GLYPH_PLACEHOLDER`, the same character).
 pub const GLYPH_PLACEHOLDER: char = '\u{FFFC}';
+/// The n-th distinct picture of a page that stands for one character is
+/// written as `U+F0000 + n` (private use), so every copy of one picture reads
+/// as the same unknown character, which the verifier learns to read
+/// (`copyhound_fingerprint::FIRST_NAMED_GLYPH`, the same character). Past
+/// [`MAX_NAMED_GLYPHS`] pictures, or without a `src`, [`GLYPH_PLACEHOLDER`].
+pub const FIRST_NAMED_GLYPH: char = '\u{F0000}';
+/// Distinct glyph pictures named per page.
+pub const MAX_NAMED_GLYPHS: usize = 0xFFFD;
 /// An element moved this far out of view (px) is not seen.
 const OFF_SCREEN_PX: f32 = -500.0;
 /// Images larger than this (px, by their attributes) are pictures, not glyphs.
@@ -523,6 +531,7 @@ fn plan(document: &Html, rules: &Rules, complete: bool, applied: &mut Applied) -
     let mut candidates = Vec::new();
     let mut tests = 0usize;
     let mut order = 0u32;
+    let mut glyph_names: HashMap<String, char> = HashMap::new();
     for edge in document.tree.root().traverse() {
         match edge {
             Edge::Open(node) => match node.value() {
@@ -589,7 +598,7 @@ fn plan(document: &Html, rules: &Rules, complete: bool, applied: &mut Applied) -
                         }
                     }
                     if element.name() == "img"
-                        && let Some(text) = glyph(node)
+                        && let Some(text) = glyph(node, &mut glyph_names)
                     {
                         plan.glyphs.push((node.id(), text));
                     }
@@ -688,7 +697,8 @@ fn hints(element: &scraper::node::Element, cascade: &mut Cascade) {
 
 /// The text an image stands for when it is drawn in place of one character:
 /// inline between characters of a text run, not a link, no picture's size.
-fn glyph(node: ego_tree::NodeRef<'_, Node>) -> Option<String> {
+/// Its one-character `alt`, else the name `names` gives its `src`.
+fn glyph(node: ego_tree::NodeRef<'_, Node>, names: &mut HashMap<String, char>) -> Option<String> {
     let Node::Element(img) = node.value() else {
         return None;
     };
@@ -715,7 +725,7 @@ fn glyph(node: ego_tree::NodeRef<'_, Node>) -> Option<String> {
     let before = text_of(node.prev_sibling());
     let after = text_of(node.next_sibling());
     let joins = |c: Option<char>| c.is_some_and(|c| !c.is_whitespace());
-    let cjk = |c: Option<char>| c.is_some_and(|c| c as u32 >= 0x2E80 || c == GLYPH_PLACEHOLDER);
+    let cjk = |c: Option<char>| c.is_some_and(|c| c as u32 >= 0x2E80);
     let last = before.as_deref().and_then(|t| t.chars().next_back());
     let first = after.as_deref().and_then(|t| t.chars().next());
     let inline = (joins(last) || before.is_none()) && joins(first) && (cjk(last) || cjk(first));
@@ -723,11 +733,26 @@ fn glyph(node: ego_tree::NodeRef<'_, Node>) -> Option<String> {
         return None;
     }
     let alt = img.attr("alt").unwrap_or("").trim();
-    Some(if alt.chars().count() == 1 {
-        alt.to_string()
-    } else {
-        String::from(GLYPH_PLACEHOLDER)
-    })
+    if alt.chars().count() == 1 {
+        return Some(alt.to_string());
+    }
+    // Lazy-loading pages keep the real picture in a data attribute.
+    let src = ["data-src", "data-original", "src"]
+        .into_iter()
+        .find_map(|name| img.attr(name).map(str::trim).filter(|v| !v.is_empty()))
+        .unwrap_or("");
+    let next = names.len();
+    let name = match names.get(src) {
+        Some(&name) => name,
+        None if !src.is_empty() && next < MAX_NAMED_GLYPHS => {
+            let name =
+                char::from_u32(FIRST_NAMED_GLYPH as u32 + next as u32).unwrap_or(GLYPH_PLACEHOLDER);
+            names.insert(src.to_string(), name);
+            name
+        }
+        None => GLYPH_PLACEHOLDER,
+    };
+    Some(String::from(name))
 }
 
 fn text_node(text: &str) -> Node {

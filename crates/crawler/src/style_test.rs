@@ -104,14 +104,22 @@ fn generated_content_is_text_a_reader_sees() {
 }
 
 #[test]
-fn images_inside_a_text_run_become_placeholders() {
+fn images_inside_a_text_run_become_named_glyphs() {
     let html = r#"<p>话说<img src="zt/1.png" class="zt" alt="">到大怒、<img src="zt/2.png" alt="斧">急者
         <img src="photo.jpg" width="600"> <a href="x"><img src="icon.png"></a>。</p>
-        <p><img src="a.png">开头</p>"#;
+        <p><img src="a.png">开头<img src="zt/1.png">再<img>见<img src="blank.gif" data-src="zt/9.png">了</p>"#;
     let text = seen(html);
+    let name = |n: u32| char::from_u32(FIRST_NAMED_GLYPH as u32 + n).unwrap();
+    // One picture, one character, wherever it is drawn; no picture, the placeholder.
     assert_eq!(
         text.split_whitespace().collect::<String>(),
-        format!("话说{GLYPH_PLACEHOLDER}到大怒、斧急者。{GLYPH_PLACEHOLDER}开头")
+        format!(
+            "话说{}到大怒、斧急者。{}开头{}再{GLYPH_PLACEHOLDER}见{}了",
+            name(0),
+            name(1),
+            name(0),
+            name(2)
+        )
     );
 }
 

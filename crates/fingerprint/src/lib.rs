@@ -61,6 +61,21 @@ pub const FINGERPRINT_VERSION: u32 = 1;
 /// character do not break the copied runs.
 pub const GLYPH_PLACEHOLDER: char = '\u{FFFC}';
 
+/// First of the characters that stand for one *named* glyph: the crawler
+/// writes `U+F0000 + n` for the n-th distinct image of a page, so every copy of
+/// one picture carries the same character (sites that draw characters as
+/// images use one picture per character, as font-obfuscating sites use one
+/// private-use code point per character).
+pub const FIRST_NAMED_GLYPH: char = '\u{F0000}';
+
+/// A character the page does not spell out: [`GLYPH_PLACEHOLDER`], or a
+/// private-use code point (a named image glyph, or a code point that only a
+/// site's own font draws). The verifier aligns it as a wildcard and learns what
+/// each named one stands for from the runs around it.
+pub fn is_glyph(c: char) -> bool {
+    matches!(c, '\u{FFFC}' | '\u{E000}'..='\u{F8FF}' | '\u{F0000}'..='\u{FFFFD}' | '\u{100000}'..='\u{10FFFD}')
+}
+
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum FingerprintError {
@@ -224,6 +239,36 @@ impl Fingerprinter {
     /// smallest, ascending.
     pub fn anchors(&self, text: &NormalizedText) -> Vec<u64> {
         self.anchors_of(&self.syllables(text))
+    }
+
+    /// Anchors of a title: one per part of it (a page's `<title>` is often
+    /// "chapter title_site name"), hashed over its syllables, so that a chapter
+    /// and a page that carries its title meet in the index even when the
+    /// page's text keeps no run intact (pictures for every few characters,
+    /// masks, shuffled sentences). A title nominates, it never decides: the
+    /// verifier still judges the text.
+    pub fn title_anchors(&self, title: &str) -> Vec<u64> {
+        /// Keeps title anchors apart from text anchors of the same syllables.
+        const TITLE_SALT: u64 = 0x7469_746c_655f_6368;
+        /// Parts of a title read; real titles have two or three.
+        const MAX_PARTS: usize = 4;
+        let mut anchors: Vec<u64> = title
+            .split(['_', '|', '｜', '—', '–', '－'])
+            .flat_map(|part| part.split(" - "))
+            .take(MAX_PARTS)
+            .filter_map(|part| {
+                let syllables = self.syllables(&self.normalize(part));
+                (syllables.len() >= 2).then(|| {
+                    hash::mix64(syllables.iter().fold(TITLE_SALT, |h, &t| {
+                        h.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+                            .wrapping_add(u64::from(t) + 1)
+                    }))
+                })
+            })
+            .collect();
+        anchors.sort_unstable();
+        anchors.dedup();
+        anchors
     }
 
     fn anchors_of(&self, syllables: &[u32]) -> Vec<u64> {

@@ -389,7 +389,7 @@ impl Normalizer {
         for k in 0..s1.chars.len() {
             let c = s1.chars[k];
             gap |= s1.space[k];
-            let kept = is_alphanumeric(c) || c == crate::GLYPH_PLACEHOLDER;
+            let kept = is_alphanumeric(c) || crate::is_glyph(c);
             if kept && !mask.get(k).copied().unwrap_or(false) {
                 if gap && !out_c.is_empty() {
                     breaks.push(out_c.len() as u32);

@@ -45,6 +45,15 @@ pub struct VerifyConfig {
     pub min_density: f32,
     /// Seeds occurring more often than this in the chapter are ignored.
     pub max_occurrences: u32,
+    /// Shortest run (chapter tokens) that counts as a piece of a mosaic: a
+    /// copy whose sentences were shuffled.
+    pub mosaic_min_span: u32,
+    /// Smallest seed density of a mosaic piece.
+    pub mosaic_min_density: f32,
+    /// Chapter tokens a mosaic and the long runs must cover together.
+    pub mosaic_min_total: u32,
+    /// Share of the chapter a mosaic and the long runs must cover together.
+    pub mosaic_min_share: f32,
 }
 
 impl Default for VerifyConfig {
@@ -58,6 +67,10 @@ impl Default for VerifyConfig {
             min_span: 48,
             min_density: 0.35,
             max_occurrences: 8,
+            mosaic_min_span: 16,
+            mosaic_min_density: 0.75,
+            mosaic_min_total: 192,
+            mosaic_min_share: 0.25,
         }
     }
 }
@@ -67,9 +80,12 @@ impl VerifyConfig {
         if !(2..=32).contains(&self.seed_k)
             || self.min_span < self.seed_k
             || !(0.0..=1.0).contains(&self.min_density)
+            || self.mosaic_min_span < self.seed_k
+            || !(0.0..=1.0).contains(&self.mosaic_min_density)
+            || !(0.0..=1.0).contains(&self.mosaic_min_share)
         {
             return Err(FingerprintError::Config(
-                "verify: seed_k in 2..=32, min_span >= seed_k, min_density in [0, 1]".into(),
+                "verify: seed_k in 2..=32, min_span and mosaic_min_span >= seed_k, densities in [0, 1]".into(),
             ));
         }
         Ok(())
@@ -195,11 +211,18 @@ impl Tokens {
     }
 }
 
-/// The token of [`crate::GLYPH_PLACEHOLDER`]: a character the page drew as an
-/// image, which may stand for any chapter token.
-const WILDCARD: u32 = crate::GLYPH_PLACEHOLDER as u32;
-/// Stands for the wildcard's position in a masked k-gram hash; no real token.
+/// Stands for a wildcard's position in a masked k-gram hash; no real token.
 const MASKED: u32 = u32::MAX - 1;
+/// Rounds of reading named glyphs from the runs found so far.
+const GLYPH_ROUNDS: usize = 3;
+/// A run lends its glyph readings only once it holds this many seed tokens.
+const MIN_READING_MATCHED: u32 = 12;
+
+/// Whether a verifier token is a glyph: glyph characters have no syllable and
+/// keep their code point as token (syllable tokens start above Unicode).
+fn is_wild(token: u32) -> bool {
+    char::from_u32(token).is_some_and(crate::is_glyph)
+}
 
 fn kgram_hash(window: impl Iterator<Item = u32>) -> u64 {
     mix64(window.fold(0u64, |h, t| {
@@ -226,10 +249,10 @@ fn page_kgram_hashes(ids: &[u32], k: usize) -> Vec<Option<u64>> {
         return Vec::new();
     }
     ids.windows(k)
-        .map(|w| match w.iter().filter(|&&t| t == WILDCARD).count() {
+        .map(|w| match w.iter().filter(|&&t| is_wild(t)).count() {
             0 => Some(kgram_hash(w.iter().copied())),
             1 => Some(kgram_hash(
-                w.iter().map(|&t| if t == WILDCARD { MASKED } else { t }),
+                w.iter().map(|&t| if is_wild(t) { MASKED } else { t }),
             )),
             _ => None,
         })
@@ -314,7 +337,21 @@ struct Chain {
     matched: u32,
 }
 
+/// What a seed says a glyph stands for: (chain, glyph, chapter token).
+type Reading = (u32, u32, u32);
+
 /// Seeds -> chains -> spans.
+///
+/// A page whose glyphs are named (one character per picture, see
+/// [`crate::FIRST_NAMED_GLYPH`]) is read again: every seed that aligned a
+/// glyph inside a run of [`MIN_READING_MATCHED`] seed tokens votes for the
+/// chapter token it stands for, each glyph takes its clear winner everywhere
+/// on the page, and the chains are built anew. Windows with two or more
+/// unknown characters, useless before, then seed as well, so a page that
+/// draws every third character as a picture is read like plain text where
+/// its pictures repeat. A reading only ever turns a glyph into the token the
+/// chapter has beside the same neighbours, so it cannot make unrelated text
+/// match.
 pub(crate) fn verify_prepared(
     phon: &Phonetic,
     chapter: &PreparedChapter,
@@ -324,81 +361,32 @@ pub(crate) fn verify_prepared(
     let chapter_text = &chapter.text;
     let k = cfg.seed_k;
     let pt = Tokens::new(phon, page, cfg);
-    let hashes = page_kgram_hashes(&pt.ids, k as usize);
-    let masked = pt
-        .ids
-        .contains(&WILDCARD)
-        .then(|| masked_seed_table(&chapter.tokens.ids, k as usize));
-    let mut active: Vec<Chain> = Vec::new();
-    let mut done: Vec<Chain> = Vec::new();
-    for (b, h) in hashes.iter().enumerate() {
-        let b = b as u32;
-        let Some(h) = h else { continue };
-        let (table, positions) = match &masked {
-            Some((table, positions))
-                if pt.ids[b as usize..(b + k) as usize].contains(&WILDCARD) =>
-            {
-                (table, positions)
+    let has_glyphs = pt.ids.iter().any(|&t| is_wild(t));
+    let masked = has_glyphs.then(|| masked_seed_table(&chapter.tokens.ids, k as usize));
+    let named = has_glyphs
+        && pt
+            .ids
+            .iter()
+            .any(|&t| is_wild(t) && t != u32::from(crate::GLYPH_PLACEHOLDER));
+    let mut ids = pt.ids.clone();
+    let mut readings = Vec::new();
+    let mut chains = find_chains(
+        chapter,
+        &ids,
+        masked.as_ref(),
+        cfg,
+        named.then_some(&mut readings),
+    );
+    if named {
+        for _ in 0..GLYPH_ROUNDS {
+            if !read_glyphs(&pt.ids, &mut ids, &readings) {
+                break;
             }
-            _ => (&chapter.table, &chapter.positions),
-        };
-        let Some(&(first, count)) = table.get(h) else {
-            continue;
-        };
-        if count > cfg.max_occurrences {
-            continue;
-        }
-        // Retire chains that can no longer be extended.
-        let mut idx = 0;
-        while idx < active.len() {
-            if b > active[idx].last_b + cfg.max_gap + k {
-                done.push(active.swap_remove(idx));
-            } else {
-                idx += 1;
-            }
-        }
-        for &a in &positions[first as usize..(first + count) as usize] {
-            let diag = i64::from(b) - i64::from(a);
-            let mut best: Option<(usize, i64)> = None;
-            for (ci, c) in active.iter().enumerate() {
-                if a <= c.last_a || a > c.last_a + cfg.max_gap + k || b <= c.last_b {
-                    continue;
-                }
-                let drift = (diag - (i64::from(c.last_b) - i64::from(c.last_a))).abs();
-                if drift <= i64::from(cfg.max_drift) && best.is_none_or(|(_, d)| drift < d) {
-                    best = Some((ci, drift));
-                }
-            }
-            match best {
-                Some((ci, _)) => {
-                    let c = &mut active[ci];
-                    c.matched += (a + k).saturating_sub(c.a_end.max(a)).min(k);
-                    c.a_end = c.a_end.max(a + k);
-                    c.b_end = c.b_end.max(b + k);
-                    c.last_a = a;
-                    c.last_b = b;
-                }
-                None if active.len() < 512 => active.push(Chain {
-                    a_start: a,
-                    a_end: a + k,
-                    b_start: b,
-                    b_end: b + k,
-                    last_a: a,
-                    last_b: b,
-                    matched: k,
-                }),
-                None => {}
-            }
+            readings.clear();
+            chains = find_chains(chapter, &ids, masked.as_ref(), cfg, Some(&mut readings));
         }
     }
-    done.extend(active);
-    let mut kept: Vec<Chain> = done
-        .into_iter()
-        .filter(|c| {
-            let len = c.a_end - c.a_start;
-            len >= cfg.min_span && c.matched as f32 >= cfg.min_density * len as f32
-        })
-        .collect();
+    let mut kept = keep_runs(chains, chapter.tokens.ids.len(), cfg);
     kept.sort_unstable_by_key(|c| (c.b_start, c.a_start));
 
     let ct = &chapter.tokens;
@@ -410,7 +398,7 @@ pub(crate) fn verify_prepared(
     for c in &kept {
         wildcards += pt.ids[c.b_start as usize..c.b_end as usize]
             .iter()
-            .filter(|&&t| t == WILDCARD)
+            .filter(|&&t| is_wild(t))
             .count() as u32;
         let (na0, na1) = (ct.starts[c.a_start as usize], ct.ends[c.a_end as usize - 1]);
         let (nb0, nb1) = (pt.starts[c.b_start as usize], pt.ends[c.b_end as usize - 1]);
@@ -440,6 +428,182 @@ pub(crate) fn verify_prepared(
         wildcards,
         spans,
     }
+}
+
+/// The chains that count as copied runs: long and dense ones, and the short,
+/// nearly exact ones of a mosaic.
+///
+/// A page that shuffles a chapter's sentences leaves no long run, only many
+/// short ones. Each of those alone could be a shared phrase, and related texts
+/// (two laws on one subject) share dozens of clauses, so short runs count
+/// only as a whole that reads like the chapter cut up: pieces of at least
+/// `mosaic_min_span` tokens at `mosaic_min_density`, each page stretch and
+/// each chapter stretch used once, that together with the long runs cover
+/// `mosaic_min_total` tokens and `mosaic_min_share` of the chapter. A
+/// quotation of a few sentences stays far below that.
+fn keep_runs(chains: Vec<Chain>, chapter_tokens: usize, cfg: &VerifyConfig) -> Vec<Chain> {
+    let dense = |c: &Chain, min_span: u32, density: f32| {
+        let len = c.a_end - c.a_start;
+        len >= min_span && c.matched as f32 >= density * len as f32
+    };
+    let (mut kept, rest): (Vec<Chain>, Vec<Chain>) = chains
+        .into_iter()
+        .partition(|c| dense(c, cfg.min_span, cfg.min_density));
+    let mut candidates: Vec<Chain> = rest
+        .into_iter()
+        .filter(|c| dense(c, cfg.mosaic_min_span, cfg.mosaic_min_density))
+        .collect();
+    if candidates.is_empty() {
+        return kept;
+    }
+    candidates.sort_unstable_by_key(|c| std::cmp::Reverse((c.matched, c.a_end - c.a_start)));
+    let overlaps = |x: (u32, u32), y: (u32, u32)| x.0 < y.1 && y.0 < x.1;
+    let mut pieces: Vec<Chain> = Vec::new();
+    for c in candidates {
+        let free = kept.iter().chain(&pieces).all(|o| {
+            !overlaps((c.a_start, c.a_end), (o.a_start, o.a_end))
+                && !overlaps((c.b_start, c.b_end), (o.b_start, o.b_end))
+        });
+        if free {
+            pieces.push(c);
+        }
+    }
+    let total = covered_len(kept.iter().chain(&pieces).map(|c| (c.a_start, c.a_end)));
+    let share = total as f64 / chapter_tokens.max(1) as f64;
+    if !pieces.is_empty()
+        && total >= u64::from(cfg.mosaic_min_total)
+        && share >= f64::from(cfg.mosaic_min_share)
+    {
+        kept.extend(pieces);
+    }
+    kept
+}
+
+/// Chains the page's seeds (`ids`, glyphs as wildcards) against the chapter.
+/// With `readings`, every seed that aligns a glyph records what it read.
+fn find_chains(
+    chapter: &PreparedChapter,
+    ids: &[u32],
+    masked: Option<&(FixedMap<u64, (u32, u32)>, Vec<u32>)>,
+    cfg: &VerifyConfig,
+    mut readings: Option<&mut Vec<Reading>>,
+) -> Vec<Chain> {
+    let k = cfg.seed_k;
+    let hashes = page_kgram_hashes(ids, k as usize);
+    let mut active: Vec<(u32, Chain)> = Vec::new();
+    let mut done: Vec<(u32, Chain)> = Vec::new();
+    let mut next_id = 0u32;
+    for (b, h) in hashes.iter().enumerate() {
+        let b = b as u32;
+        let Some(h) = h else { continue };
+        let window = &ids[b as usize..(b + k) as usize];
+        let glyph_at = window.iter().position(|&t| is_wild(t));
+        let (table, positions) = match (masked, glyph_at) {
+            (Some((table, positions)), Some(_)) => (table, positions),
+            _ => (&chapter.table, &chapter.positions),
+        };
+        let Some(&(first, count)) = table.get(h) else {
+            continue;
+        };
+        if count > cfg.max_occurrences {
+            continue;
+        }
+        // Retire chains that can no longer be extended.
+        let mut idx = 0;
+        while idx < active.len() {
+            if b > active[idx].1.last_b + cfg.max_gap + k {
+                done.push(active.swap_remove(idx));
+            } else {
+                idx += 1;
+            }
+        }
+        for &a in &positions[first as usize..(first + count) as usize] {
+            let diag = i64::from(b) - i64::from(a);
+            let mut best: Option<(usize, i64)> = None;
+            for (ci, (_, c)) in active.iter().enumerate() {
+                if a <= c.last_a || a > c.last_a + cfg.max_gap + k || b <= c.last_b {
+                    continue;
+                }
+                let drift = (diag - (i64::from(c.last_b) - i64::from(c.last_a))).abs();
+                if drift <= i64::from(cfg.max_drift) && best.is_none_or(|(_, d)| drift < d) {
+                    best = Some((ci, drift));
+                }
+            }
+            let chain_id = match best {
+                Some((ci, _)) => {
+                    let (id, c) = &mut active[ci];
+                    c.matched += (a + k).saturating_sub(c.a_end.max(a)).min(k);
+                    c.a_end = c.a_end.max(a + k);
+                    c.b_end = c.b_end.max(b + k);
+                    c.last_a = a;
+                    c.last_b = b;
+                    *id
+                }
+                None if active.len() < 512 => {
+                    next_id += 1;
+                    active.push((
+                        next_id,
+                        Chain {
+                            a_start: a,
+                            a_end: a + k,
+                            b_start: b,
+                            b_end: b + k,
+                            last_a: a,
+                            last_b: b,
+                            matched: k,
+                        },
+                    ));
+                    next_id
+                }
+                None => continue,
+            };
+            if let (Some(out), Some(j)) = (readings.as_deref_mut(), glyph_at) {
+                out.push((chain_id, window[j], chapter.tokens.ids[(a as usize) + j]));
+            }
+        }
+    }
+    done.extend(active);
+    if let Some(out) = readings {
+        // Only runs long enough to be no accident lend their readings.
+        let trusted: FixedMap<u32, ()> = done
+            .iter()
+            .filter(|(_, c)| c.matched >= MIN_READING_MATCHED)
+            .map(|(id, _)| (*id, ()))
+            .collect();
+        out.retain(|(chain, _, _)| trusted.contains_key(chain));
+    }
+    done.into_iter().map(|(_, c)| c).collect()
+}
+
+/// Gives each named glyph of `original` the token its readings agree on
+/// (at least twice as many votes as any other), writing it into `ids` at
+/// every place the glyph occurs. Returns whether anything new was read.
+fn read_glyphs(original: &[u32], ids: &mut [u32], readings: &[Reading]) -> bool {
+    let mut votes: FixedMap<u32, FixedMap<u32, u32>> = FixedMap::default();
+    for &(_, glyph, token) in readings {
+        if glyph != u32::from(crate::GLYPH_PLACEHOLDER) {
+            *votes.entry(glyph).or_default().entry(token).or_default() += 1;
+        }
+    }
+    let mut read: FixedMap<u32, u32> = FixedMap::default();
+    for (glyph, tally) in votes {
+        let mut ranked: Vec<(u32, u32)> = tally.into_iter().map(|(t, n)| (n, t)).collect();
+        ranked.sort_unstable_by(|x, y| y.cmp(x));
+        let runner_up = ranked.get(1).map_or(0, |r| r.0);
+        if runner_up == 0 || ranked[0].0 >= 2 * runner_up {
+            read.insert(glyph, ranked[0].1);
+        }
+    }
+    let mut changed = false;
+    for (at, &t) in original.iter().enumerate() {
+        if let Some(&token) = read.get(&t)
+            && ids[at] != token
+        {
+            ids[at] = token;
+            changed = true;
+        }
+    }
+    changed
 }
 
 /// Length of the union of half-open `(start, end)` ranges: overlapping or

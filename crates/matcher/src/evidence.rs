@@ -1,7 +1,7 @@
 //! Side-by-side excerpts for reviewers and takedown notices: the longest copied
 //! runs, each cut to a readable length, from the registered chapter and the page.
 
-use copyhound_core::model::{CopiedSpan, EvidenceExcerpt};
+use copyhound_core::model::{CopiedSpan, EvidenceExcerpt, shown_text};
 
 /// Excerpts kept per match.
 const MAX_EXCERPTS: usize = 5;
@@ -67,7 +67,8 @@ pub(crate) fn excerpts(
 fn cut(chars: &[char], start: u32, end: u32) -> String {
     let start = (start as usize).min(chars.len());
     let end = (end as usize).clamp(start, chars.len());
-    let mut excerpt: String = chars[start..end].iter().take(MAX_EXCERPT_CHARS).collect();
+    let raw: String = chars[start..end].iter().take(MAX_EXCERPT_CHARS).collect();
+    let mut excerpt = shown_text(&raw).into_owned();
     if end - start > MAX_EXCERPT_CHARS {
         excerpt.push('…');
     }

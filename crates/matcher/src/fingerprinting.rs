@@ -28,7 +28,7 @@ pub(crate) async fn fingerprint_page(
     let owner = FingerprintOwner::Page {
         page_id: page_id.clone(),
     };
-    let record = fingerprint_record(ports, owner, page.text, content_sha256).await?;
+    let record = fingerprint_record(ports, owner, page.text, &page.title, content_sha256).await?;
     index_record(ports, &record).await?;
     let compare = TaskKind::ComparePage {
         page_id: page_id.clone(),
@@ -60,7 +60,14 @@ async fn fingerprint_chapter(ports: &MatcherPorts, chapter: Chapter) -> Result<(
         work_id: chapter.work_id.clone(),
         chapter_id: chapter.id.clone(),
     };
-    let record = fingerprint_record(ports, owner, chapter.text, &chapter.content_sha256).await?;
+    let record = fingerprint_record(
+        ports,
+        owner,
+        chapter.text,
+        &chapter.title,
+        &chapter.content_sha256,
+    )
+    .await?;
     index_record(ports, &record).await?;
     let status = FingerprintStatus::Indexed {
         version: FINGERPRINT_VERSION,
@@ -76,6 +83,7 @@ async fn fingerprint_record(
     ports: &MatcherPorts,
     owner: FingerprintOwner,
     text: String,
+    title: &str,
     content_sha256: &str,
 ) -> Result<FingerprintRecord> {
     match ports
@@ -94,20 +102,30 @@ async fn fingerprint_record(
             "text over the fingerprint input budget; only its start is fingerprinted");
     }
     let fingerprinter = ports.fingerprinter.clone();
-    let fingerprint = compute(fingerprinter, text).await?;
+    let fingerprint = compute(fingerprinter, text, title.to_string()).await?;
     let record = to_record(owner, content_sha256, fingerprint);
     ports.fingerprints.put_fingerprint(&record).await?;
     Ok(record)
 }
 
-/// Runs the CPU-bound fingerprinting off the async threads.
+/// Runs the CPU-bound fingerprinting off the async threads; the title's
+/// anchors join the text's.
 pub(crate) async fn compute(
     fingerprinter: Arc<Fingerprinter>,
     text: String,
+    title: String,
 ) -> Result<DocumentFingerprint> {
-    tokio::task::spawn_blocking(move || fingerprinter.fingerprint(&text))
-        .await
-        .map_err(|error| Error::internal(format!("fingerprinting panicked: {error}")))
+    tokio::task::spawn_blocking(move || {
+        let mut fingerprint = fingerprinter.fingerprint(&text);
+        fingerprint
+            .anchors
+            .extend(fingerprinter.title_anchors(&title));
+        fingerprint.anchors.sort_unstable();
+        fingerprint.anchors.dedup();
+        fingerprint
+    })
+    .await
+    .map_err(|error| Error::internal(format!("fingerprinting panicked: {error}")))
 }
 
 /// Replaces the owner's index entries with the record's.

@@ -16,6 +16,7 @@ pub struct Segment {
 /// Returns `text` cut at the given `[start, end)` character ranges (overlapping
 /// or unsorted ranges are merged; ranges past the end are clipped).
 pub fn segments(text: &str, ranges: impl IntoIterator<Item = (u32, u32)>) -> Vec<Segment> {
+    let text = &*copyhound_core::model::shown_text(text);
     let char_count = text.chars().count();
     let mut ranges: Vec<(usize, usize)> = ranges
         .into_iter()

@@ -15,7 +15,7 @@ mod work;
 
 pub use fingerprint::{FingerprintOwner, FingerprintRecord, PassageRecord, dna_index_key};
 pub use matches::{CopiedSpan, EvidenceExcerpt, Match, MatchStatus, Review};
-pub use page::{FetchMeta, Page, PageVersion, Pagination};
+pub use page::{FetchMeta, Page, PageVersion, Pagination, shown_text};
 pub use persisted::{Persisted, SCHEMA_VERSION_FIELD};
 pub use publisher::{ApiKey, Publisher, PublisherKind, Role};
 pub use report::{Report, ReportFormat, ReportScope, ReportStatus};

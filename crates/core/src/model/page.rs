@@ -110,3 +110,19 @@ pub(crate) mod base64_bytes {
         STANDARD.decode(text).map_err(serde::de::Error::custom)
     }
 }
+
+/// A page's text as people are shown it: the private-use characters the
+/// crawler writes for characters a site drew as pictures (one per picture,
+/// from U+F0000) become U+FFFC, the object replacement character, instead of
+/// a blank box.
+pub fn shown_text(text: &str) -> std::borrow::Cow<'_, str> {
+    let named = |c: char| ('\u{F0000}'..='\u{FFFFD}').contains(&c);
+    if text.chars().any(named) {
+        text.chars()
+            .map(|c| if named(c) { '\u{FFFC}' } else { c })
+            .collect::<String>()
+            .into()
+    } else {
+        text.into()
+    }
+}
