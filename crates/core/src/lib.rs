@@ -14,6 +14,7 @@ pub mod ids;
 pub mod model;
 pub mod ports;
 pub mod schedule;
+pub mod stages;
 pub mod test_services;
 pub mod utf8;
 

@@ -259,8 +259,11 @@ fn page_kgram_hashes(ids: &[u32], k: usize) -> Vec<Option<u64>> {
         .collect()
 }
 
+/// k-gram hash -> (first index into the positions, count), and the positions.
+type SeedTable = (FixedMap<u64, (u32, u32)>, Vec<u32>);
+
 /// Seed table of a chapter: k-gram hash -> (first index into `positions`, count).
-fn seed_table(hashes: Vec<(u64, u32)>) -> (FixedMap<u64, (u32, u32)>, Vec<u32>) {
+fn seed_table(hashes: Vec<(u64, u32)>) -> SeedTable {
     let mut pairs = hashes;
     pairs.sort_unstable();
     let mut table = FixedMap::default();
@@ -276,7 +279,7 @@ fn seed_table(hashes: Vec<(u64, u32)>) -> (FixedMap<u64, (u32, u32)>, Vec<u32>) 
 
 /// The chapter's k-grams with each position masked in turn: built only for a
 /// page that holds wildcards.
-fn masked_seed_table(ids: &[u32], k: usize) -> (FixedMap<u64, (u32, u32)>, Vec<u32>) {
+fn masked_seed_table(ids: &[u32], k: usize) -> SeedTable {
     let mut hashes = Vec::with_capacity(ids.len().saturating_sub(k - 1) * k);
     for (i, w) in ids.windows(k).enumerate() {
         for masked in 0..k {
@@ -484,7 +487,7 @@ fn keep_runs(chains: Vec<Chain>, chapter_tokens: usize, cfg: &VerifyConfig) -> V
 fn find_chains(
     chapter: &PreparedChapter,
     ids: &[u32],
-    masked: Option<&(FixedMap<u64, (u32, u32)>, Vec<u32>)>,
+    masked: Option<&SeedTable>,
     cfg: &VerifyConfig,
     mut readings: Option<&mut Vec<Reading>>,
 ) -> Vec<Chain> {

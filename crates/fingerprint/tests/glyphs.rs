@@ -80,7 +80,8 @@ fn common_drawn(n: usize, named: bool) -> String {
         .enumerate()
         .map(|(i, &(_, c))| {
             let picture = if named {
-                char::from_u32(FIRST_NAMED_GLYPH as u32 + i as u32).unwrap()
+                char::from_u32(FIRST_NAMED_GLYPH as u32 + i as u32)
+                    .expect("a private-use character")
             } else {
                 GLYPH_PLACEHOLDER
             };

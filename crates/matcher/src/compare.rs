@@ -8,6 +8,7 @@ use chrono::Utc;
 use copyhound_core::config::MatcherConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, WorkId};
 use copyhound_core::model::{CopiedSpan, FingerprintOwner, Match, MatchStatus, Page, Work};
+use copyhound_core::stages::{Stage, time, time_async};
 use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_fingerprint::{FINGERPRINT_VERSION, NormalizedText, Verification};
 use tracing::debug;
@@ -86,15 +87,17 @@ pub(crate) async fn compare_page(
             "page {page_id} fingerprint is stale; waiting for re-fingerprinting"
         )));
     }
-    let candidates = candidates(ports, &record).await?;
+    let candidates = time_async(Stage::Candidates, candidates(ports, &record)).await?;
     if candidates.chapters.is_empty() {
         return Ok(());
     }
     let page_text = page.text.clone();
     let fingerprinter = ports.fingerprinter.clone();
-    let page_normalized = tokio::task::spawn_blocking(move || fingerprinter.normalize(&page_text))
-        .await
-        .map_err(join_error)?;
+    let page_normalized = tokio::task::spawn_blocking(move || {
+        time(Stage::Verify, || fingerprinter.normalize(&page_text))
+    })
+    .await
+    .map_err(join_error)?;
     let mut works: HashMap<WorkId, Work> = HashMap::new();
     for (work_id, chapter_id) in candidates.chapters {
         if let Err(error) = verify_candidate(
@@ -126,13 +129,21 @@ async fn verify_candidate(
     near_duplicates: &[PageId],
     works: &mut HashMap<WorkId, Work>,
 ) -> Result<()> {
-    let chapter = ports.works.get_chapter(work_id, chapter_id).await?;
+    let chapter = time_async(
+        Stage::ChapterLoad,
+        ports.works.get_chapter(work_id, chapter_id),
+    )
+    .await?;
     let fingerprinter = ports.fingerprinter.clone();
     let page_for_verify = page_normalized.clone();
     let chapter_text = chapter.text.clone();
     let verification = tokio::task::spawn_blocking(move || {
-        let chapter_normalized = fingerprinter.normalize(&chapter_text);
-        fingerprinter.verify(&chapter_normalized, &page_for_verify)
+        let chapter_normalized = time(Stage::ChapterLoad, || {
+            fingerprinter.normalize(&chapter_text)
+        });
+        time(Stage::Verify, || {
+            fingerprinter.verify(&chapter_normalized, &page_for_verify)
+        })
     })
     .await
     .map_err(join_error)?;
@@ -145,8 +156,10 @@ async fn verify_candidate(
         let fingerprinter = ports.fingerprinter.clone();
         let chapter_text = chapter.text.clone();
         let whole = tokio::task::spawn_blocking(move || {
-            let chapter_normalized = fingerprinter.normalize(&chapter_text);
-            fingerprinter.verify(&chapter_normalized, &fingerprinter.normalize(&chain))
+            time(Stage::Verify, || {
+                let chapter_normalized = fingerprinter.normalize(&chapter_text);
+                fingerprinter.verify(&chapter_normalized, &fingerprinter.normalize(&chain))
+            })
         })
         .await
         .map_err(join_error)?;
@@ -175,7 +188,7 @@ async fn verify_candidate(
         &decision,
         duplicates,
     );
-    ports.matches.upsert_match(&found).await
+    time_async(Stage::StoreWrite, ports.matches.upsert_match(&found)).await
 }
 
 /// The joined text of the chapter split over pages that `page` is one of.

@@ -104,6 +104,12 @@ mod tests {
     }
 
     #[test]
+    fn pictures_of_characters_show_as_the_replacement_character() {
+        let found = excerpts("甲乙丙", "甲\u{F0003}丙", &[span((0, 3), (0, 3))]);
+        assert_eq!(found[0].page_excerpt, "甲\u{FFFC}丙");
+    }
+
+    #[test]
     fn out_of_range_spans_are_clamped_not_panics() {
         let found = excerpts("短", "短", &[span((0, 99), (5, 2))]);
         assert_eq!(found[0].chapter_excerpt, "短");

@@ -10,6 +10,7 @@ use copyhound_core::ids::{PageId, WorkId};
 use copyhound_core::model::{
     Chapter, FingerprintOwner, FingerprintRecord, FingerprintStatus, PassageRecord, Task, TaskKind,
 };
+use copyhound_core::stages::{Stage, time, time_async};
 use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_fingerprint::{DocumentFingerprint, FINGERPRINT_VERSION, Fingerprinter};
 use tracing::warn;
@@ -34,10 +35,11 @@ pub(crate) async fn fingerprint_page(
         page_id: page_id.clone(),
         content_sha256: content_sha256.to_string(),
     };
-    ports
-        .queue
-        .enqueue(vec![Task::new(compare, Utc::now())])
-        .await
+    time_async(
+        Stage::Queue,
+        ports.queue.enqueue(vec![Task::new(compare, Utc::now())]),
+    )
+    .await
 }
 
 /// Fingerprints and indexes every chapter of a work, then enqueues its back-fill.
@@ -104,7 +106,11 @@ async fn fingerprint_record(
     let fingerprinter = ports.fingerprinter.clone();
     let fingerprint = compute(fingerprinter, text, title.to_string()).await?;
     let record = to_record(owner, content_sha256, fingerprint);
-    ports.fingerprints.put_fingerprint(&record).await?;
+    time_async(
+        Stage::StoreWrite,
+        ports.fingerprints.put_fingerprint(&record),
+    )
+    .await?;
     Ok(record)
 }
 
@@ -116,13 +122,15 @@ pub(crate) async fn compute(
     title: String,
 ) -> Result<DocumentFingerprint> {
     tokio::task::spawn_blocking(move || {
-        let mut fingerprint = fingerprinter.fingerprint(&text);
-        fingerprint
-            .anchors
-            .extend(fingerprinter.title_anchors(&title));
-        fingerprint.anchors.sort_unstable();
-        fingerprint.anchors.dedup();
-        fingerprint
+        time(Stage::Fingerprint, || {
+            let mut fingerprint = fingerprinter.fingerprint(&text);
+            fingerprint
+                .anchors
+                .extend(fingerprinter.title_anchors(&title));
+            fingerprint.anchors.sort_unstable();
+            fingerprint.anchors.dedup();
+            fingerprint
+        })
     })
     .await
     .map_err(|error| Error::internal(format!("fingerprinting panicked: {error}")))
@@ -130,11 +138,14 @@ pub(crate) async fn compute(
 
 /// Replaces the owner's index entries with the record's.
 async fn index_record(ports: &MatcherPorts, record: &FingerprintRecord) -> Result<()> {
-    ports
-        .index
-        .remove_owners(&[record.owner.index_key()])
-        .await?;
-    ports.index.insert(&record.index_entries()).await
+    time_async(Stage::IndexWrite, async {
+        ports
+            .index
+            .remove_owners(&[record.owner.index_key()])
+            .await?;
+        ports.index.insert(&record.index_entries()).await
+    })
+    .await
 }
 
 /// Returns the stored form of a computed fingerprint.
@@ -164,5 +175,29 @@ pub fn to_record(
         anchors: fingerprint.anchors,
         normalized_chars: fingerprint.normalized_chars,
         created_at: Utc::now(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use copyhound_fingerprint::FingerprintConfig;
+
+    #[tokio::test]
+    async fn a_title_joins_the_text_anchors() {
+        let fingerprinter = Arc::new(Fingerprinter::new(FingerprintConfig::default()).unwrap());
+        let text = "话说天下大势，分久必合，合久必分。".repeat(20);
+        let untitled = compute(fingerprinter.clone(), text.clone(), String::new())
+            .await
+            .unwrap();
+        let titled = compute(fingerprinter.clone(), text, "卷一·成仙_某站".into())
+            .await
+            .unwrap();
+        let from_title = fingerprinter.title_anchors("卷一·成仙");
+        assert!(!from_title.is_empty());
+        assert!(from_title.iter().all(|a| titled.anchors.contains(a)));
+        assert!(from_title.iter().all(|a| !untitled.anchors.contains(a)));
+        assert!(titled.anchors.windows(2).all(|w| w[0] < w[1]));
+        assert!(untitled.anchors.iter().all(|a| titled.anchors.contains(a)));
     }
 }

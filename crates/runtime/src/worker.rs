@@ -12,6 +12,7 @@ use std::time::Duration;
 use copyhound_core::Result;
 use copyhound_core::config::Config;
 use copyhound_core::ports::{ReceivedTask, TaskHandler, TaskQueue};
+use copyhound_core::stages::{Stage, time_async};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tracing::{debug, info, warn};
@@ -144,10 +145,12 @@ impl Worker {
             }
             let mut received_now = 0;
             if running.len() < slots {
-                match self
-                    .queue
-                    .receive(slots - running.len(), self.settings.visibility)
-                    .await
+                match time_async(
+                    Stage::Queue,
+                    self.queue
+                        .receive(slots - running.len(), self.settings.visibility),
+                )
+                .await
                 {
                     Ok(batch) => {
                         received_now = batch.len();
@@ -271,9 +274,11 @@ async fn run_one(
     match result {
         Ok(()) => {
             debug!(task_id = %task.id, kind, elapsed_ms, "task done");
-            if let Err(error) = queue
-                .acknowledge(std::slice::from_ref(&received.ack_id))
-                .await
+            if let Err(error) = time_async(
+                Stage::Queue,
+                queue.acknowledge(std::slice::from_ref(&received.ack_id)),
+            )
+            .await
             {
                 warn!(task_id = %task.id, error = %error, "acknowledge failed; the task will run again");
             }

@@ -18,6 +18,7 @@ use copyhound_core::config::Config;
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
 use copyhound_core::model::{CrawlRun, CrawlRunStatus, Publisher, PublisherKind, Task, TaskKind};
 use copyhound_core::ports::Pages;
+use copyhound_core::stages::{self, Stage, StageTime};
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_runtime::{Backends, Node};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -60,7 +61,9 @@ pub struct PipelineRun {
 /// the benchmark's own scorer.
 pub async fn run(config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let (eval_config, _scratch) = eval_config(config, &args)?;
+    let (stages_before, cpu_before) = (stages::snapshot(), stages::process_cpu());
     let run = run_pipeline(&eval_config, &args.set, args.concurrency).await?;
+    let cpu = stages::process_cpu().saturating_sub(cpu_before);
     let predictions = collect_predictions(&run).await?;
     write_predictions(&args.out, &predictions)?;
     println!(
@@ -73,7 +76,48 @@ pub async fn run(config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
         run.dead_tasks,
         args.out.display()
     );
+    print_stages(&stages_before, cpu, run.pages_crawled);
     score(&args.set, &args.out, args.metrics_json.as_deref())
+}
+
+/// Prints where the run's time went, per stored page, stage by stage.
+fn print_stages(before: &[(Stage, StageTime)], process_cpu: Duration, pages: u64) {
+    let pages = pages.max(1) as f64;
+    let per_page = |d: Duration| d.as_secs_f64() * 1e3 / pages;
+    println!(
+        "\n== time per stored page by stage (works imported and fingerprinted included; wall times overlap across concurrent tasks)"
+    );
+    println!(
+        "{:<14} {:>8} {:>13} {:>12} {:>10}",
+        "stage", "calls", "wall ms/page", "cpu ms/page", "cpu share"
+    );
+    let mut accounted = Duration::ZERO;
+    for ((stage, now), (_, then)) in stages::snapshot().into_iter().zip(before) {
+        let spent = now.since(*then);
+        accounted += spent.cpu;
+        println!(
+            "{:<14} {:>8} {:>13.3} {:>12.3} {:>9.1}%",
+            stage.name(),
+            spent.calls,
+            per_page(spent.wall),
+            per_page(spent.cpu),
+            100.0 * spent.cpu.as_secs_f64() / process_cpu.as_secs_f64().max(1e-9)
+        );
+    }
+    let rest = process_cpu.saturating_sub(accounted);
+    println!(
+        "{:<14} {:>8} {:>13} {:>12.3} {:>9.1}%",
+        "other",
+        "",
+        "",
+        per_page(rest),
+        100.0 * rest.as_secs_f64() / process_cpu.as_secs_f64().max(1e-9)
+    );
+    println!(
+        "process CPU {:.3} ms per stored page ({:.2} s in all)",
+        per_page(process_cpu),
+        process_cpu.as_secs_f64()
+    );
 }
 
 /// Returns the configuration of the evaluated instance and its scratch directory.

@@ -16,6 +16,7 @@ use copyhound_core::model::{FetchMeta, Page, Pagination, Render, Site, Task, Tas
 use copyhound_core::ports::{
     FetchRequest, FetchedPage, Fetcher, PageStore, PageUpsert, Resource, TaskQueue,
 };
+use copyhound_core::stages::{Stage, time, time_async};
 use copyhound_core::{Error, ErrorKind, Result};
 use tracing::{debug, warn};
 use url::Url;
@@ -273,7 +274,7 @@ impl PageContext {
             let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
             self.pacer.wait(&origin_key(&parsed), interval).await;
         }
-        let mut fetched = self.fetcher.fetch(&request).await?;
+        let mut fetched = time_async(Stage::Fetch, self.fetcher.fetch(&request)).await?;
         if fetched.status == 304 {
             let Some(stored) = previous.as_ref() else {
                 return Err(Error::new(
@@ -439,14 +440,16 @@ impl PageContext {
         let max_links = self.max_links;
         let sheets = self.sheets.lookup(page_url);
         tokio::task::spawn_blocking(move || {
-            analyze(
-                &body,
-                content_type.as_deref(),
-                charset_override.as_deref(),
-                &hints,
-                max_links,
-                &|href| sheets.sheet(href),
-            )
+            time(Stage::Extract, || {
+                analyze(
+                    &body,
+                    content_type.as_deref(),
+                    charset_override.as_deref(),
+                    &hints,
+                    max_links,
+                    &|href| sheets.sheet(href),
+                )
+            })
         })
         .await
         .map_err(|err| Error::internal(format!("extraction task failed: {err}")))?
@@ -512,7 +515,7 @@ impl PageContext {
             previous_versions: Vec::new(),
             raw_body: doc.fetched.body,
         };
-        let upsert = self.pages.upsert_page(&page).await?;
+        let upsert = time_async(Stage::StoreWrite, self.pages.upsert_page(&page)).await?;
         let is_content = page.text.chars().filter(|c| !c.is_whitespace()).count()
             >= crate::extract::MIN_CONTENT_CHARS;
         let stored_by_interrupted_run = doc
