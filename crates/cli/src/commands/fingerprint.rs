@@ -174,7 +174,9 @@ impl Comparison {
             verification.spans.len()
         );
         let chapter: Vec<char> = self.chapter_text.chars().collect();
-        let page: Vec<char> = self.page_text.chars().collect();
+        let page: Vec<char> = copyhound_core::model::shown_text(&self.page_text)
+            .chars()
+            .collect();
         for (number, span) in verification.spans.iter().take(max_spans).enumerate() {
             println!(
                 "\n#{} registered [{}..{})  page [{}..{})",
