@@ -218,6 +218,9 @@ const GLYPH_ROUNDS: usize = 3;
 /// A run lends its glyph readings only once it holds this many seed tokens.
 const MIN_READING_MATCHED: u32 = 12;
 
+/// Short runs considered for a mosaic, strongest first.
+const MAX_MOSAIC_PIECES: usize = 4096;
+
 /// Whether a verifier token is a glyph: glyph characters have no syllable and
 /// keep their code point as token (syllable tokens start above Unicode).
 fn is_wild(token: u32) -> bool {
@@ -460,6 +463,8 @@ fn keep_runs(chains: Vec<Chain>, chapter_tokens: usize, cfg: &VerifyConfig) -> V
         return kept;
     }
     candidates.sort_unstable_by_key(|c| std::cmp::Reverse((c.matched, c.a_end - c.a_start)));
+    // Bounds the pairwise overlap checks on a page built to repeat phrases.
+    candidates.truncate(MAX_MOSAIC_PIECES);
     let overlaps = |x: (u32, u32), y: (u32, u32)| x.0 < y.1 && y.0 < x.1;
     let mut pieces: Vec<Chain> = Vec::new();
     for c in candidates {
