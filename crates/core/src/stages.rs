@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 /// A stage of the pipeline.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Stage {
-    /// HTTP fetches (robots.txt, pages, sheets, sitemaps), decoding included.
+    /// HTTP fetches of pages.
     Fetch,
-    /// HTML to text: CSS, content block, watermarks.
+    /// Bytes to text: charset decoding, CSS, content block, watermarks.
     Extract,
     /// Normalization and every fingerprint of a page or chapter.
     Fingerprint,
@@ -29,9 +29,9 @@ pub enum Stage {
     Candidates,
     /// Index inserts and removals.
     IndexWrite,
-    /// Loading chapters and preparing their seed tables.
+    /// Reading candidate chapters and normalizing them.
     ChapterLoad,
-    /// The verifier: seeds, chains, spans.
+    /// The verifier: the page normalized, seeds, chains, spans.
     Verify,
     /// Page, fingerprint and match writes.
     StoreWrite,
@@ -125,16 +125,16 @@ pub fn snapshot() -> Vec<(Stage, StageTime)> {
 
 /// CPU time of the calling thread.
 pub fn thread_cpu() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    Duration::new(
-        t.tv_sec.max(0) as u64,
-        t.tv_nsec.clamp(0, 999_999_999) as u32,
-    )
+    clock(rustix::time::ClockId::ThreadCPUTime)
 }
 
 /// CPU time of the whole process (every thread).
 pub fn process_cpu() -> Duration {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ProcessCPUTime);
+    clock(rustix::time::ClockId::ProcessCPUTime)
+}
+
+fn clock(id: rustix::time::ClockId) -> Duration {
+    let t = rustix::time::clock_gettime(id);
     Duration::new(
         t.tv_sec.max(0) as u64,
         t.tv_nsec.clamp(0, 999_999_999) as u32,

@@ -121,6 +121,11 @@ fn images_inside_a_text_run_become_named_glyphs() {
             name(2)
         )
     );
+    // People are shown every named glyph as the replacement character.
+    assert_eq!(
+        copyhound_core::model::shown_text(&format!("甲{}{}乙", name(0), name(0xFFFC))),
+        format!("甲{GLYPH_PLACEHOLDER}{GLYPH_PLACEHOLDER}乙")
+    );
 }
 
 #[test]

@@ -29,6 +29,16 @@ pub const fn mix64(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
+/// Hash of a token sequence, order-sensitive, starting from `seed` (a salt
+/// keeps sequences of different kinds apart).
+#[inline]
+pub fn tokens_hash(seed: u64, tokens: impl Iterator<Item = u32>) -> u64 {
+    mix64(tokens.fold(seed, |h, t| {
+        h.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(u64::from(t) + 1)
+    }))
+}
+
 /// Deterministic hasher for in-memory maps keyed by already well-mixed
 /// integers. Not DoS resistant; the inputs are our own hashes.
 #[derive(Debug, Default, Clone, Copy)]

@@ -258,12 +258,8 @@ impl Fingerprinter {
             .take(MAX_PARTS)
             .filter_map(|part| {
                 let syllables = self.syllables(&self.normalize(part));
-                (syllables.len() >= 2).then(|| {
-                    hash::mix64(syllables.iter().fold(TITLE_SALT, |h, &t| {
-                        h.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-                            .wrapping_add(u64::from(t) + 1)
-                    }))
-                })
+                (syllables.len() >= 2)
+                    .then(|| hash::tokens_hash(TITLE_SALT, syllables.iter().copied()))
             })
             .collect();
         anchors.sort_unstable();

@@ -19,7 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::FingerprintError;
-use crate::hash::{FixedMap, mix64};
+use crate::hash::{FixedMap, tokens_hash};
 use crate::normalize::NormalizedText;
 use crate::phonetic::Phonetic;
 use crate::t2s::is_han;
@@ -228,10 +228,7 @@ fn is_wild(token: u32) -> bool {
 }
 
 fn kgram_hash(window: impl Iterator<Item = u32>) -> u64 {
-    mix64(window.fold(0u64, |h, t| {
-        h.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(u64::from(t) + 1)
-    }))
+    tokens_hash(0, window)
 }
 
 /// k-gram hashes of a token stream.

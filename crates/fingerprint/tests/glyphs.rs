@@ -59,6 +59,13 @@ fn the_crawler_writes_the_placeholder_the_verifier_reads() {
         copyhound_crawler::style::GLYPH_PLACEHOLDER,
         GLYPH_PLACEHOLDER
     );
+    assert_eq!(
+        copyhound_crawler::style::FIRST_NAMED_GLYPH,
+        FIRST_NAMED_GLYPH
+    );
+    let last = copyhound_crawler::style::MAX_NAMED_GLYPHS as u32 - 1;
+    let last = char::from_u32(FIRST_NAMED_GLYPH as u32 + last).expect("a character");
+    assert!(copyhound_fingerprint::is_glyph(last));
 }
 
 /// The chapter with each of its `n` most frequent Han characters drawn as one
