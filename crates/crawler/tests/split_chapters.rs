@@ -1,6 +1,7 @@
 //! A chapter split over pages is fetched once per run: parts that a list page
 //! also links wait in the frontier while the chain from the first part fetches
-//! them, and are not fetched again; every part is stored with its chain.
+//! them, or, fetched by tasks of their own at the same time, are read back by
+//! the chain once stored; every part is stored with its chain.
 #![allow(clippy::unwrap_used)] // tests may unwrap (STYLE.md rule 16)
 
 mod common;
@@ -15,6 +16,11 @@ const TEXT: &str = "叔宝众人出了酒店，行至街上，见灯烛辉煌，
 async fn serve(State(log): State<RequestLog>, request: Request) -> axum::response::Response {
     let path = request.uri().path().to_string();
     log.lock().unwrap().push(path.clone());
+    if path != "/" && path != "/c.html" {
+        // Later parts answer slowly: tasks of their own are still fetching
+        // them when the chain from the first part gets there.
+        tokio::time::sleep(std::time::Duration::from_millis(150)).await;
+    }
     let html =
         |body: String| ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response();
     // The index links every part, as list pages of real sites often do.
@@ -53,12 +59,23 @@ async fn serve(State(log): State<RequestLog>, request: Request) -> axum::respons
 
 #[tokio::test]
 async fn every_part_is_fetched_once() {
-    let (origin, log) = serve_logged(serve).await;
-    let test = harness(test_config()).await;
     // One page at a time: the chain from the first part runs while the other
     // parts wait in the frontier, as on a large site.
+    every_part_once(1).await;
+}
+
+#[tokio::test]
+async fn parts_fetched_by_concurrent_tasks_are_fetched_once() {
+    // Every part at once: the chain reaches parts other tasks are fetching
+    // (their responses are slow) and waits for them instead of fetching again.
+    every_part_once(4).await;
+}
+
+async fn every_part_once(concurrency: u32) {
+    let (origin, log) = serve_logged(serve).await;
+    let test = harness(test_config()).await;
     let mut site = site(&format!("{origin}/"));
-    site.concurrency = 1;
+    site.concurrency = concurrency;
     test.sites.put_site(&site).await.unwrap();
     let run = test.crawl(&site).await;
     let requested = log.lock().unwrap().clone();

@@ -19,7 +19,7 @@ mod reconcile;
 mod sheets;
 mod sitemaps;
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -259,7 +259,7 @@ impl Crawler {
             pacer: HostPacer::new(),
             max_links: usize::try_from(self.config.max_links_per_page).unwrap_or(usize::MAX),
             seen: Mutex::new(HashSet::new()),
-            fetched: Mutex::new(HashSet::new()),
+            fetched: Mutex::new(HashMap::new()),
             chains: Mutex::new(Vec::new()),
             interrupted_runs: HashSet::new(),
             resumed: HashSet::new(),

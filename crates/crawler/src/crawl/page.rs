@@ -7,8 +7,9 @@
 //! [`Pagination`] (first URL, position, all part URLs) and the first part
 //! also the joined text of the whole chapter.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use chrono::Utc;
 use copyhound_core::ids::{CrawlRunId, PageId, sha256_hex};
@@ -33,6 +34,14 @@ use crate::urls::{origin_key, resolve_link};
 /// Parts followed per paginated chapter.
 pub const MAX_PARTS: usize = 10;
 
+/// How long a chain waits for another task's fetch of one of its parts
+/// before fetching it itself (a bound, should two chains wait on each other).
+const PART_WAIT: Duration = Duration::from_secs(30);
+
+/// Held by the task that fetches a URL until the page is stored; dropping it
+/// wakes tasks waiting for that page.
+type FetchGuard = tokio::sync::watch::Sender<()>;
+
 /// Everything one page task needs, shared by the page tasks of a run.
 #[derive(Debug)]
 pub(crate) struct PageContext {
@@ -47,8 +56,9 @@ pub(crate) struct PageContext {
     /// URLs claimed in this run (frontier and pagination parts).
     pub(crate) seen: Mutex<HashSet<String>>,
     /// URLs fetched in this run: the frontier does not fetch one again, and a
-    /// chain that reaches one reads it back from the store once it is there.
-    pub(crate) fetched: Mutex<HashSet<String>>,
+    /// chain that reaches one waits for its fetch to be stored, then reads it
+    /// back (the receiver's sender drops when the fetching task is done).
+    pub(crate) fetched: Mutex<HashMap<String, tokio::sync::watch::Receiver<()>>>,
     /// Every pagination chain followed in this run, as part URLs.
     pub(crate) chains: Mutex<Vec<Vec<String>>>,
     /// Runs cut short by a killed process: a page one of them stored last may
@@ -135,14 +145,36 @@ impl PageContext {
         self.fetched
             .lock()
             .expect("fetched-set lock is never poisoned: no panics while held")
-            .contains(url)
+            .contains_key(url)
     }
 
-    fn mark_fetched(&self, url: &str) {
-        self.fetched
+    /// Marks `url` fetched by the caller, who holds the returned guard until
+    /// the page is stored; `None` when another task marked it first.
+    fn mark_fetched(&self, url: &str) -> Option<FetchGuard> {
+        let mut fetched = self
+            .fetched
+            .lock()
+            .expect("fetched-set lock is never poisoned: no panics while held");
+        if fetched.contains_key(url) {
+            return None;
+        }
+        let (guard, done) = tokio::sync::watch::channel(());
+        fetched.insert(url.to_string(), done);
+        Some(guard)
+    }
+
+    /// Waits until the task fetching `url` has stored it (or given up).
+    async fn wait_for_fetch(&self, url: &str) {
+        let done = self
+            .fetched
             .lock()
             .expect("fetched-set lock is never poisoned: no panics while held")
-            .insert(url.to_string());
+            .get(url)
+            .cloned();
+        if let Some(mut done) = done {
+            // Resolves with an error once the guard drops; nothing is ever sent.
+            let _stored = tokio::time::timeout(PART_WAIT, done.changed()).await;
+        }
     }
 
     /// Processes the page at `url` and its pagination chain.
@@ -153,9 +185,11 @@ impl PageContext {
             return report;
         }
         let mut chain: Vec<Doc> = Vec::new();
+        // Held until every part is stored: chains waiting on a part wake then.
+        let mut guards: Vec<FetchGuard> = Vec::new();
         let mut next = Some(url);
         while let Some(part_url) = next.take() {
-            match self.fetch_doc(&part_url).await {
+            match self.fetch_doc(&part_url, &mut guards).await {
                 Ok(doc) => {
                     next = doc.next_part.clone().filter(|candidate| {
                         chain.len() + 1 < MAX_PARTS
@@ -234,18 +268,25 @@ impl PageContext {
                 report.outcomes.push((url, outcome));
             }
         }
+        drop(guards);
         report
     }
 
-    async fn fetch_doc(&self, url: &str) -> Result<Doc> {
+    /// Fetches one part. A part another task of this run is fetching is read
+    /// back from the store once that task has stored it, not fetched twice.
+    async fn fetch_doc(&self, url: &str, guards: &mut Vec<FetchGuard>) -> Result<Doc> {
         let resumed = self.resumed.contains(url);
-        if (resumed || self.was_fetched(url))
+        let guard = self.mark_fetched(url);
+        let elsewhere = guard.is_none();
+        if elsewhere {
+            self.wait_for_fetch(url).await;
+        }
+        guards.extend(guard);
+        if (resumed || elsewhere)
             && let Some(doc) = self.stored_doc(url, !resumed).await
         {
-            self.mark_fetched(url);
             return Ok(doc);
         }
-        self.mark_fetched(url);
         let previous = match self.pages.get_page(&PageId::for_url(url)).await {
             Ok(page) => Some(page),
             Err(error) if error.kind() == ErrorKind::NotFound => None,
