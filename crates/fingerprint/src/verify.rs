@@ -327,6 +327,20 @@ impl PreparedChapter {
     pub fn text(&self) -> &NormalizedText {
         &self.text
     }
+
+    /// Heap bytes held (what a cache of prepared chapters weighs).
+    pub fn heap_bytes(&self) -> usize {
+        let text = &self.text;
+        let words = text.chars.capacity()
+            + text.offsets.capacity()
+            + text.breaks.capacity()
+            + self.tokens.ids.capacity()
+            + self.tokens.starts.capacity()
+            + self.tokens.ends.capacity()
+            + self.positions.capacity();
+        // A hashbrown bucket: key, value and one control byte.
+        words * 4 + self.table.capacity() * (size_of::<(u64, (u32, u32))>() + 1)
+    }
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -3,6 +3,7 @@
 //! verified; the verifier, not the vote, decides.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use chrono::Utc;
 use copyhound_core::config::MatcherConfig;
@@ -14,6 +15,7 @@ use copyhound_fingerprint::{FINGERPRINT_VERSION, NormalizedText, Verification};
 use tracing::debug;
 
 use crate::candidates::candidates;
+use crate::chapters::ChapterCache;
 use crate::context::{MatcherPorts, page_at};
 use crate::evidence;
 
@@ -62,6 +64,7 @@ pub fn decide(verification: &Verification, chapter_chars: u32, config: &MatcherC
 /// Compares a fingerprinted page against the registered chapters.
 pub(crate) async fn compare_page(
     ports: &MatcherPorts,
+    chapters: &Arc<ChapterCache>,
     page_id: &PageId,
     content_sha256: &str,
 ) -> Result<()> {
@@ -94,7 +97,7 @@ pub(crate) async fn compare_page(
     let page_text = page.text.clone();
     let fingerprinter = ports.fingerprinter.clone();
     let page_normalized = tokio::task::spawn_blocking(move || {
-        time(Stage::Verify, || fingerprinter.normalize(&page_text))
+        Arc::new(time(Stage::Verify, || fingerprinter.normalize(&page_text)))
     })
     .await
     .map_err(join_error)?;
@@ -102,6 +105,7 @@ pub(crate) async fn compare_page(
     for (work_id, chapter_id) in candidates.chapters {
         if let Err(error) = verify_candidate(
             ports,
+            chapters,
             &page,
             &page_normalized,
             &work_id,
@@ -122,8 +126,9 @@ pub(crate) async fn compare_page(
 
 async fn verify_candidate(
     ports: &MatcherPorts,
+    chapters: &Arc<ChapterCache>,
     page: &Page,
-    page_normalized: &NormalizedText,
+    page_normalized: &Arc<NormalizedText>,
     work_id: &WorkId,
     chapter_id: &ChapterId,
     near_duplicates: &[PageId],
@@ -135,15 +140,15 @@ async fn verify_candidate(
     )
     .await?;
     let fingerprinter = ports.fingerprinter.clone();
-    let page_for_verify = page_normalized.clone();
-    let chapter_text = chapter.text.clone();
-    let verification = tokio::task::spawn_blocking(move || {
-        let chapter_normalized = time(Stage::ChapterLoad, || {
-            fingerprinter.normalize(&chapter_text)
+    let page_for_verify = Arc::clone(page_normalized);
+    let cache = Arc::clone(chapters);
+    let loaded = chapter.clone();
+    let (prepared, verification) = tokio::task::spawn_blocking(move || {
+        let prepared = cache.prepared(&fingerprinter, &loaded);
+        let verification = time(Stage::Verify, || {
+            fingerprinter.verify_prepared(&prepared, &page_for_verify)
         });
-        time(Stage::Verify, || {
-            fingerprinter.verify(&chapter_normalized, &page_for_verify)
-        })
+        (prepared, verification)
     })
     .await
     .map_err(join_error)?;
@@ -154,11 +159,9 @@ async fn verify_candidate(
     {
         // One page of a split chapter: the pages together are the copy.
         let fingerprinter = ports.fingerprinter.clone();
-        let chapter_text = chapter.text.clone();
         let whole = tokio::task::spawn_blocking(move || {
             time(Stage::Verify, || {
-                let chapter_normalized = fingerprinter.normalize(&chapter_text);
-                fingerprinter.verify(&chapter_normalized, &fingerprinter.normalize(&chain))
+                fingerprinter.verify_prepared(&prepared, &fingerprinter.normalize(&chain))
             })
         })
         .await

@@ -3,6 +3,9 @@ use copyhound_core::model::{Task, TaskKind};
 use copyhound_core::ports::TaskHandler;
 use copyhound_core::{Error, Result};
 
+use std::sync::Arc;
+
+use crate::chapters::ChapterCache;
 use crate::context::MatcherPorts;
 use crate::{backfill, compare, fingerprinting};
 
@@ -11,12 +14,16 @@ use crate::{backfill, compare, fingerprinting};
 #[derive(Debug, Clone)]
 pub struct MatcherHandler {
     ports: MatcherPorts,
+    chapters: Arc<ChapterCache>,
 }
 
 impl MatcherHandler {
     /// Returns the handler over `ports`.
     pub fn new(ports: MatcherPorts) -> Self {
-        Self { ports }
+        let chapters = Arc::new(ChapterCache::new(
+            ports.config.chapter_cache_mib.saturating_mul(1 << 20),
+        ));
+        Self { ports, chapters }
     }
 
     /// Returns the ports.
@@ -51,7 +58,7 @@ impl TaskHandler for MatcherHandler {
             TaskKind::ComparePage {
                 page_id,
                 content_sha256,
-            } => compare::compare_page(ports, page_id, content_sha256).await,
+            } => compare::compare_page(ports, &self.chapters, page_id, content_sha256).await,
             TaskKind::BackfillWork { work_id } => backfill::backfill_work(ports, work_id).await,
             other => Err(Error::internal(format!(
                 "the matcher does not handle {} tasks",

@@ -11,6 +11,7 @@
 
 mod backfill;
 mod candidates;
+mod chapters;
 mod compare;
 mod context;
 mod evidence;

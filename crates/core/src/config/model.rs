@@ -237,6 +237,9 @@ pub struct MatcherConfig {
     pub min_part_copied_chars: u32,
     /// Candidate chapters verified per page.
     pub max_candidates: u32,
+    /// Memory for chapters prepared for verification, kept between pages
+    /// (MiB per worker process; 0 prepares every candidate anew).
+    pub chapter_cache_mib: u64,
 }
 
 impl Default for MatcherConfig {
@@ -246,6 +249,7 @@ impl Default for MatcherConfig {
             min_chapter_coverage: 0.5,
             min_part_copied_chars: 120,
             max_candidates: 32,
+            chapter_cache_mib: 256,
         }
     }
 }
