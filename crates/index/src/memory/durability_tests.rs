@@ -15,11 +15,11 @@ type Contents = BTreeMap<(String, usize, u32), u64>;
 
 async fn contents(index: &MemoryFingerprintIndex) -> Contents {
     index.compact().await.unwrap();
-    let current = index.current();
+    let run = index.current().single_base().unwrap();
     let mut out = Contents::new();
     for slot in 0..KIND_COUNT {
-        for (owner, ordinal, fingerprint) in current.base.raw_entries(slot) {
-            let name = current.base.owners.name(owner).to_owned();
+        for (owner, ordinal, fingerprint) in run.base.raw_entries(slot) {
+            let name = run.base.owners.name(owner).to_owned();
             out.insert((name, slot, ordinal), fingerprint);
         }
     }

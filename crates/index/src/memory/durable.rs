@@ -16,9 +16,7 @@ use tokio::sync::oneshot;
 
 use super::state::{Base, State};
 use super::wal::{self, LogOp, WriteAheadLog};
-use super::{
-    MemoryFingerprintIndex, empty_state, insert_compacts, join_error, removal_compacts, snapshot,
-};
+use super::{MemoryFingerprintIndex, join_error, snapshot};
 use crate::layout::SegmentLayout;
 
 /// The log is folded into a snapshot once it is larger than this and than
@@ -54,7 +52,7 @@ pub(super) fn open_blocking(dir: PathBuf, layout: SegmentLayout) -> Result<(Stat
     };
     let (log, ops) = WriteAheadLog::open(&dir)?;
     let replayed = ops.len();
-    let state = replay(empty_state(&layout, base), ops)?;
+    let state = replay(State::of_base(&layout, base), ops)?;
     if replayed > 0 {
         tracing::info!(dir = %dir.display(), operations = replayed, "replayed the index log");
     }
@@ -69,32 +67,11 @@ pub(super) fn open_blocking(dir: PathBuf, layout: SegmentLayout) -> Result<(Stat
 }
 
 /// Applies logged writes to `state` as the live write paths do (same
-/// compaction points), on the calling thread.
+/// runs and merges), on the calling thread.
 pub(super) fn replay(state: State, ops: Vec<LogOp>) -> Result<State> {
     let mut current = state;
-    for op in ops {
-        let (delta, compacts) = match &op {
-            LogOp::Insert(entries) => (
-                current.delta_with_inserts(entries),
-                insert_compacts(&current, entries.len()),
-            ),
-            LogOp::RemoveOwners(owners) => {
-                let delta = current.delta_with_removals(owners);
-                let compacts = removal_compacts(&current, &delta);
-                (delta, compacts)
-            }
-        };
-        let next = State {
-            layout: current.layout.clone(),
-            base: Arc::clone(&current.base),
-            delta,
-        };
-        current = if compacts {
-            let base = next.compact()?;
-            empty_state(&next.layout, base)
-        } else {
-            next
-        };
+    for op in &ops {
+        current = current.apply(op)?;
     }
     Ok(current)
 }
@@ -159,12 +136,7 @@ impl MemoryFingerprintIndex {
         let current = self.current();
         let next = tokio::task::spawn_blocking(move || {
             lock(&log).append(&record)?;
-            let state = State {
-                layout: current.layout.clone(),
-                base: Arc::clone(&current.base),
-                delta: current.delta.clone(),
-            };
-            replay(state, ops)
+            replay(State::clone(&current), ops)
         })
         .await
         .map_err(join_error)??;
@@ -174,12 +146,12 @@ impl MemoryFingerprintIndex {
 
     /// Compacts, writes the snapshot and resets the log; the caller holds the writer lock.
     pub(super) async fn snapshot_locked(&self, durable: &Durable) -> Result<PathBuf> {
-        self.compact_locked(&[]).await?;
-        let current = self.current();
+        self.compact_locked().await?;
+        let run = self.current().single_base()?;
         let dir = durable.dir.clone();
         let log = Arc::clone(&durable.log);
         let (path, bytes) = tokio::task::spawn_blocking(move || {
-            let encoded = snapshot::encode(&current.base);
+            let encoded = snapshot::encode(&run.base);
             let path = snapshot::write(&dir, &encoded)?;
             // The snapshot holds every logged write now; replaying them on
             // top of it (a crash before this reset) would converge anyway.

@@ -1,9 +1,9 @@
 //! The embedded index: a multi-index over packed sorted tables in memory,
 //! persisted as a snapshot plus a write-ahead log. See `design.md` for the layout.
 //!
-//! Writes go to a small delta scanned linearly; when it outgrows a threshold
-//! (a fraction of the base) a new base is built off the async runtime and
-//! swapped in. Every write derives a new immutable [`state::State`] and swaps
+//! Writes go to a small delta scanned linearly; a full delta becomes a run,
+//! and runs merge as a log-structured merge tree (see `state.rs`), off the
+//! async runtime. Every write derives a new immutable [`state::State`] and swaps
 //! the `Arc` under a lock held only for the swap, so a query sees one state.
 //! With a directory, every write is appended to the log and synced before it
 //! is applied, so an acknowledged write survives kill -9; a snapshot (on a
@@ -26,7 +26,7 @@ use copyhound_core::{Error, ErrorKind, Result};
 
 use durable::Durable;
 pub use snapshot::SNAPSHOT_FILE;
-use state::{Base, Delta, State};
+use state::{Base, State};
 pub use wal::LOG_FILE;
 use wal::LogOp;
 
@@ -57,7 +57,7 @@ impl MemoryFingerprintIndex {
     pub fn new(max_distance: u32) -> Result<Self> {
         let layout = SegmentLayout::new(max_distance)?;
         let base = Base::build(&layout, &[], Default::default())?;
-        Ok(Self::from_state(empty_state(&layout, base), None))
+        Ok(Self::from_state(State::of_base(&layout, base), None))
     }
 
     /// Opens the index of `dir`: loads its snapshot when present (else starts
@@ -96,10 +96,10 @@ impl MemoryFingerprintIndex {
         self.snapshot_locked(durable).await
     }
 
-    /// Folds the delta into a new base now (normally automatic).
+    /// Folds the delta and every run into one run now (normally automatic).
     pub async fn compact(&self) -> Result<()> {
         let _writer = self.writer.lock().await;
-        self.compact_locked(&[]).await
+        self.compact_locked().await
     }
 
     fn current(&self) -> Arc<State> {
@@ -118,34 +118,28 @@ impl MemoryFingerprintIndex {
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(state);
     }
 
-    /// Builds a base from the current state plus `entries` and swaps it in.
-    /// The caller holds the writer lock.
-    async fn compact_locked(&self, entries: &[IndexEntry]) -> Result<()> {
+    /// Compacts the current state into one run and swaps it in. The caller
+    /// holds the writer lock.
+    async fn compact_locked(&self) -> Result<()> {
         let current = self.current();
-        if current.delta_len() == 0
-            && current.delta.dead_base_owners.is_empty()
-            && entries.is_empty()
-        {
+        if current.runs.len() <= 1 && current.delta_len() == 0 && current.single_base().is_ok() {
             return Ok(());
         }
-        let entries = entries.to_vec();
-        let layout = self.layout.clone();
-        let base = tokio::task::spawn_blocking(move || {
-            let delta = current.delta_with_inserts(&entries);
-            let merged = State {
-                layout,
-                base: Arc::clone(&current.base),
-                delta,
-            };
-            merged.compact()
-        })
-        .await
-        .map_err(join_error)??;
-        self.swap(State {
-            layout: self.layout.clone(),
-            base: Arc::new(base),
-            delta: Delta::default(),
-        });
+        let next = tokio::task::spawn_blocking(move || current.compacted())
+            .await
+            .map_err(join_error)??;
+        self.swap(next);
+        Ok(())
+    }
+
+    /// Applies a write without a log (an index without a directory).
+    async fn apply_unlogged(&self, op: LogOp) -> Result<()> {
+        let _writer = self.writer.lock().await;
+        let current = self.current();
+        let next = tokio::task::spawn_blocking(move || current.apply(&op))
+            .await
+            .map_err(join_error)??;
+        self.swap(next);
         Ok(())
     }
 
@@ -167,29 +161,6 @@ impl MemoryFingerprintIndex {
         })
         .await
         .map_err(join_error)
-    }
-}
-
-/// Returns how many delta entries a base of `base_entries` tolerates before compaction.
-fn delta_limit(base_entries: u64) -> usize {
-    (base_entries / 256).clamp(4096, 16_384) as usize
-}
-
-/// Returns whether inserting `count` entries into `current` builds a new base.
-fn insert_compacts(current: &State, count: usize) -> bool {
-    current.delta_len() + count > delta_limit(current.base_len() as u64)
-}
-
-/// Returns whether a removal leaving `delta` builds a new base.
-fn removal_compacts(current: &State, delta: &Delta) -> bool {
-    delta.dead_base_owners.len() > current.base.owners.len() / 8 + 64
-}
-
-fn empty_state(layout: &SegmentLayout, base: Base) -> State {
-    State {
-        layout: layout.clone(),
-        base: Arc::new(base),
-        delta: Delta::default(),
     }
 }
 
@@ -217,19 +188,7 @@ impl FingerprintIndex for MemoryFingerprintIndex {
                 .write_logged(durable, LogOp::Insert(entries.to_vec()), record)
                 .await;
         }
-        let _writer = self.writer.lock().await;
-        let current = self.current();
-        if insert_compacts(&current, entries.len()) {
-            self.compact_locked(entries).await?;
-        } else {
-            let delta = current.delta_with_inserts(entries);
-            self.swap(State {
-                layout: self.layout.clone(),
-                base: Arc::clone(&current.base),
-                delta,
-            });
-        }
-        Ok(())
+        self.apply_unlogged(LogOp::Insert(entries.to_vec())).await
     }
 
     async fn remove_owners(&self, owners: &[String]) -> Result<()> {
@@ -242,19 +201,8 @@ impl FingerprintIndex for MemoryFingerprintIndex {
                 .write_logged(durable, LogOp::RemoveOwners(owners.to_vec()), record)
                 .await;
         }
-        let _writer = self.writer.lock().await;
-        let current = self.current();
-        let delta = current.delta_with_removals(owners);
-        let compacts = removal_compacts(&current, &delta);
-        self.swap(State {
-            layout: self.layout.clone(),
-            base: Arc::clone(&current.base),
-            delta,
-        });
-        if compacts {
-            self.compact_locked(&[]).await?;
-        }
-        Ok(())
+        self.apply_unlogged(LogOp::RemoveOwners(owners.to_vec()))
+            .await
     }
 
     async fn query_batch(

@@ -1,8 +1,16 @@
-//! One immutable state of the in-memory index: a compacted `Base` (sorted owner
-//! names, one multi-index per kind) and a small `Delta` of recent writes
-//! (new entries scanned linearly, removed base owners, base entries shadowed by
-//! a newer value). Writers derive a new state and swap it in; readers keep the
-//! `Arc` they took, so a query sees one state from start to end.
+//! One immutable state of the in-memory index: runs of compacted entries
+//! (each a [`Base`]: sorted owner names, one multi-index per kind), oldest
+//! first, and a small `Delta` of recent writes scanned linearly. Writers
+//! derive a new state and swap it in; readers keep the `Arc` they took, so a
+//! query sees one state from start to end.
+//!
+//! Runs are merged like a binary counter (a log-structured merge): a full
+//! delta becomes a run, and the two newest runs merge while the older is no
+//! larger than the newer. Every entry is rebuilt about log2(n / delta) times,
+//! so n inserts cost O(n log n), where rebuilding one base from everything
+//! on each full delta cost O(n^2 / delta). A newer version of an entry (same
+//! owner, kind and ordinal) in a newer run or the delta hides the older one;
+//! a removal hides an owner's entries in every run built before it.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -11,6 +19,7 @@ use copyhound_core::Result;
 use copyhound_core::ports::{EntryKind, IndexEntry, IndexHit};
 
 use super::tables::{KindTables, RawEntry};
+use super::wal::LogOp;
 use crate::layout::{SegmentLayout, hamming};
 
 /// Number of entry kinds (one table set each).
@@ -54,16 +63,6 @@ impl OwnerNames {
         let index = id as usize;
         let start = if index == 0 { 0 } else { self.ends[index - 1] };
         &self.bytes[start..self.ends[index]]
-    }
-
-    /// Reads the end and last byte of a name (a load to overlap with others).
-    pub fn touch(&self, id: u32) -> u8 {
-        let end = self.ends[id as usize];
-        self.bytes
-            .as_bytes()
-            .get(end.saturating_sub(1))
-            .copied()
-            .unwrap_or(0)
     }
 
     pub fn find(&self, name: &str) -> Option<u32> {
@@ -128,14 +127,37 @@ impl Base {
     }
 }
 
-/// Recent writes not yet compacted into the base.
+/// Delta entries past which the delta becomes a run. Queries scan the delta
+/// linearly, so it stays small; runs are cheap to make at this size.
+pub(crate) const DELTA_LIMIT: usize = 2048;
+
+/// A base and the sequence number of the last write it holds.
+#[derive(Debug)]
+pub(crate) struct Run {
+    pub base: Base,
+    /// Writes up to this sequence number are in the run (or superseded).
+    pub seq: u64,
+}
+
+impl Run {
+    fn len(&self) -> usize {
+        self.base.kinds.iter().map(KindTables::len).sum()
+    }
+
+    /// Whether the run holds (owner name, kind slot, ordinal).
+    fn holds(&self, name: &str, slot: usize, ordinal: u32) -> bool {
+        self.base
+            .owners
+            .find(name)
+            .is_some_and(|id| self.base.kinds[slot].contains(id, ordinal))
+    }
+}
+
+/// Recent writes not yet in a run; owners numbered by first write.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Delta {
-    /// Owners unknown to the base; their ids follow the base's.
-    pub new_owners: Vec<String>,
-    new_owner_ids: HashMap<String, u32>,
-    /// Base owners whose base entries are removed.
-    pub dead_base_owners: HashSet<u32>,
+    pub owners: Vec<String>,
+    owner_ids: HashMap<String, u32>,
     pub kinds: [DeltaKind; KIND_COUNT],
 }
 
@@ -169,128 +191,378 @@ impl DeltaKind {
         *self = kept;
     }
 
-    pub fn shadows(&self, key: (u32, u32)) -> bool {
+    fn shadows(&self, key: (u32, u32)) -> bool {
         self.positions.contains_key(&key)
     }
 }
 
-/// A base and the writes after it: what readers see.
-#[derive(Debug)]
+impl Delta {
+    fn len(&self) -> usize {
+        self.kinds.iter().map(|kind| kind.fingerprints.len()).sum()
+    }
+
+    /// Whether the delta holds (owner name, kind slot, ordinal).
+    fn holds(&self, name: &str, slot: usize, ordinal: u32) -> bool {
+        !self.kinds[slot].positions.is_empty()
+            && self
+                .owner_ids
+                .get(name)
+                .is_some_and(|&id| self.kinds[slot].shadows((id, ordinal)))
+    }
+
+    /// The delta as a base: owners sorted by name, entries by (owner, ordinal).
+    fn to_base(&self, layout: &SegmentLayout) -> Result<Base> {
+        let mut order: Vec<u32> = (0..self.owners.len() as u32).collect();
+        order.sort_unstable_by(|left, right| {
+            self.owners[*left as usize].cmp(&self.owners[*right as usize])
+        });
+        let mut rank = vec![u32::MAX; self.owners.len()];
+        let mut names = Vec::new();
+        for id in order {
+            let used = self
+                .kinds
+                .iter()
+                .any(|kind| kind.keys.iter().any(|key| key.0 == id));
+            if used {
+                rank[id as usize] = names.len() as u32;
+                names.push(self.owners[id as usize].clone());
+            }
+        }
+        let mut entries: [Vec<RawEntry>; KIND_COUNT] = Default::default();
+        for (collected, kind) in entries.iter_mut().zip(&self.kinds) {
+            *collected = kind
+                .keys
+                .iter()
+                .zip(&kind.fingerprints)
+                .map(|(key, fingerprint)| (rank[key.0 as usize], key.1, *fingerprint))
+                .collect();
+            collected.sort_unstable_by_key(|entry| (entry.0, entry.1));
+        }
+        Base::build(layout, &names, entries)
+    }
+}
+
+/// Runs and the writes after them: what readers see.
+#[derive(Clone, Debug)]
 pub(crate) struct State {
     pub layout: SegmentLayout,
-    pub base: Arc<Base>,
+    /// Oldest first.
+    pub runs: Vec<Arc<Run>>,
     pub delta: Delta,
+    /// Sequence number of the last write applied.
+    seq: u64,
+    /// Owner -> sequence number of its last removal: it hides the owner's
+    /// entries in runs older than it. Only owners some run held.
+    removed: Arc<HashMap<String, u64>>,
+    /// Owners that may have entries in more than one run (a superset): only
+    /// their hits are checked for a newer version in a newer run.
+    multi: Arc<HashSet<String>>,
 }
 
 impl State {
+    /// A state of one base (none when it is empty) and nothing else.
+    pub fn of_base(layout: &SegmentLayout, base: Base) -> Self {
+        let runs = if base.kinds.iter().all(|kind| kind.len() == 0) {
+            Vec::new()
+        } else {
+            vec![Arc::new(Run { base, seq: 0 })]
+        };
+        Self {
+            layout: layout.clone(),
+            runs,
+            delta: Delta::default(),
+            seq: 0,
+            removed: Arc::default(),
+            multi: Arc::default(),
+        }
+    }
+
+    /// The one base of a compacted state (an empty one when it holds nothing).
+    pub fn single_base(&self) -> Result<Arc<Run>> {
+        match self.runs.as_slice() {
+            [] if self.delta.len() == 0 => Ok(Arc::new(Run {
+                base: Base::build(&self.layout, &[], Default::default())?,
+                seq: self.seq,
+            })),
+            [run] if self.delta.len() == 0 && self.removed.is_empty() => Ok(Arc::clone(run)),
+            _ => Err(copyhound_core::Error::internal(
+                "the index state is not compacted",
+            )),
+        }
+    }
+
     /// Returns the number of live entries.
     pub fn entry_count(&self) -> u64 {
-        let mut count = 0_u64;
-        for (slot, tables) in self.base.kinds.iter().enumerate() {
-            let recent = &self.delta.kinds[slot];
-            count += (tables.len() + recent.fingerprints.len()) as u64;
-            for &owner in &self.delta.dead_base_owners {
-                count -= u64::from(
-                    tables.owner_starts[owner as usize + 1] - tables.owner_starts[owner as usize],
-                );
+        let mut count = self.delta.len() as u64;
+        for (index, run) in self.runs.iter().enumerate() {
+            let newer = &self.runs[index + 1..];
+            for owner in 0..run.base.owners.len() as u32 {
+                let name = run.base.owners.name(owner);
+                if self.removed_after(name, run.seq) {
+                    continue;
+                }
+                for (slot, tables) in run.base.kinds.iter().enumerate() {
+                    let range = tables.owner_starts[owner as usize] as usize
+                        ..tables.owner_starts[owner as usize + 1] as usize;
+                    count += tables.ordinals[range]
+                        .iter()
+                        .filter(|ordinal| !self.hidden(name, slot, **ordinal, newer))
+                        .count() as u64;
+                }
             }
-            let shadowed = recent.keys.iter().filter(|(owner, ordinal)| {
-                (*owner as usize) < self.base.owners.len()
-                    && !self.delta.dead_base_owners.contains(owner)
-                    && tables.contains(*owner, *ordinal)
-            });
-            count -= shadowed.count() as u64;
         }
         count
     }
 
-    /// Returns the number of base entries (dead ones included).
-    pub fn base_len(&self) -> usize {
-        self.base.kinds.iter().map(KindTables::len).sum()
-    }
-
     /// Returns the number of delta entries.
     pub fn delta_len(&self) -> usize {
-        self.delta
-            .kinds
-            .iter()
-            .map(|kind| kind.fingerprints.len())
-            .sum()
+        self.delta.len()
+    }
+
+    /// Returns the number of runs.
+    #[cfg(test)]
+    pub fn run_count(&self) -> usize {
+        self.runs.len()
     }
 
     /// Returns the heap bytes of the state.
     pub fn memory_bytes(&self) -> u64 {
-        let base = self.base.owners.memory_bytes()
-            + self
-                .base
-                .kinds
-                .iter()
-                .map(KindTables::memory_bytes)
-                .sum::<u64>();
-        let delta_entries = self.delta_len() as u64;
-        let delta_owners: usize = self
-            .delta
-            .new_owners
+        let runs: u64 = self
+            .runs
             .iter()
-            .map(|name| name.len() + 64)
+            .map(|run| {
+                run.base.owners.memory_bytes()
+                    + run
+                        .base
+                        .kinds
+                        .iter()
+                        .map(KindTables::memory_bytes)
+                        .sum::<u64>()
+            })
             .sum();
-        base + delta_entries * 48
-            + delta_owners as u64
-            + self.delta.dead_base_owners.len() as u64 * 16
+        let delta_owners: usize = self.delta.owners.iter().map(|name| name.len() + 64).sum();
+        let bookkeeping: usize = self
+            .removed
+            .keys()
+            .chain(self.multi.iter())
+            .map(|name| name.len() + 48)
+            .sum();
+        runs + self.delta_len() as u64 * 48 + delta_owners as u64 + bookkeeping as u64
     }
 
-    fn owner_id(&self, name: &str) -> Option<u32> {
-        self.base
-            .owners
-            .find(name)
-            .or_else(|| self.delta.new_owner_ids.get(name).copied())
+    fn removed_after(&self, name: &str, seq: u64) -> bool {
+        !self.removed.is_empty() && self.removed.get(name).is_some_and(|at| *at > seq)
     }
 
-    fn owner_name(&self, id: u32) -> &str {
-        let base_count = self.base.owners.len();
-        if (id as usize) < base_count {
-            return self.base.owners.name(id);
+    /// Whether a newer run or the delta holds a newer version of the entry.
+    fn hidden(&self, name: &str, slot: usize, ordinal: u32, newer: &[Arc<Run>]) -> bool {
+        (!self.multi.is_empty()
+            && self.multi.contains(name)
+            && newer.iter().any(|run| run.holds(name, slot, ordinal)))
+            || self.delta.holds(name, slot, ordinal)
+    }
+
+    /// Applies one write; a full delta becomes a run, and runs merge.
+    pub fn apply(&self, op: &LogOp) -> Result<State> {
+        let mut next = self.clone();
+        next.seq += 1;
+        match op {
+            LogOp::Insert(entries) => next.insert(entries),
+            LogOp::RemoveOwners(owners) => next.remove(owners),
         }
-        &self.delta.new_owners[id as usize - base_count]
+        if next.delta.len() > DELTA_LIMIT {
+            next.freeze()?;
+        }
+        if next.removed.len() > next.owner_total() / 8 + 64 {
+            // Many removed owners: drop their entries for good.
+            next = next.compacted()?;
+        }
+        Ok(next)
     }
 
-    /// Returns a delta with `entries` applied (later entries win).
-    pub fn delta_with_inserts(&self, entries: &[IndexEntry]) -> Delta {
-        let mut delta = self.delta.clone();
+    fn owner_total(&self) -> usize {
+        self.runs.iter().map(|run| run.base.owners.len()).sum()
+    }
+
+    fn insert(&mut self, entries: &[IndexEntry]) {
         for entry in entries {
-            let owner = match self.owner_id(&entry.owner) {
-                Some(id) => id,
-                None => {
-                    let id = u32::try_from(self.base.owners.len() + delta.new_owners.len())
-                        .expect("fewer than 2^32 owners");
-                    let id = *delta.new_owner_ids.entry(entry.owner.clone()).or_insert(id);
-                    if id as usize == self.base.owners.len() + delta.new_owners.len() {
-                        delta.new_owners.push(entry.owner.clone());
-                    }
-                    id
-                }
-            };
-            delta.kinds[kind_slot(entry.kind)].upsert((owner, entry.ordinal), entry.fingerprint);
+            let next_id = self.delta.owners.len() as u32;
+            let owner = *self
+                .delta
+                .owner_ids
+                .entry(entry.owner.clone())
+                .or_insert(next_id);
+            if owner == next_id {
+                self.delta.owners.push(entry.owner.clone());
+            }
+            self.delta.kinds[kind_slot(entry.kind)]
+                .upsert((owner, entry.ordinal), entry.fingerprint);
         }
-        delta
     }
 
-    /// Returns a delta without any entry of `owners`.
-    pub fn delta_with_removals(&self, owners: &[String]) -> Delta {
-        let mut delta = self.delta.clone();
-        let mut removed = HashSet::new();
+    fn remove(&mut self, owners: &[String]) {
+        let mut in_delta = HashSet::new();
         for name in owners {
-            if let Some(id) = self.base.owners.find(name) {
-                delta.dead_base_owners.insert(id);
-                removed.insert(id);
-            } else if let Some(&id) = delta.new_owner_ids.get(name) {
-                removed.insert(id);
+            if let Some(&id) = self.delta.owner_ids.get(name) {
+                in_delta.insert(id);
+            }
+            if self
+                .runs
+                .iter()
+                .any(|run| run.base.owners.find(name).is_some())
+            {
+                Arc::make_mut(&mut self.removed).insert(name.clone(), self.seq);
             }
         }
-        for kind in &mut delta.kinds {
-            kind.retain_owners(&removed);
+        if !in_delta.is_empty() {
+            for kind in &mut self.delta.kinds {
+                kind.retain_owners(&in_delta);
+            }
         }
-        delta
+    }
+
+    /// Turns the delta into the newest run, then merges while the older of
+    /// the two newest runs is no larger than the newer.
+    fn freeze(&mut self) -> Result<()> {
+        let base = self.delta.to_base(&self.layout)?;
+        // Owners written again: their older entries are checked on every hit.
+        let rewritten: Vec<String> = (0..base.owners.len() as u32)
+            .map(|id| base.owners.name(id))
+            .filter(|name| {
+                self.runs
+                    .iter()
+                    .any(|run| run.base.owners.find(name).is_some())
+            })
+            .map(str::to_owned)
+            .collect();
+        if !rewritten.is_empty() {
+            Arc::make_mut(&mut self.multi).extend(rewritten);
+        }
+        self.delta = Delta::default();
+        self.runs.push(Arc::new(Run {
+            base,
+            seq: self.seq,
+        }));
+        while let [.., older, newer] = self.runs.as_slice()
+            && older.len() <= newer.len()
+        {
+            let merged = self.merge(older, newer)?;
+            self.runs.truncate(self.runs.len() - 2);
+            self.runs.push(Arc::new(merged));
+        }
+        Ok(())
+    }
+
+    /// Everything in one run: entries hidden by newer versions or removals are dropped.
+    pub fn compacted(&self) -> Result<State> {
+        let mut next = self.clone();
+        if next.delta.len() > 0 {
+            next.freeze()?;
+        }
+        while let [.., older, newer] = next.runs.as_slice() {
+            let merged = next.merge(older, newer)?;
+            next.runs.truncate(next.runs.len() - 2);
+            next.runs.push(Arc::new(merged));
+        }
+        if let Some(run) = next.runs.pop() {
+            let run = if next.removed.is_empty() {
+                run
+            } else {
+                Arc::new(next.merge_one(&run)?)
+            };
+            next.runs.push(run);
+        }
+        next.removed = Arc::default();
+        next.multi = Arc::default();
+        if next.runs.first().is_some_and(|run| run.len() == 0) {
+            next.runs.clear();
+        }
+        Ok(next)
+    }
+
+    /// One run without the entries removals hide.
+    fn merge_one(&self, run: &Run) -> Result<Run> {
+        let empty = Run {
+            base: Base::build(&self.layout, &[], Default::default())?,
+            seq: 0,
+        };
+        self.merge(run, &empty).map(|merged| Run {
+            seq: run.seq,
+            ..merged
+        })
+    }
+
+    /// `older` and `newer` as one run: a key in both keeps the newer value,
+    /// and entries a removal hides are dropped.
+    fn merge(&self, older: &Run, newer: &Run) -> Result<Run> {
+        let (old_names, new_names) = (&older.base.owners, &newer.base.owners);
+        let old_dead: Vec<bool> = (0..old_names.len() as u32)
+            .map(|id| self.removed_after(old_names.name(id), older.seq))
+            .collect();
+        let new_dead: Vec<bool> = (0..new_names.len() as u32)
+            .map(|id| self.removed_after(new_names.name(id), newer.seq))
+            .collect();
+        // Both name lists are sorted: merge them, numbering the live ones.
+        let mut names: Vec<String> = Vec::new();
+        let mut old_ids = vec![u32::MAX; old_names.len()];
+        let mut new_ids = vec![u32::MAX; new_names.len()];
+        let (mut left, mut right) = (0_usize, 0_usize);
+        while left < old_names.len() || right < new_names.len() {
+            let order = match (left < old_names.len(), right < new_names.len()) {
+                (true, true) => old_names
+                    .name(left as u32)
+                    .cmp(new_names.name(right as u32)),
+                (true, false) => std::cmp::Ordering::Less,
+                _ => std::cmp::Ordering::Greater,
+            };
+            let id = names.len() as u32;
+            let take_old = order != std::cmp::Ordering::Greater;
+            let take_new = order != std::cmp::Ordering::Less;
+            let live = (take_old && !old_dead[left]) || (take_new && !new_dead[right]);
+            if live {
+                let name = if take_new {
+                    new_names.name(right as u32)
+                } else {
+                    old_names.name(left as u32)
+                };
+                names.push(name.to_owned());
+            }
+            if take_old {
+                old_ids[left] = if live && !old_dead[left] {
+                    id
+                } else {
+                    u32::MAX
+                };
+                left += 1;
+            }
+            if take_new {
+                new_ids[right] = if live && !new_dead[right] {
+                    id
+                } else {
+                    u32::MAX
+                };
+                right += 1;
+            }
+        }
+        let mut entries: [Vec<RawEntry>; KIND_COUNT] = Default::default();
+        for (slot, collected) in entries.iter_mut().enumerate() {
+            let renumber = |run: &Run, ids: &[u32]| -> Vec<RawEntry> {
+                run.base
+                    .raw_entries(slot)
+                    .filter(|entry| ids[entry.0 as usize] != u32::MAX)
+                    .map(|(owner, ordinal, fingerprint)| {
+                        (ids[owner as usize], ordinal, fingerprint)
+                    })
+                    .collect()
+            };
+            let old_part = renumber(older, &old_ids);
+            let new_part = renumber(newer, &new_ids);
+            *collected = merge_newer(old_part, new_part);
+        }
+        Ok(Run {
+            base: Base::build(&self.layout, &names, entries)?,
+            seq: newer.seq,
+        })
     }
 
     /// Returns, per query, every live entry of `kind` within `max_distance`,
@@ -304,187 +576,105 @@ impl State {
         max_hits: usize,
     ) -> Vec<Option<Vec<IndexHit>>> {
         let slot = kind_slot(kind);
-        let tables = &self.base.kinds[slot];
-        let recent = &self.delta.kinds[slot];
-        // Base hits are gathered as ids first; their names are read in a
-        // second pass, whose loads overlap instead of stalling one hit at a time.
         let mut counts = vec![0_usize; queries.len()];
-        let mut found: Vec<(u32, u32, u32, u64, u32)> = Vec::new();
-        tables.query_many(
-            &self.layout,
-            queries,
-            max_distance,
-            |query, position, distance| {
-                if counts[query] > max_hits {
-                    return;
-                }
-                let owner = tables.owner_of(position);
-                let ordinal = tables.ordinals[position as usize];
-                // Most queries run with an empty delta: skip the hash lookups then.
-                if (!self.delta.dead_base_owners.is_empty()
-                    && self.delta.dead_base_owners.contains(&owner))
-                    || (!recent.positions.is_empty() && recent.shadows((owner, ordinal)))
-                {
-                    return;
-                }
-                counts[query] += 1;
-                if counts[query] <= max_hits {
-                    let fingerprint = tables.fingerprints[position as usize];
-                    found.push((query as u32, owner, ordinal, fingerprint, distance));
-                }
-            },
-        );
-        let touched = found
-            .iter()
-            .fold(0_u8, |acc, hit| acc ^ self.base.owners.touch(hit.1));
-        std::hint::black_box(touched);
-        let mut results: Vec<Option<Vec<IndexHit>>> = counts
-            .iter()
-            .map(|&count| (count <= max_hits).then(|| Vec::with_capacity(count)))
-            .collect();
-        for (query, owner, ordinal, fingerprint, distance) in found {
-            if let Some(hits) = &mut results[query as usize] {
-                hits.push(self.hit(kind, owner, ordinal, fingerprint, distance));
-            }
+        let mut results: Vec<Option<Vec<IndexHit>>> = vec![Some(Vec::new()); queries.len()];
+        for (index, run) in self.runs.iter().enumerate() {
+            let newer = &self.runs[index + 1..];
+            let tables = &run.base.kinds[slot];
+            tables.query_many(
+                &self.layout,
+                queries,
+                max_distance,
+                |query, position, distance| {
+                    if counts[query] > max_hits {
+                        return;
+                    }
+                    let owner = tables.owner_of(position);
+                    let ordinal = tables.ordinals[position as usize];
+                    let name = run.base.owners.name(owner);
+                    if self.removed_after(name, run.seq) || self.hidden(name, slot, ordinal, newer)
+                    {
+                        return;
+                    }
+                    counts[query] += 1;
+                    match &mut results[query] {
+                        Some(hits) if counts[query] <= max_hits => hits.push(hit(
+                            kind,
+                            name,
+                            ordinal,
+                            tables.fingerprints[position as usize],
+                            distance,
+                        )),
+                        result => *result = None,
+                    }
+                },
+            );
         }
+        let recent = &self.delta.kinds[slot];
         if recent.keys.is_empty() {
             return results;
         }
-        for (result, &query) in results.iter_mut().zip(queries) {
+        for ((result, count), &query) in results.iter_mut().zip(&mut counts).zip(queries) {
             for (key, &fingerprint) in recent.keys.iter().zip(&recent.fingerprints) {
                 let Some(hits) = result else {
                     break;
                 };
-                if hamming(fingerprint, query) <= max_distance {
-                    if hits.len() == max_hits {
+                let distance = hamming(fingerprint, query);
+                if distance <= max_distance {
+                    *count += 1;
+                    if *count > max_hits {
                         *result = None;
                         break;
                     }
-                    hits.push(self.hit(
+                    hits.push(hit(
                         kind,
-                        key.0,
+                        &self.delta.owners[key.0 as usize],
                         key.1,
                         fingerprint,
-                        hamming(fingerprint, query),
+                        distance,
                     ));
                 }
             }
         }
         results
     }
+}
 
-    fn hit(
-        &self,
-        kind: EntryKind,
-        owner: u32,
-        ordinal: u32,
-        fingerprint: u64,
-        distance: u32,
-    ) -> IndexHit {
-        let owner = self.owner_name(owner).to_owned();
-        IndexHit {
-            entry: IndexEntry {
-                owner,
-                kind,
-                ordinal,
-                fingerprint,
-            },
-            distance,
-        }
-    }
-
-    /// Returns a base holding every live entry (base minus dead and shadowed, plus delta).
-    pub fn compact(&self) -> Result<Base> {
-        let base_owners = self.base.owners.len();
-        let total_owners = base_owners + self.delta.new_owners.len();
-        // Only base owners the delta removes or writes need the hash lookups.
-        let mut touched = vec![false; base_owners];
-        for &owner in &self.delta.dead_base_owners {
-            touched[owner as usize] = true;
-        }
-        for kind in &self.delta.kinds {
-            for &(owner, _) in &kind.keys {
-                if let Some(flag) = touched.get_mut(owner as usize) {
-                    *flag = true;
-                }
-            }
-        }
-        let mut used = vec![false; total_owners];
-        let mut base_parts: [Vec<RawEntry>; KIND_COUNT] = Default::default();
-        let mut delta_parts: [Vec<RawEntry>; KIND_COUNT] = Default::default();
-        for slot in 0..KIND_COUNT {
-            let recent = &self.delta.kinds[slot];
-            base_parts[slot].extend(self.base.raw_entries(slot).filter(|(owner, ordinal, _)| {
-                !touched[*owner as usize]
-                    || (!self.delta.dead_base_owners.contains(owner)
-                        && !recent.shadows((*owner, *ordinal)))
-            }));
-            delta_parts[slot].extend(
-                recent
-                    .keys
-                    .iter()
-                    .zip(&recent.fingerprints)
-                    .map(|(key, fp)| (key.0, key.1, *fp)),
-            );
-            for entry in base_parts[slot].iter().chain(&delta_parts[slot]) {
-                used[entry.0 as usize] = true;
-            }
-        }
-        // Base ids are ranks in name order already: sort only the new owners, then merge.
-        let mut new_live: Vec<u32> = (base_owners as u32..total_owners as u32)
-            .filter(|id| used[*id as usize])
-            .collect();
-        new_live
-            .sort_unstable_by(|left, right| self.owner_name(*left).cmp(self.owner_name(*right)));
-        let base_live: Vec<u32> = (0..base_owners as u32)
-            .filter(|id| used[*id as usize])
-            .collect();
-        let live = merge_sorted(base_live, new_live, |left, right| {
-            self.owner_name(*left) <= self.owner_name(*right)
-        });
-        let mut renumbered = vec![0_u32; total_owners];
-        for (new_id, old_id) in live.iter().enumerate() {
-            renumbered[*old_id as usize] = new_id as u32;
-        }
-        let names: Vec<String> = live
-            .iter()
-            .map(|id| self.owner_name(*id).to_owned())
-            .collect();
-        let mut entries: [Vec<RawEntry>; KIND_COUNT] = Default::default();
-        for ((collected, base_part), mut delta_part) in
-            entries.iter_mut().zip(base_parts).zip(delta_parts)
-        {
-            // Renumbering keeps base owners in order, so the base part stays sorted.
-            let renumber = |entries: &mut Vec<RawEntry>| {
-                for entry in entries.iter_mut() {
-                    entry.0 = renumbered[entry.0 as usize];
-                }
-            };
-            let mut base_part = base_part;
-            renumber(&mut base_part);
-            renumber(&mut delta_part);
-            delta_part.sort_unstable_by_key(|entry| (entry.0, entry.1));
-            *collected = merge_sorted(base_part, delta_part, |left, right| {
-                (left.0, left.1) <= (right.0, right.1)
-            });
-        }
-        Base::build(&self.layout, &names, entries)
+fn hit(kind: EntryKind, owner: &str, ordinal: u32, fingerprint: u64, distance: u32) -> IndexHit {
+    IndexHit {
+        entry: IndexEntry {
+            owner: owner.to_owned(),
+            kind,
+            ordinal,
+            fingerprint,
+        },
+        distance,
     }
 }
 
-/// Merges two sorted vectors; `first(l, r)` says whether `l` goes before `r`.
-fn merge_sorted<T: Copy>(left: Vec<T>, right: Vec<T>, first: impl Fn(&T, &T) -> bool) -> Vec<T> {
-    if right.is_empty() {
-        return left;
+/// Merges two lists sorted by (owner, ordinal); a key in both keeps `newer`'s.
+fn merge_newer(older: Vec<RawEntry>, newer: Vec<RawEntry>) -> Vec<RawEntry> {
+    if newer.is_empty() {
+        return older;
     }
-    let mut merged = Vec::with_capacity(left.len() + right.len());
-    let mut right = right.into_iter().peekable();
-    for item in left {
-        while let Some(next) = right.next_if(|next| !first(&item, next)) {
+    let mut merged = Vec::with_capacity(older.len() + newer.len());
+    let mut newer = newer.into_iter().peekable();
+    for item in older {
+        while let Some(next) = newer.next_if(|next| (next.0, next.1) <= (item.0, item.1)) {
+            let same = (next.0, next.1) == (item.0, item.1);
             merged.push(next);
+            if same {
+                break;
+            }
+        }
+        if merged
+            .last()
+            .is_some_and(|last: &RawEntry| (last.0, last.1) == (item.0, item.1))
+        {
+            continue;
         }
         merged.push(item);
     }
-    merged.extend(right);
+    merged.extend(newer);
     merged
 }

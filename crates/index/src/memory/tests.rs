@@ -210,3 +210,91 @@ async fn rebuild_inserts_every_record() {
         .unwrap();
     assert!(hits.iter().any(|hit| hit.entry.owner == owner));
 }
+
+/// Many small writes (inserts, replacements, removals, re-inserts) cross
+/// many run merges; after each batch every query agrees with a model of
+/// the contents scanned linearly, and the runs stay logarithmic in number.
+#[tokio::test]
+async fn runs_and_merges_agree_with_a_model() {
+    use std::collections::BTreeMap;
+
+    use rand::Rng;
+
+    use crate::testsuite::{flip_bits, linear_scan};
+
+    let index = MemoryFingerprintIndex::new(3).unwrap();
+    let mut rng = seeded(41);
+    let mut model: BTreeMap<(String, u32), u64> = BTreeMap::new();
+    let mut max_runs = 0;
+    for round in 0..400_u32 {
+        let owner = format!("p:o{:04}", rng.random_range(0..300_u32));
+        if round % 7 == 3 {
+            index
+                .remove_owners(std::slice::from_ref(&owner))
+                .await
+                .unwrap();
+            model.retain(|(name, _), _| *name != owner);
+        } else {
+            // A page of entries; some owners come back with new values.
+            let entries: Vec<IndexEntry> = (0..rng.random_range(1..80_u32))
+                .map(|ordinal| IndexEntry {
+                    owner: owner.clone(),
+                    kind: EntryKind::Passage,
+                    ordinal,
+                    fingerprint: rng.random(),
+                })
+                .collect();
+            index.insert(&entries).await.unwrap();
+            for entry in entries {
+                model.insert((entry.owner, entry.ordinal), entry.fingerprint);
+            }
+        }
+        max_runs = max_runs.max(index.current().run_count());
+        if round % 40 != 39 {
+            continue;
+        }
+        let live: Vec<IndexEntry> = model
+            .iter()
+            .map(|((owner, ordinal), fingerprint)| IndexEntry {
+                owner: owner.clone(),
+                kind: EntryKind::Passage,
+                ordinal: *ordinal,
+                fingerprint: *fingerprint,
+            })
+            .collect();
+        let queries: Vec<u64> = live
+            .iter()
+            .step_by(13)
+            .map(|entry| {
+                let distance = rng.random_range(0..=3);
+                flip_bits(&mut rng, entry.fingerprint, distance)
+            })
+            .collect();
+        let answers = index
+            .query_batch(EntryKind::Passage, &queries, 3)
+            .await
+            .unwrap();
+        for (query, mut hits) in queries.iter().zip(answers) {
+            sort_hits(&mut hits);
+            assert_eq!(
+                hits,
+                linear_scan(&live, EntryKind::Passage, *query, 3),
+                "round {round}"
+            );
+        }
+        assert_eq!(
+            index.stats().await.unwrap().entries,
+            live.len() as u64,
+            "round {round}"
+        );
+    }
+    let total = model.len();
+    assert!(
+        max_runs >= 3,
+        "the writes crossed several runs ({max_runs})"
+    );
+    assert!(max_runs <= 8, "{max_runs} runs for {total} entries");
+    index.compact().await.unwrap();
+    assert_eq!(index.current().run_count(), 1);
+    assert_eq!(index.stats().await.unwrap().entries, total as u64);
+}
