@@ -103,17 +103,13 @@ pub(crate) async fn compare_page(
     .map_err(join_error)?;
     let mut works: HashMap<WorkId, Work> = HashMap::new();
     for (work_id, chapter_id) in candidates.chapters {
-        if let Err(error) = verify_candidate(
-            ports,
-            chapters,
-            &page,
-            &page_normalized,
-            &work_id,
-            &chapter_id,
-            &candidates.near_duplicates,
-            &mut works,
-        )
-        .await
+        let subject = Subject {
+            page: &page,
+            normalized: &page_normalized,
+            near_duplicates: &candidates.near_duplicates,
+        };
+        if let Err(error) =
+            verify_candidate(ports, chapters, &subject, &work_id, &chapter_id, &mut works).await
         {
             if error.kind() != ErrorKind::NotFound {
                 return Err(error);
@@ -124,23 +120,30 @@ pub(crate) async fn compare_page(
     Ok(())
 }
 
+/// The page under comparison.
+struct Subject<'a> {
+    page: &'a Page,
+    normalized: &'a Arc<NormalizedText>,
+    /// Near-duplicate pages the index found beside it.
+    near_duplicates: &'a [PageId],
+}
+
 async fn verify_candidate(
     ports: &MatcherPorts,
     chapters: &Arc<ChapterCache>,
-    page: &Page,
-    page_normalized: &Arc<NormalizedText>,
+    subject: &Subject<'_>,
     work_id: &WorkId,
     chapter_id: &ChapterId,
-    near_duplicates: &[PageId],
     works: &mut HashMap<WorkId, Work>,
 ) -> Result<()> {
+    let (page, near_duplicates) = (subject.page, subject.near_duplicates);
     let chapter = time_async(
         Stage::ChapterLoad,
         ports.works.get_chapter(work_id, chapter_id),
     )
     .await?;
     let fingerprinter = ports.fingerprinter.clone();
-    let page_for_verify = Arc::clone(page_normalized);
+    let page_for_verify = Arc::clone(subject.normalized);
     let cache = Arc::clone(chapters);
     let loaded = chapter.clone();
     let (prepared, verification) = tokio::task::spawn_blocking(move || {
