@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use copyhound_core::stages::{Stage, charge};
 use copyhound_core::{Error, Result};
 use tokio::sync::oneshot;
 
@@ -135,8 +136,10 @@ impl MemoryFingerprintIndex {
         let log = Arc::clone(&durable.log);
         let current = self.current();
         let next = tokio::task::spawn_blocking(move || {
-            lock(&log).append(&record)?;
-            replay(State::clone(&current), ops)
+            charge(Stage::IndexWrite, || {
+                lock(&log).append(&record)?;
+                replay(State::clone(&current), ops)
+            })
         })
         .await
         .map_err(join_error)??;

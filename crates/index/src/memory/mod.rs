@@ -22,6 +22,7 @@ use std::sync::{Arc, RwLock};
 use async_trait::async_trait;
 
 use copyhound_core::ports::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
+use copyhound_core::stages::{Stage, charge};
 use copyhound_core::{Error, ErrorKind, Result};
 
 use durable::Durable;
@@ -125,9 +126,10 @@ impl MemoryFingerprintIndex {
         if current.runs.len() <= 1 && current.delta_len() == 0 && current.single_base().is_ok() {
             return Ok(());
         }
-        let next = tokio::task::spawn_blocking(move || current.compacted())
-            .await
-            .map_err(join_error)??;
+        let next =
+            tokio::task::spawn_blocking(move || charge(Stage::IndexWrite, || current.compacted()))
+                .await
+                .map_err(join_error)??;
         self.swap(next);
         Ok(())
     }
@@ -136,9 +138,10 @@ impl MemoryFingerprintIndex {
     async fn apply_unlogged(&self, op: LogOp) -> Result<()> {
         let _writer = self.writer.lock().await;
         let current = self.current();
-        let next = tokio::task::spawn_blocking(move || current.apply(&op))
-            .await
-            .map_err(join_error)??;
+        let next =
+            tokio::task::spawn_blocking(move || charge(Stage::IndexWrite, || current.apply(&op)))
+                .await
+                .map_err(join_error)??;
         self.swap(next);
         Ok(())
     }
@@ -157,7 +160,9 @@ impl MemoryFingerprintIndex {
         }
         let fingerprints = fingerprints.to_vec();
         tokio::task::spawn_blocking(move || {
-            current.query_many(kind, &fingerprints, max_distance, max_hits)
+            charge(Stage::Candidates, || {
+                current.query_many(kind, &fingerprints, max_distance, max_hits)
+            })
         })
         .await
         .map_err(join_error)

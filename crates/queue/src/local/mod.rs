@@ -15,6 +15,7 @@ use tokio::sync::Notify;
 use copyhound_core::config::QueueConfig;
 use copyhound_core::model::Task;
 use copyhound_core::ports::{AckId, DeadTask, QueueStats, ReceivedTask, TaskQueue};
+use copyhound_core::stages::{Stage, charge};
 use copyhound_core::{Error, ErrorKind, Result};
 
 use crate::codec::{self, Delivery};
@@ -81,7 +82,7 @@ impl LocalTaskQueue {
         operation: impl FnOnce(&Store) -> Result<T> + Send + 'static,
     ) -> Result<T> {
         let store = Arc::clone(&self.store);
-        blocking(move || operation(&store)).await
+        blocking(move || charge(Stage::Queue, || operation(&store))).await
     }
 }
 

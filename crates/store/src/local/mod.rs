@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use copyhound_core::model::Persisted;
+use copyhound_core::stages::{Stage, charge, time};
 use copyhound_core::{Error, ErrorKind, Result};
 use redb::{
     Database, Durability, ReadTransaction, ReadableDatabase, ReadableTable, TableDefinition,
@@ -163,8 +164,10 @@ impl LocalStore {
     {
         let db = Arc::clone(&self.db);
         run_blocking(move || {
-            let txn = db.begin_read().map_err(db_error)?;
-            work(&txn)
+            time(Stage::StoreRead, || {
+                let txn = db.begin_read().map_err(db_error)?;
+                work(&txn)
+            })
         })
         .await
     }
@@ -178,10 +181,12 @@ impl LocalStore {
     {
         let db = Arc::clone(&self.db);
         run_blocking(move || {
-            let txn = begin_write(&db)?;
-            let value = work(&txn)?;
-            txn.commit().map_err(db_error)?;
-            Ok(value)
+            charge(Stage::StoreWrite, || {
+                let txn = begin_write(&db)?;
+                let value = work(&txn)?;
+                txn.commit().map_err(db_error)?;
+                Ok(value)
+            })
         })
         .await
     }
