@@ -9,7 +9,7 @@
 //! bounded ([`crate::lookup`]): each distinct fingerprint is asked once, too
 //! common ones vote for nothing, and hits are folded into votes chunk by chunk.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeSet, HashMap};
 
 use copyhound_core::Result;
 use copyhound_core::ids::{ChapterId, PageId, WorkId};
@@ -31,6 +31,9 @@ pub(crate) struct Candidates {
 }
 
 /// Returns the best `max_candidates` chapters for a page's fingerprints.
+///
+/// Votes are kept by index key and only the winners parsed: with many mirrors
+/// of a site, most hits are other pages, and parsing each was most of the cost.
 pub(crate) async fn candidates(
     ports: &MatcherPorts,
     record: &FingerprintRecord,
@@ -38,7 +41,7 @@ pub(crate) async fn candidates(
     let max_distance = ports.index.max_distance();
     let index = ports.index.as_ref();
     let mut budget = HitBudget::per_task();
-    let mut votes: BTreeMap<(WorkId, ChapterId), f32> = BTreeMap::new();
+    let mut votes: HashMap<String, f32> = HashMap::new();
     let mut near_duplicates = BTreeSet::new();
     let own_key = record.owner.index_key();
     let documents = distinct([record.simhash, record.shingle_simhash]);
@@ -50,15 +53,14 @@ pub(crate) async fn candidates(
         &mut budget,
         |hits| {
             for hit in hits {
-                match FingerprintOwner::from_index_key(&hit.entry.owner) {
-                    Some(FingerprintOwner::Chapter {
-                        work_id,
-                        chapter_id,
-                    }) => *votes.entry((work_id, chapter_id)).or_default() += DOCUMENT_VOTE,
-                    Some(FingerprintOwner::Page { page_id }) if hit.entry.owner != own_key => {
-                        near_duplicates.insert(page_id);
-                    }
-                    _ => {}
+                let key = &hit.entry.owner;
+                if is_chapter_key(key) {
+                    add_vote(&mut votes, key, DOCUMENT_VOTE);
+                } else if *key != own_key
+                    && let Some(FingerprintOwner::Page { page_id }) =
+                        FingerprintOwner::from_index_key(key)
+                {
+                    near_duplicates.insert(page_id);
                 }
             }
         },
@@ -73,7 +75,7 @@ pub(crate) async fn candidates(
         &mut budget,
         |hits| {
             for chapter in chapters_hit(hits) {
-                *votes.entry(chapter).or_default() += PASSAGE_VOTE;
+                add_vote(&mut votes, chapter, PASSAGE_VOTE);
             }
         },
     )
@@ -86,7 +88,16 @@ pub(crate) async fn candidates(
         })
         .await?;
     }
-    let mut ranked: Vec<((WorkId, ChapterId), f32)> = votes.into_iter().collect();
+    let mut ranked: Vec<((WorkId, ChapterId), f32)> = votes
+        .into_iter()
+        .filter_map(|(key, vote)| match FingerprintOwner::from_index_key(&key) {
+            Some(FingerprintOwner::Chapter {
+                work_id,
+                chapter_id,
+            }) => Some(((work_id, chapter_id), vote)),
+            _ => None,
+        })
+        .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     ranked.truncate(ports.config.max_candidates as usize);
     Ok(Candidates {
@@ -95,29 +106,54 @@ pub(crate) async fn candidates(
     })
 }
 
+fn add_vote(votes: &mut HashMap<String, f32>, key: &str, vote: f32) {
+    match votes.get_mut(key) {
+        Some(total) => *total += vote,
+        None => {
+            votes.insert(key.to_owned(), vote);
+        }
+    }
+}
+
+/// Whether an index key is a chapter's (see [`FingerprintOwner::index_key`]).
+fn is_chapter_key(key: &str) -> bool {
+    key.starts_with("c:")
+}
+
 /// A code's vote, divided among the chapters it hits.
-fn shared_code_vote(votes: &mut BTreeMap<(WorkId, ChapterId), f32>, hits: &[IndexHit]) {
+fn shared_code_vote(votes: &mut HashMap<String, f32>, hits: &[IndexHit]) {
     let chapters = chapters_hit(hits);
     if chapters.is_empty() || chapters.len() > SHARED_CODE_MAX_CHAPTERS {
         return;
     }
     let weight = 1.0 / chapters.len() as f32;
     for chapter in chapters {
-        *votes.entry(chapter).or_default() += weight;
+        add_vote(votes, chapter, weight);
     }
 }
 
-/// The distinct chapters among one query's hits.
-fn chapters_hit(hits: &[IndexHit]) -> BTreeSet<(WorkId, ChapterId)> {
+/// The distinct chapter keys among one query's hits.
+fn chapters_hit(hits: &[IndexHit]) -> BTreeSet<&str> {
     hits.iter()
-        .filter_map(
-            |hit| match FingerprintOwner::from_index_key(&hit.entry.owner) {
-                Some(FingerprintOwner::Chapter {
-                    work_id,
-                    chapter_id,
-                }) => Some((work_id, chapter_id)),
-                _ => None,
-            },
-        )
+        .map(|hit| hit.entry.owner.as_str())
+        .filter(|key| is_chapter_key(key))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chapter_keys_are_told_from_page_keys() {
+        let chapter = FingerprintOwner::Chapter {
+            work_id: "w1".parse().expect("id"),
+            chapter_id: "c1".parse().expect("id"),
+        };
+        let page = FingerprintOwner::Page {
+            page_id: PageId::for_url("http://example.com/c:1"),
+        };
+        assert!(is_chapter_key(&chapter.index_key()));
+        assert!(!is_chapter_key(&page.index_key()));
+    }
 }

@@ -8,7 +8,9 @@ use std::sync::Arc;
 use chrono::Utc;
 use copyhound_core::config::MatcherConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, WorkId};
-use copyhound_core::model::{CopiedSpan, FingerprintOwner, Match, MatchStatus, Page, Work};
+use copyhound_core::model::{
+    CopiedSpan, FingerprintOwner, FingerprintRecord, Match, MatchStatus, Page, Work,
+};
 use copyhound_core::stages::{Stage, time, time_async};
 use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_fingerprint::{FINGERPRINT_VERSION, NormalizedText, Verification};
@@ -90,7 +92,17 @@ pub(crate) async fn compare_page(
             "page {page_id} fingerprint is stale; waiting for re-fingerprinting"
         )));
     }
-    let candidates = time_async(Stage::Candidates, candidates(ports, &record)).await?;
+    compare_fingerprinted(ports, chapters, &page, &record).await
+}
+
+/// Compares a page whose fingerprint `record` is in the store and the index.
+pub(crate) async fn compare_fingerprinted(
+    ports: &MatcherPorts,
+    chapters: &Arc<ChapterCache>,
+    page: &Page,
+    record: &FingerprintRecord,
+) -> Result<()> {
+    let candidates = time_async(Stage::Candidates, candidates(ports, record)).await?;
     if candidates.chapters.is_empty() {
         return Ok(());
     }
@@ -104,7 +116,7 @@ pub(crate) async fn compare_page(
     let mut works: HashMap<WorkId, Work> = HashMap::new();
     for (work_id, chapter_id) in candidates.chapters {
         let subject = Subject {
-            page: &page,
+            page,
             normalized: &page_normalized,
             near_duplicates: &candidates.near_duplicates,
         };

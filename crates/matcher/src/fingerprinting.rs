@@ -15,11 +15,18 @@ use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_fingerprint::{DocumentFingerprint, FINGERPRINT_VERSION, Fingerprinter};
 use tracing::warn;
 
+use crate::chapters::ChapterCache;
+use crate::compare;
 use crate::context::{MatcherPorts, page_at};
 
-/// Fingerprints a stored page at `content_sha256`, indexes it and enqueues its comparison.
+/// Fingerprints a stored page at `content_sha256`, indexes it, then compares
+/// it in the same task: the page and its record are at hand, and a separate
+/// comparison task would cost three queue commits and two store reads per
+/// page. A failed comparison fails the task; its retry finds the record
+/// stored and the index entries in place (both idempotent) and compares again.
 pub(crate) async fn fingerprint_page(
     ports: &MatcherPorts,
+    chapters: &Arc<ChapterCache>,
     page_id: &PageId,
     content_sha256: &str,
 ) -> Result<()> {
@@ -29,17 +36,10 @@ pub(crate) async fn fingerprint_page(
     let owner = FingerprintOwner::Page {
         page_id: page_id.clone(),
     };
-    let record = fingerprint_record(ports, owner, page.text, &page.title, content_sha256).await?;
+    let record =
+        fingerprint_record(ports, owner, page.text.clone(), &page.title, content_sha256).await?;
     index_record(ports, &record).await?;
-    let compare = TaskKind::ComparePage {
-        page_id: page_id.clone(),
-        content_sha256: content_sha256.to_string(),
-    };
-    time_async(
-        Stage::Queue,
-        ports.queue.enqueue(vec![Task::new(compare, Utc::now())]),
-    )
-    .await
+    compare::compare_fingerprinted(ports, chapters, &page, &record).await
 }
 
 /// Fingerprints and indexes every chapter of a work, then enqueues its back-fill.

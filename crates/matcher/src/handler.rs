@@ -51,7 +51,10 @@ impl TaskHandler for MatcherHandler {
             TaskKind::FingerprintPage {
                 page_id,
                 content_sha256,
-            } => fingerprinting::fingerprint_page(ports, page_id, content_sha256).await,
+            } => {
+                fingerprinting::fingerprint_page(ports, &self.chapters, page_id, content_sha256)
+                    .await
+            }
             TaskKind::FingerprintWork { work_id } => {
                 fingerprinting::fingerprint_work(ports, work_id).await
             }
