@@ -1,6 +1,7 @@
 //! A process killed with SIGKILL mid-write leaves every committed write intact.
-//! The test re-runs this test binary as a child that writes in a loop and prints
-//! each committed number, kills it, reopens the store and checks every number.
+//! The test re-runs this test binary as a child whose concurrent writers
+//! write in a loop and print each acknowledged number, kills it, reopens the
+//! store and checks every number.
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
@@ -13,6 +14,8 @@ use crate::LocalStore;
 use copyhound_core::ports::PublisherStore;
 
 const CHILD_DIR_ENV: &str = "COPYHOUND_STORE_KILL_CHILD_DIR";
+/// Concurrent writers in the child.
+const WRITERS: u64 = 4;
 
 /// The child: only does something when spawned by the test below.
 #[test]
@@ -23,12 +26,23 @@ fn kill_child_writer() {
     let runtime = tokio::runtime::Runtime::new().unwrap();
     runtime.block_on(async {
         let store = LocalStore::open(&dir).unwrap();
-        for number in 0_u64.. {
-            store
-                .put_publisher(&fixtures::publisher(&format!("pub_{number:08}")))
-                .await
-                .unwrap();
-            println!("committed {number}");
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|writer| {
+                let store = store.clone();
+                tokio::spawn(async move {
+                    for round in 0_u64.. {
+                        let number = round * WRITERS + writer;
+                        store
+                            .put_publisher(&fixtures::publisher(&format!("pub_{number:08}")))
+                            .await
+                            .unwrap();
+                        println!("committed {number}");
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.await.unwrap();
         }
     });
 }
@@ -51,7 +65,7 @@ fn committed_writes_survive_kill_9() {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut committed = Vec::new();
-    while committed.len() < 40 && Instant::now() < deadline {
+    while committed.len() < 200 && Instant::now() < deadline {
         let Some(line) = lines.next() else { break };
         if let Some(number) = line.unwrap().strip_prefix("committed ") {
             committed.push(number.parse::<u64>().unwrap());
@@ -60,7 +74,7 @@ fn committed_writes_survive_kill_9() {
     child.kill().unwrap(); // SIGKILL on unix
     child.wait().unwrap();
     assert!(
-        committed.len() >= 40,
+        committed.len() >= 200,
         "the child committed only {} writes",
         committed.len()
     );
