@@ -216,14 +216,16 @@ impl Delta {
         order.sort_unstable_by(|left, right| {
             self.owners[*left as usize].cmp(&self.owners[*right as usize])
         });
+        let mut used = vec![false; self.owners.len()];
+        for kind in &self.kinds {
+            for key in &kind.keys {
+                used[key.0 as usize] = true;
+            }
+        }
         let mut rank = vec![u32::MAX; self.owners.len()];
         let mut names = Vec::new();
         for id in order {
-            let used = self
-                .kinds
-                .iter()
-                .any(|kind| kind.keys.iter().any(|key| key.0 == id));
-            if used {
+            if used[id as usize] {
                 rank[id as usize] = names.len() as u32;
                 names.push(self.owners[id as usize].clone());
             }
