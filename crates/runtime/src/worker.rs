@@ -1,16 +1,21 @@
 //! The worker loop every task kind runs in. A worker keeps `concurrency` tasks
 //! running: it asks the queue for as many tasks as it has free slots, and asks
 //! again as soon as one finishes, so one long crawl never idles the other
-//! slots. While a task runs its delivery is extended periodically, so it is not
+//! slots. A site crawl waits on the network for most of its life, and for as
+//! long as the whole crawl: it runs in a crawl slot of its own (as many as
+//! `concurrency`) while one is free, so crawls never hold the slots that
+//! fingerprinting and comparing their pages need. While a task runs its delivery is extended periodically, so it is not
 //! re-delivered to a second worker; on shutdown the deliveries that cannot
 //! finish in time are released at once rather than waiting out their
 //! visibility timeout.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use copyhound_core::Result;
 use copyhound_core::config::Config;
+use copyhound_core::model::TaskKind;
 use copyhound_core::ports::{ReceivedTask, TaskHandler, TaskQueue};
 use copyhound_core::stages::{Stage, time_async};
 use tokio::sync::watch;
@@ -137,18 +142,22 @@ impl Worker {
         mut progress: impl FnMut(&TickOutcome),
     ) -> Result<TickOutcome> {
         let slots = self.settings.concurrency.max(1);
+        let crawl_slots = slots;
         let mut running = JoinSet::new();
+        // Tasks in crawl slots; every other running task holds a slot.
+        let mut in_crawl_slots: HashSet<tokio::task::Id> = HashSet::new();
         let mut total = TickOutcome::default();
         loop {
             if *shutdown.borrow() {
                 return Ok(self.finish_within_deadline(running, total).await);
             }
             let mut received_now = 0;
-            if running.len() < slots {
+            let mut to_crawl_slots = 0;
+            let busy = running.len() - in_crawl_slots.len();
+            if busy < slots {
                 match time_async(
                     Stage::Queue,
-                    self.queue
-                        .receive(slots - running.len(), self.settings.visibility),
+                    self.queue.receive(slots - busy, self.settings.visibility),
                 )
                 .await
                 {
@@ -156,7 +165,13 @@ impl Worker {
                         received_now = batch.len();
                         total.received += batch.len();
                         for received in batch {
-                            running.spawn(self.start(received));
+                            let crawl = matches!(received.task.kind, TaskKind::CrawlSite { .. })
+                                && in_crawl_slots.len() < crawl_slots;
+                            let handle = running.spawn(self.start(received));
+                            if crawl {
+                                in_crawl_slots.insert(handle.id());
+                                to_crawl_slots += 1;
+                            }
                         }
                     }
                     Err(error) if until == Until::Shutdown || !running.is_empty() => {
@@ -187,12 +202,22 @@ impl Worker {
                 }
                 continue;
             }
+            let free = running.len() - in_crawl_slots.len() < slots;
+            if free && to_crawl_slots > 0 {
+                // Crawls went to crawl slots: ask again for the free ones.
+                continue;
+            }
             // Wait for a slot to free up; with free slots and an empty queue,
             // look again after the idle sleep.
-            let poll_again = running.len() < slots && received_now == 0;
+            let poll_again = free && received_now == 0;
             tokio::select! {
-                Some(joined) = running.join_next() => {
-                    count(&mut total, joined);
+                Some(joined) = running.join_next_with_id() => {
+                    let id = match &joined {
+                        Ok((id, _)) => *id,
+                        Err(error) => error.id(),
+                    };
+                    in_crawl_slots.remove(&id);
+                    count(&mut total, joined.map(|(_, succeeded)| succeeded));
                     progress(&total);
                 }
                 _ = tokio::time::sleep(self.settings.idle_sleep), if poll_again => {}

@@ -192,3 +192,87 @@ async fn a_long_task_never_idles_the_other_slots() {
     assert!(handler.most_running.load(Ordering::SeqCst) <= 3);
     assert_eq!(queue.stats().await.unwrap().depth, 0);
 }
+
+/// A crawl runs until the pages it stored are fingerprinted (as a site
+/// bigger than the queue's backlog would): it must not hold the only slot.
+#[derive(Debug, Default)]
+struct CrawlWaitsForWork {
+    fingerprinted: AtomicUsize,
+    crawls_running: AtomicUsize,
+    most_crawls: AtomicUsize,
+    most_others: AtomicUsize,
+    others_running: AtomicUsize,
+}
+
+#[async_trait]
+impl TaskHandler for CrawlWaitsForWork {
+    async fn handle(&self, task: &Task) -> copyhound_core::Result<()> {
+        match &task.kind {
+            TaskKind::CrawlSite { .. } => {
+                let now = self.crawls_running.fetch_add(1, Ordering::SeqCst) + 1;
+                self.most_crawls.fetch_max(now, Ordering::SeqCst);
+                let deadline = Instant::now() + Duration::from_secs(10);
+                while self.fingerprinted.load(Ordering::SeqCst) < 4 {
+                    assert!(
+                        Instant::now() < deadline,
+                        "the crawl starved the other tasks"
+                    );
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                self.crawls_running.fetch_sub(1, Ordering::SeqCst);
+            }
+            _ => {
+                let now = self.others_running.fetch_add(1, Ordering::SeqCst) + 1;
+                self.most_others.fetch_max(now, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                self.others_running.fetch_sub(1, Ordering::SeqCst);
+                self.fingerprinted.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn crawls_run_in_slots_of_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue: Arc<dyn TaskQueue> = Arc::new(
+        LocalTaskQueue::open(dir.path(), &QueueConfig::default())
+            .await
+            .unwrap(),
+    );
+    let crawl = |site: &str| {
+        Task::new(
+            TaskKind::CrawlSite {
+                site_id: site.parse().unwrap(),
+                run_id: copyhound_core::ids::CrawlRunId::generate(),
+            },
+            Utc::now(),
+        )
+    };
+    // Two crawls first, as a scheduler enqueues them; the work after them.
+    let mut tasks = vec![crawl("site-a"), crawl("site-b"), crawl("site-c")];
+    tasks.extend((0..4).map(|n| work_task(&format!("w{n}"))));
+    queue.enqueue(tasks).await.unwrap();
+    let handler = Arc::new(CrawlWaitsForWork::default());
+    let worker = Worker::new(
+        queue.clone(),
+        handler.clone(),
+        WorkerSettings {
+            concurrency: 2,
+            idle_sleep: Duration::from_millis(20),
+            ..WorkerSettings::default()
+        },
+    );
+    let outcome = tokio::time::timeout(Duration::from_secs(20), worker.drain())
+        .await
+        .expect("no starvation")
+        .unwrap();
+    assert_eq!(outcome.succeeded, 7, "{outcome:?}");
+    // Two crawl slots and two others: a third crawl waits for a slot.
+    assert!(handler.most_crawls.load(Ordering::SeqCst) <= 3);
+    assert!(
+        handler.most_crawls.load(Ordering::SeqCst) + handler.most_others.load(Ordering::SeqCst)
+            <= 4
+    );
+}
