@@ -104,6 +104,7 @@ async fn pages_hit(
             kind,
             &fingerprints,
             distance,
+            FingerprintOwner::PAGE_KEY_PREFIX,
             &mut budget,
             &mut collect,
         )

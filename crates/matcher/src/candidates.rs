@@ -50,6 +50,7 @@ pub(crate) async fn candidates(
         EntryKind::Document,
         &documents,
         max_distance,
+        "",
         &mut budget,
         |hits| {
             for hit in hits {
@@ -72,6 +73,7 @@ pub(crate) async fn candidates(
         EntryKind::Passage,
         &passages,
         max_distance,
+        CHAPTER_KEY_PREFIX,
         &mut budget,
         |hits| {
             for chapter in chapters_hit(hits) {
@@ -83,9 +85,15 @@ pub(crate) async fn candidates(
     let codes = distinct(record.dna.iter().map(|code| dna_index_key(*code)));
     let anchors = distinct(record.anchors.iter().copied());
     for (kind, fingerprints) in [(EntryKind::Dna, &codes), (EntryKind::Anchor, &anchors)] {
-        for_each_hits(index, kind, fingerprints, 0, &mut budget, |hits| {
-            shared_code_vote(&mut votes, hits)
-        })
+        for_each_hits(
+            index,
+            kind,
+            fingerprints,
+            0,
+            CHAPTER_KEY_PREFIX,
+            &mut budget,
+            |hits| shared_code_vote(&mut votes, hits),
+        )
         .await?;
     }
     let mut ranked: Vec<((WorkId, ChapterId), f32)> = votes
@@ -115,9 +123,11 @@ fn add_vote(votes: &mut HashMap<String, f32>, key: &str, vote: f32) {
     }
 }
 
-/// Whether an index key is a chapter's (see [`FingerprintOwner::index_key`]).
+const CHAPTER_KEY_PREFIX: &str = FingerprintOwner::CHAPTER_KEY_PREFIX;
+
+/// Whether an index key is a chapter's.
 fn is_chapter_key(key: &str) -> bool {
-    key.starts_with("c:")
+    key.starts_with(CHAPTER_KEY_PREFIX)
 }
 
 /// A code's vote, divided among the chapters it hits.

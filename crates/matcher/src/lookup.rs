@@ -87,11 +87,14 @@ impl HitBudget {
 
 /// Looks up `fingerprints` (distinct) of `kind` in chunks and calls `visit` with
 /// the hits of every query that is not too common, until `budget` is spent.
+/// Only hits of owners starting with `owner_prefix` are visited (and
+/// materialized); all count toward the kind's cap.
 pub(crate) async fn for_each_hits(
     index: &dyn FingerprintIndex,
     kind: EntryKind,
     fingerprints: &[u64],
     max_distance: u32,
+    owner_prefix: &str,
     budget: &mut HitBudget,
     mut visit: impl FnMut(&[IndexHit]),
 ) -> Result<()> {
@@ -101,7 +104,7 @@ pub(crate) async fn for_each_hits(
             return Ok(());
         }
         let answers = index
-            .query_batch_capped(kind, chunk, max_distance, cap)
+            .query_batch_capped_owned(kind, chunk, max_distance, cap, owner_prefix)
             .await?;
         for hits in answers.iter().flatten() {
             if !budget.spend(hits.len(), kind_name(kind)) {

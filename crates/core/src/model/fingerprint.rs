@@ -29,21 +29,26 @@ impl FingerprintOwner {
             FingerprintOwner::Chapter {
                 work_id,
                 chapter_id,
-            } => format!("c:{work_id}/{chapter_id}"),
-            FingerprintOwner::Page { page_id } => format!("p:{page_id}"),
+            } => format!("{}{work_id}/{chapter_id}", Self::CHAPTER_KEY_PREFIX),
+            FingerprintOwner::Page { page_id } => format!("{}{page_id}", Self::PAGE_KEY_PREFIX),
         }
     }
 
+    /// How the index key of every chapter starts.
+    pub const CHAPTER_KEY_PREFIX: &str = "c:";
+    /// How the index key of every page starts.
+    pub const PAGE_KEY_PREFIX: &str = "p:";
+
     /// Parses a key made by [`FingerprintOwner::index_key`].
     pub fn from_index_key(key: &str) -> Option<Self> {
-        if let Some(rest) = key.strip_prefix("c:") {
+        if let Some(rest) = key.strip_prefix(Self::CHAPTER_KEY_PREFIX) {
             let (work, chapter) = rest.split_once('/')?;
             return Some(FingerprintOwner::Chapter {
                 work_id: work.parse().ok()?,
                 chapter_id: chapter.parse().ok()?,
             });
         }
-        let page = key.strip_prefix("p:")?;
+        let page = key.strip_prefix(Self::PAGE_KEY_PREFIX)?;
         Some(FingerprintOwner::Page {
             page_id: page.parse().ok()?,
         })

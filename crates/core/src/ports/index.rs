@@ -97,6 +97,27 @@ pub trait FingerprintIndex: fmt::Debug + Send + Sync + 'static {
             .collect())
     }
 
+    /// Like [`FingerprintIndex::query_batch_capped`], answering only the hits
+    /// whose owner starts with `owner_prefix`; every hit still counts toward
+    /// `max_hits`. Implementations may skip materializing the others: a
+    /// comparison wants the chapters among hits that are mostly other pages.
+    async fn query_batch_capped_owned(
+        &self,
+        kind: EntryKind,
+        fingerprints: &[u64],
+        max_distance: u32,
+        max_hits: usize,
+        owner_prefix: &str,
+    ) -> Result<Vec<Option<Vec<IndexHit>>>> {
+        let mut results = self
+            .query_batch_capped(kind, fingerprints, max_distance, max_hits)
+            .await?;
+        for hits in results.iter_mut().flatten() {
+            hits.retain(|hit| hit.entry.owner.starts_with(owner_prefix));
+        }
+        Ok(results)
+    }
+
     /// Returns every entry of `kind` within `max_distance` of `fingerprint`.
     async fn query(
         &self,

@@ -153,15 +153,23 @@ impl MemoryFingerprintIndex {
         fingerprints: &[u64],
         max_distance: u32,
         max_hits: usize,
+        owner_prefix: &str,
     ) -> Result<Vec<Option<Vec<IndexHit>>>> {
         let current = self.current();
         if fingerprints.len() <= INLINE_QUERIES {
-            return Ok(current.query_many(kind, fingerprints, max_distance, max_hits));
+            return Ok(current.query_many(
+                kind,
+                fingerprints,
+                max_distance,
+                max_hits,
+                owner_prefix,
+            ));
         }
         let fingerprints = fingerprints.to_vec();
+        let owner_prefix = owner_prefix.to_owned();
         tokio::task::spawn_blocking(move || {
             charge(Stage::Candidates, || {
-                current.query_many(kind, &fingerprints, max_distance, max_hits)
+                current.query_many(kind, &fingerprints, max_distance, max_hits, &owner_prefix)
             })
         })
         .await
@@ -218,7 +226,7 @@ impl FingerprintIndex for MemoryFingerprintIndex {
     ) -> Result<Vec<Vec<IndexHit>>> {
         self.layout.check_query_distance(max_distance)?;
         let results = self
-            .query_many(kind, fingerprints, max_distance, usize::MAX)
+            .query_many(kind, fingerprints, max_distance, usize::MAX, "")
             .await?;
         Ok(results
             .into_iter()
@@ -234,7 +242,20 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         max_hits: usize,
     ) -> Result<Vec<Option<Vec<IndexHit>>>> {
         self.layout.check_query_distance(max_distance)?;
-        self.query_many(kind, fingerprints, max_distance, max_hits)
+        self.query_many(kind, fingerprints, max_distance, max_hits, "")
+            .await
+    }
+
+    async fn query_batch_capped_owned(
+        &self,
+        kind: EntryKind,
+        fingerprints: &[u64],
+        max_distance: u32,
+        max_hits: usize,
+        owner_prefix: &str,
+    ) -> Result<Vec<Option<Vec<IndexHit>>>> {
+        self.layout.check_query_distance(max_distance)?;
+        self.query_many(kind, fingerprints, max_distance, max_hits, owner_prefix)
             .await
     }
 

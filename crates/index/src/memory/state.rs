@@ -567,15 +567,17 @@ impl State {
         })
     }
 
-    /// Returns, per query, every live entry of `kind` within `max_distance`,
-    /// or `None` once a query has more than `max_hits` hits (no hit is
-    /// materialised past the cap).
+    /// Returns, per query, every live entry of `kind` within `max_distance`
+    /// whose owner starts with `owner_prefix`, or `None` once a query has
+    /// more than `max_hits` hits of any owner (no hit is materialised past the
+    /// cap, nor one of another owner).
     pub fn query_many(
         &self,
         kind: EntryKind,
         queries: &[u64],
         max_distance: u32,
         max_hits: usize,
+        owner_prefix: &str,
     ) -> Vec<Option<Vec<IndexHit>>> {
         let slot = kind_slot(kind);
         let mut counts = vec![0_usize; queries.len()];
@@ -600,13 +602,17 @@ impl State {
                     }
                     counts[query] += 1;
                     match &mut results[query] {
-                        Some(hits) if counts[query] <= max_hits => hits.push(hit(
-                            kind,
-                            name,
-                            ordinal,
-                            tables.fingerprints[position as usize],
-                            distance,
-                        )),
+                        Some(hits) if counts[query] <= max_hits => {
+                            if name.starts_with(owner_prefix) {
+                                hits.push(hit(
+                                    kind,
+                                    name,
+                                    ordinal,
+                                    tables.fingerprints[position as usize],
+                                    distance,
+                                ));
+                            }
+                        }
                         result => *result = None,
                     }
                 },
@@ -628,13 +634,10 @@ impl State {
                         *result = None;
                         break;
                     }
-                    hits.push(hit(
-                        kind,
-                        &self.delta.owners[key.0 as usize],
-                        key.1,
-                        fingerprint,
-                        distance,
-                    ));
+                    let owner = &self.delta.owners[key.0 as usize];
+                    if owner.starts_with(owner_prefix) {
+                        hits.push(hit(kind, owner, key.1, fingerprint, distance));
+                    }
                 }
             }
         }

@@ -31,7 +31,7 @@ macro_rules! conformance_suite {
             duplicate_fingerprints_under_different_owners, extreme_fingerprints, remove_then_query,
             reinsert_after_remove, insert_replaces_and_is_idempotent, distance_above_max_is_refused,
             kinds_are_separate, stats_count_live_entries, capped_batches_refuse_common_codes,
-            repeated_fingerprints_within_an_owner);
+            repeated_fingerprints_within_an_owner, owner_filtered_batches_count_every_hit);
     };
     (@tests $factory:expr; $($name:ident),*) => {
         $(
@@ -459,4 +459,45 @@ pub(crate) async fn capped_batches_refuse_common_codes(factory: &impl Factory) {
             assert_eq!(capped, expected, "query {query:#x}");
         }
     }
+}
+
+pub(crate) async fn owner_filtered_batches_count_every_hit(factory: &impl Factory) {
+    let index = factory.index(3).await;
+    let mut rng = seeded(23);
+    let shared = rng.next_u64();
+    // A code on 3 chapters and 20 pages, some written after the rest.
+    let mut entries: Vec<IndexEntry> = (0..3)
+        .map(|n| entry(&format!("c:w/ch{n}"), EntryKind::Dna, 0, shared))
+        .chain((0..16).map(|n| entry(&format!("p:page{n:02}"), EntryKind::Dna, 0, shared)))
+        .collect();
+    entries.extend(random_entries(&mut rng, EntryKind::Dna, 5_000, 4));
+    index.insert(&entries).await.unwrap();
+    let late: Vec<IndexEntry> = (16..20)
+        .map(|n| entry(&format!("p:page{n:02}"), EntryKind::Dna, 0, shared))
+        .collect();
+    index.insert(&late).await.unwrap();
+    let rare = entries[100].fingerprint;
+    let chapters = index
+        .query_batch_capped_owned(EntryKind::Dna, &[shared, rare], 0, 32, "c:")
+        .await
+        .unwrap();
+    let mut hits = chapters[0].clone().expect("23 hits fit a cap of 32");
+    sort_hits(&mut hits);
+    let owners: Vec<&str> = hits.iter().map(|hit| hit.entry.owner.as_str()).collect();
+    assert_eq!(owners, ["c:w/ch0", "c:w/ch1", "c:w/ch2"]);
+    assert!(
+        chapters[1].as_ref().is_some_and(Vec::is_empty),
+        "a page-only code answers no chapter"
+    );
+    // The pages count toward the cap although they are not answered.
+    let capped = index
+        .query_batch_capped_owned(EntryKind::Dna, &[shared], 0, 20, "c:")
+        .await
+        .unwrap();
+    assert!(capped[0].is_none(), "23 hits exceed a cap of 20");
+    let pages = index
+        .query_batch_capped_owned(EntryKind::Dna, &[shared], 0, 32, "p:")
+        .await
+        .unwrap();
+    assert_eq!(pages[0].as_ref().map(Vec::len), Some(20));
 }
