@@ -16,7 +16,7 @@ pub struct EvalArgs {
     /// A fresh embedded instance, or the configured MongoDB + Redis (fresh database and key prefixes).
     #[arg(long, value_enum, default_value_t = EvalBackends::Embedded)]
     pub backends: EvalBackends,
-    /// Tasks run at once.
+    /// Tasks run at once (and as many site crawls) [default: worker.concurrency].
     #[arg(long)]
     pub concurrency: Option<u32>,
     /// Also write the scorer's metrics as JSON here.

@@ -199,7 +199,7 @@ pub async fn run_pipeline(
     );
     bar.enable_steady_tick(Duration::from_millis(200));
     let counter = Arc::new(PageCounter::with_bar(bar.clone()));
-    let worker = node.worker(concurrency.or(Some(4)), counter.clone())?;
+    let worker = node.worker(concurrency, counter.clone())?;
     let mut last_shown = Instant::now();
     let shown = bar.clone();
     worker

@@ -258,7 +258,9 @@ impl Default for MatcherConfig {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct WorkerConfig {
-    /// Tasks handled at once.
+    /// Tasks handled at once (and as many site crawls beside them). Tasks
+    /// wait on syncs, the index and the network for much of their time: 8
+    /// keep two cores busy where 2 left them half idle (docs/performance.md).
     pub concurrency: u32,
     /// Time given to in-flight tasks after SIGTERM.
     pub shutdown_deadline_ms: u64,
@@ -267,7 +269,7 @@ pub struct WorkerConfig {
 impl Default for WorkerConfig {
     fn default() -> Self {
         Self {
-            concurrency: 2,
+            concurrency: 8,
             shutdown_deadline_ms: 30_000,
         }
     }
