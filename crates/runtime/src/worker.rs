@@ -4,7 +4,9 @@
 //! slots. A site crawl waits on the network for most of its life, and for as
 //! long as the whole crawl: it runs in a crawl slot of its own (as many as
 //! `concurrency`) while one is free, so crawls never hold the slots that
-//! fingerprinting and comparing their pages need. While a task runs its delivery is extended periodically, so it is not
+//! fingerprinting and comparing their pages need.
+//!
+//! While a task runs its delivery is extended periodically, so it is not
 //! re-delivered to a second worker; on shutdown the deliveries that cannot
 //! finish in time are released at once rather than waiting out their
 //! visibility timeout.
