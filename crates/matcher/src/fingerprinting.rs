@@ -141,9 +141,8 @@ async fn index_record(ports: &MatcherPorts, record: &FingerprintRecord) -> Resul
     time_async(Stage::IndexWrite, async {
         ports
             .index
-            .remove_owners(&[record.owner.index_key()])
-            .await?;
-        ports.index.insert(&record.index_entries()).await
+            .replace_owners(&[record.owner.index_key()], &record.index_entries())
+            .await
     })
     .await
 }

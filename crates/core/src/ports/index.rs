@@ -72,6 +72,13 @@ pub trait FingerprintIndex: fmt::Debug + Send + Sync + 'static {
     /// Removes every entry of each owner; absent owners are ignored.
     async fn remove_owners(&self, owners: &[String]) -> Result<()>;
 
+    /// Removes every entry of `owners`, then inserts `entries` (a page or
+    /// chapter fingerprinted anew). Implementations may do both in one write.
+    async fn replace_owners(&self, owners: &[String], entries: &[IndexEntry]) -> Result<()> {
+        self.remove_owners(owners).await?;
+        self.insert(entries).await
+    }
+
     /// Returns, per query fingerprint, every entry of `kind` within `max_distance`.
     async fn query_batch(
         &self,

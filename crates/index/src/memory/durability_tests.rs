@@ -46,6 +46,12 @@ async fn write_history(index: &MemoryFingerprintIndex, seed: u64) {
     let removed: Vec<String> = (3..40).map(|owner| format!("p:o{owner:08}")).collect();
     index.remove_owners(&removed).await.unwrap();
     index.insert(&passages[50..60]).await.unwrap();
+    // A page fingerprinted anew: removal and insert in one logged record.
+    let renewed = random_entries(&mut rng, EntryKind::Passage, 4, 4);
+    index
+        .replace_owners(&["p:o00000000".to_owned()], &renewed)
+        .await
+        .unwrap();
 }
 
 #[tokio::test]

@@ -40,8 +40,8 @@ pub(super) struct Durable {
 
 #[derive(Debug)]
 struct Waiting {
-    op: LogOp,
-    encoded: Vec<u8>,
+    /// Operations logged together, each with its encoding.
+    ops: Vec<(LogOp, Vec<u8>)>,
     done: oneshot::Sender<Result<()>>,
 }
 
@@ -78,16 +78,16 @@ pub(super) fn replay(state: State, ops: Vec<LogOp>) -> Result<State> {
 }
 
 impl MemoryFingerprintIndex {
-    /// Logs `op` (encoded as `encoded`), syncs, applies it; with the writes
-    /// queued meanwhile when this caller leads the group commit.
+    /// Logs `ops` (each with its encoding) in one record, syncs, applies
+    /// them; with the writes queued meanwhile when this caller leads the
+    /// group commit.
     pub(super) async fn write_logged(
         &self,
         durable: &Durable,
-        op: LogOp,
-        encoded: Vec<u8>,
+        ops: Vec<(LogOp, Vec<u8>)>,
     ) -> Result<()> {
         let (done, mut outcome) = oneshot::channel();
-        lock(&durable.waiting).push(Waiting { op, encoded, done });
+        lock(&durable.waiting).push(Waiting { ops, done });
         let _writer = self.writer.lock().await;
         // A leader before us may have committed our write with its group.
         match outcome.try_recv() {
@@ -105,8 +105,10 @@ impl MemoryFingerprintIndex {
         let mut encoded = Vec::with_capacity(group.len());
         let mut senders = Vec::with_capacity(group.len());
         for waiting in group {
-            ops.push(waiting.op);
-            encoded.push(waiting.encoded);
+            for (op, bytes) in waiting.ops {
+                ops.push(op);
+                encoded.push(bytes);
+            }
             senders.push(waiting.done);
         }
         let result = self.commit_group(durable, ops, encoded).await;

@@ -135,13 +135,16 @@ impl MemoryFingerprintIndex {
     }
 
     /// Applies a write without a log (an index without a directory).
-    async fn apply_unlogged(&self, op: LogOp) -> Result<()> {
+    async fn apply_unlogged(&self, ops: Vec<LogOp>) -> Result<()> {
         let _writer = self.writer.lock().await;
         let current = self.current();
-        let next =
-            tokio::task::spawn_blocking(move || charge(Stage::IndexWrite, || current.apply(&op)))
-                .await
-                .map_err(join_error)??;
+        let next = tokio::task::spawn_blocking(move || {
+            charge(Stage::IndexWrite, || {
+                durable::replay(State::clone(&current), ops)
+            })
+        })
+        .await
+        .map_err(join_error)??;
         self.swap(next);
         Ok(())
     }
@@ -198,10 +201,11 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         if let Some(durable) = &self.durable {
             let record = wal::encode_insert(entries)?;
             return self
-                .write_logged(durable, LogOp::Insert(entries.to_vec()), record)
+                .write_logged(durable, vec![(LogOp::Insert(entries.to_vec()), record)])
                 .await;
         }
-        self.apply_unlogged(LogOp::Insert(entries.to_vec())).await
+        self.apply_unlogged(vec![LogOp::Insert(entries.to_vec())])
+            .await
     }
 
     async fn remove_owners(&self, owners: &[String]) -> Result<()> {
@@ -211,11 +215,30 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         if let Some(durable) = &self.durable {
             let record = wal::encode_removal(owners)?;
             return self
-                .write_logged(durable, LogOp::RemoveOwners(owners.to_vec()), record)
+                .write_logged(
+                    durable,
+                    vec![(LogOp::RemoveOwners(owners.to_vec()), record)],
+                )
                 .await;
         }
-        self.apply_unlogged(LogOp::RemoveOwners(owners.to_vec()))
+        self.apply_unlogged(vec![LogOp::RemoveOwners(owners.to_vec())])
             .await
+    }
+
+    async fn replace_owners(&self, owners: &[String], entries: &[IndexEntry]) -> Result<()> {
+        let ops = vec![
+            LogOp::RemoveOwners(owners.to_vec()),
+            LogOp::Insert(entries.to_vec()),
+        ];
+        if let Some(durable) = &self.durable {
+            // One record: a crash leaves the old entries or the new ones.
+            let logged = vec![
+                (ops[0].clone(), wal::encode_removal(owners)?),
+                (ops[1].clone(), wal::encode_insert(entries)?),
+            ];
+            return self.write_logged(durable, logged).await;
+        }
+        self.apply_unlogged(ops).await
     }
 
     async fn query_batch(

@@ -31,7 +31,8 @@ macro_rules! conformance_suite {
             duplicate_fingerprints_under_different_owners, extreme_fingerprints, remove_then_query,
             reinsert_after_remove, insert_replaces_and_is_idempotent, distance_above_max_is_refused,
             kinds_are_separate, stats_count_live_entries, capped_batches_refuse_common_codes,
-            repeated_fingerprints_within_an_owner, owner_filtered_batches_count_every_hit);
+            repeated_fingerprints_within_an_owner, owner_filtered_batches_count_every_hit,
+            replace_owners_leaves_only_the_new_entries);
     };
     (@tests $factory:expr; $($name:ident),*) => {
         $(
@@ -500,4 +501,46 @@ pub(crate) async fn owner_filtered_batches_count_every_hit(factory: &impl Factor
         .await
         .unwrap();
     assert_eq!(pages[0].as_ref().map(Vec::len), Some(20));
+}
+
+pub(crate) async fn replace_owners_leaves_only_the_new_entries(factory: &impl Factory) {
+    let index = factory.index(3).await;
+    let old: Vec<IndexEntry> = (0..5)
+        .map(|ordinal| entry("p:page", EntryKind::Passage, ordinal, 0x1111 << ordinal))
+        .collect();
+    let neighbour = entry("p:other", EntryKind::Passage, 0, 0x1111);
+    index.insert(&old).await.unwrap();
+    index
+        .insert(std::slice::from_ref(&neighbour))
+        .await
+        .unwrap();
+    // The page changed: three passages now, other values.
+    let new: Vec<IndexEntry> = (0..3)
+        .map(|ordinal| entry("p:page", EntryKind::Passage, ordinal, !(0x2222 << ordinal)))
+        .collect();
+    index
+        .replace_owners(&["p:page".to_owned()], &new)
+        .await
+        .unwrap();
+    for stale in &old {
+        let hits = index
+            .query(EntryKind::Passage, stale.fingerprint, 0)
+            .await
+            .unwrap();
+        assert!(
+            hits.iter().all(|hit| hit.entry.owner != "p:page"),
+            "{stale:?} outlived its replacement: {hits:?}"
+        );
+    }
+    for fresh in &new {
+        let hits = index
+            .query(EntryKind::Passage, fresh.fingerprint, 0)
+            .await
+            .unwrap();
+        assert_eq!(hits.len(), 1, "{fresh:?}");
+        assert_eq!(hits[0].entry, *fresh);
+    }
+    let kept = index.query(EntryKind::Passage, 0x1111, 0).await.unwrap();
+    assert_eq!(kept.len(), 1, "the other owner is untouched: {kept:?}");
+    assert_eq!(index.stats().await.unwrap().entries, 4);
 }
