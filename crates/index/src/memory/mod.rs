@@ -134,6 +134,22 @@ impl MemoryFingerprintIndex {
         Ok(())
     }
 
+    /// Applies `ops` as one write: with a directory, logged as one record
+    /// and synced before it is applied.
+    async fn write(&self, ops: Vec<LogOp>) -> Result<()> {
+        let Some(durable) = &self.durable else {
+            return self.apply_unlogged(ops).await;
+        };
+        let logged = ops
+            .into_iter()
+            .map(|op| {
+                let encoded = wal::encode(&op)?;
+                Ok((op, encoded))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.write_logged(durable, logged).await
+    }
+
     /// Applies a write without a log (an index without a directory).
     async fn apply_unlogged(&self, ops: Vec<LogOp>) -> Result<()> {
         let _writer = self.writer.lock().await;
@@ -198,47 +214,23 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         if entries.is_empty() {
             return Ok(());
         }
-        if let Some(durable) = &self.durable {
-            let record = wal::encode_insert(entries)?;
-            return self
-                .write_logged(durable, vec![(LogOp::Insert(entries.to_vec()), record)])
-                .await;
-        }
-        self.apply_unlogged(vec![LogOp::Insert(entries.to_vec())])
-            .await
+        self.write(vec![LogOp::Insert(entries.to_vec())]).await
     }
 
     async fn remove_owners(&self, owners: &[String]) -> Result<()> {
         if owners.is_empty() {
             return Ok(());
         }
-        if let Some(durable) = &self.durable {
-            let record = wal::encode_removal(owners)?;
-            return self
-                .write_logged(
-                    durable,
-                    vec![(LogOp::RemoveOwners(owners.to_vec()), record)],
-                )
-                .await;
-        }
-        self.apply_unlogged(vec![LogOp::RemoveOwners(owners.to_vec())])
-            .await
+        self.write(vec![LogOp::RemoveOwners(owners.to_vec())]).await
     }
 
     async fn replace_owners(&self, owners: &[String], entries: &[IndexEntry]) -> Result<()> {
-        let ops = vec![
+        // One write: a crash leaves the old entries or the new ones.
+        self.write(vec![
             LogOp::RemoveOwners(owners.to_vec()),
             LogOp::Insert(entries.to_vec()),
-        ];
-        if let Some(durable) = &self.durable {
-            // One record: a crash leaves the old entries or the new ones.
-            let logged = vec![
-                (ops[0].clone(), wal::encode_removal(owners)?),
-                (ops[1].clone(), wal::encode_insert(entries)?),
-            ];
-            return self.write_logged(durable, logged).await;
-        }
-        self.apply_unlogged(ops).await
+        ])
+        .await
     }
 
     async fn query_batch(
@@ -264,8 +256,7 @@ impl FingerprintIndex for MemoryFingerprintIndex {
         max_distance: u32,
         max_hits: usize,
     ) -> Result<Vec<Option<Vec<IndexHit>>>> {
-        self.layout.check_query_distance(max_distance)?;
-        self.query_many(kind, fingerprints, max_distance, max_hits, "")
+        self.query_batch_capped_owned(kind, fingerprints, max_distance, max_hits, "")
             .await
     }
 

@@ -39,6 +39,14 @@ pub(crate) enum LogOp {
     RemoveOwners(Vec<String>),
 }
 
+/// Returns the encoded operation.
+pub(crate) fn encode(op: &LogOp) -> Result<Vec<u8>> {
+    match op {
+        LogOp::Insert(entries) => encode_insert(entries),
+        LogOp::RemoveOwners(owners) => encode_removal(owners),
+    }
+}
+
 /// Returns the encoded operation of an insert.
 pub(crate) fn encode_insert(entries: &[IndexEntry]) -> Result<Vec<u8>> {
     let mut owners: Vec<&str> = entries.iter().map(|entry| entry.owner.as_str()).collect();
