@@ -149,15 +149,17 @@ async fn verify_candidate(
     works: &mut HashMap<WorkId, Work>,
 ) -> Result<()> {
     let (page, near_duplicates) = (subject.page, subject.near_duplicates);
-    let chapter = time_async(
-        Stage::ChapterLoad,
-        ports.works.get_chapter(work_id, chapter_id),
-    )
-    .await?;
+    let chapter = Arc::new(
+        time_async(
+            Stage::ChapterLoad,
+            ports.works.get_chapter(work_id, chapter_id),
+        )
+        .await?,
+    );
     let fingerprinter = ports.fingerprinter.clone();
     let page_for_verify = Arc::clone(subject.normalized);
     let cache = Arc::clone(chapters);
-    let loaded = chapter.clone();
+    let loaded = Arc::clone(&chapter);
     let (prepared, verification) = tokio::task::spawn_blocking(move || {
         let prepared = cache.prepared(&fingerprinter, &loaded);
         let verification = time(Stage::Verify, || {
