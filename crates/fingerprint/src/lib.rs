@@ -37,6 +37,7 @@ pub mod normalize;
 pub mod passage;
 mod phonetic;
 mod segment;
+mod segmenter;
 pub mod simhash;
 mod t2s;
 pub mod verify;

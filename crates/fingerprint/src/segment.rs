@@ -3,20 +3,24 @@
 //! Word SimHash follows the classic Charikar / Manku recipe: content words
 //! weighted by tf-idf, so that a chapter's rare names and nouns dominate and
 //! function words (的, 了, the, of) cannot make unrelated texts look alike.
-//! jieba-rs segments Han runs (dictionary DAG, no HMM: measured about 45 MB/s
-//! against 36 MB/s with HMM on devset chapters, and HMM only helps unknown
-//! words, which we fold into a default IDF anyway). Latin runs are words as
-//! delimited by the original spacing and punctuation.
+//! Han runs are cut by [`crate::segmenter`], jieba's dictionary route
+//! without its HMM (HMM only helps unknown words, which we fold into a
+//! default IDF anyway); `simhash.hmm = true` uses jieba-rs itself, loaded on
+//! first use. Latin runs are words as delimited by the original spacing and
+//! punctuation.
 //!
 //! The IDF table is `data/idf.txt`: the entries of jieba's bundled `idf.txt`
 //! (MIT, shipped with jieba-rs 0.11) with IDF below 10, rounded to one
 //! decimal; rarer words get [`crate::SimHashConfig::default_idf`]. Regenerate
 //! with `examples/derive_tables.rs`.
 
+use std::sync::OnceLock;
+
 use jieba_rs::Jieba;
 
 use crate::hash::{FixedMap, feature_hash};
 use crate::normalize::NormalizedText;
+use crate::segmenter::{Scratch, Segmenter};
 use crate::t2s::is_han;
 
 static IDF_TABLE: &str = include_str!("../data/idf.txt");
@@ -47,7 +51,9 @@ const STOP: f32 = f32::NEG_INFINITY;
 
 /// Segmenter plus IDF table (stop words as [`STOP`]), keyed by feature hash.
 pub(crate) struct WordFeatures {
-    jieba: Jieba,
+    segmenter: Segmenter,
+    /// Only for `simhash.hmm = true`.
+    jieba: OnceLock<Jieba>,
     idf: FixedMap<u64, f32>,
 }
 
@@ -72,7 +78,8 @@ impl WordFeatures {
             idf.insert(feature_hash(w.as_bytes()), STOP);
         }
         Self {
-            jieba: Jieba::new(),
+            segmenter: Segmenter::new(),
+            jieba: OnceLock::new(),
             idf,
         }
     }
@@ -112,9 +119,14 @@ impl WordFeatures {
         hmm: bool,
         mut sink: impl FnMut(u64),
     ) {
-        let mut emit = |w: &str| sink(feature_hash(w.as_bytes()));
         let chars = &text.chars;
         let mut buf = String::new();
+        let mut scratch = Scratch::default();
+        let hash = |buf: &mut String, w: &[char]| {
+            buf.clear();
+            buf.extend(w);
+            feature_hash(buf.as_bytes())
+        };
         // Segments between separators (sentences, for jieba), then runs of
         // Han / non-Han chars inside them.
         let bounds = text.breaks.iter().map(|&b| b as usize).chain([chars.len()]);
@@ -127,14 +139,18 @@ impl WordFeatures {
                 while i < seg_end && is_han(chars[i]) == han {
                     i += 1;
                 }
-                buf.clear();
-                buf.extend(&chars[start..i]);
-                if han {
-                    for tok in self.jieba.cut(&buf, hmm) {
-                        emit(tok.word);
+                let run = &chars[start..i];
+                if !han {
+                    sink(hash(&mut buf, run));
+                } else if hmm {
+                    let jieba = self.jieba.get_or_init(Jieba::new);
+                    let text: String = run.iter().collect();
+                    for tok in jieba.cut(&text, true) {
+                        sink(feature_hash(tok.word.as_bytes()));
                     }
                 } else {
-                    emit(&buf);
+                    self.segmenter
+                        .cut(run, &mut scratch, |a, b| sink(hash(&mut buf, &run[a..b])));
                 }
             }
             seg_start = seg_end;
