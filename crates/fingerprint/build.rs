@@ -6,8 +6,7 @@
 //! `total: u64`, `words`, `slots`, `supplementary`, then
 //! `freq[words]` (word ids start at 1), `bmp_codes[BMP_LEN]` (u16, for
 //! U+3400..=U+9FFF), `supplementary × (char, code)` sorted by char, and
-//! `slots × (base, check, word, filter)`, where `filter` has bit
-//! `code % FILTER_BITS` set for the code of each child.
+//! `slots × (base, check, word)`.
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
@@ -16,8 +15,6 @@ use std::io::Write as _;
 const BMP_FIRST: u32 = 0x3400;
 const BMP_LEN: usize = 0x9FFF - 0x3400 + 1;
 const EMPTY: u32 = u32::MAX;
-/// Must match `segmenter::FILTER_BITS`.
-const FILTER_BITS: u32 = 22;
 
 fn main() {
     println!("cargo:rerun-if-changed=data/dict.txt");
@@ -103,16 +100,8 @@ fn main() {
         blob.extend_from_slice(&c.to_le_bytes());
         blob.extend_from_slice(&k.to_le_bytes());
     }
-    let mut filters = vec![0u32; slots.len()];
-    for (t, s) in slots.iter().enumerate().skip(1) {
-        if s[1] != EMPTY {
-            let parent = s[1] as usize;
-            let code = t as u32 - slots[parent][0];
-            filters[parent] |= 1 << (code % FILTER_BITS);
-        }
-    }
-    for (i, s) in slots.iter().enumerate() {
-        for v in s.iter().chain([&filters[i]]) {
+    for s in &slots {
+        for v in s {
             blob.extend_from_slice(&v.to_le_bytes());
         }
     }

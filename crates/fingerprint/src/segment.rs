@@ -123,6 +123,15 @@ impl WordFeatures {
         let mut buf = String::new();
         let mut scratch = Scratch::default();
         let hash = |buf: &mut String, w: &[char]| {
+            // Dictionary words are at most 16 chars: encoded on the stack.
+            let mut bytes = [0u8; 64];
+            if w.len() <= 16 {
+                let mut n = 0;
+                for c in w {
+                    n += c.encode_utf8(&mut bytes[n..]).len();
+                }
+                return feature_hash(&bytes[..n]);
+            }
             buf.clear();
             buf.extend(w);
             feature_hash(buf.as_bytes())

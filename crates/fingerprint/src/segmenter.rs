@@ -17,16 +17,12 @@ static BLOB: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/segdict.bin"));
 const BMP_FIRST: u32 = 0x3400;
 const BMP_LEN: usize = 0x9FFF - 0x3400 + 1;
 
-/// Bits of a slot's child filter: bit `code % FILTER_BITS` is set for the
-/// code of each child, so most failed steps end without touching the child's
-/// slot (the walk is bound by those cache misses). Must match `build.rs`.
-const FILTER_BITS: u32 = 22;
 const INDEX_BITS: u32 = 21;
 const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 
 /// A trie node in 16 bytes, everything a step reads in one cache line:
-/// `link` packs `base`, `check` and the child filter; `score` is the word
-/// ending here, [`NOT_A_WORD`] if none.
+/// `link` packs `base` and `check`; `score` is the word ending here,
+/// [`NOT_A_WORD`] if none.
 #[derive(Clone, Copy)]
 struct Slot {
     link: u64,
@@ -44,10 +40,6 @@ impl Slot {
     #[inline(always)]
     fn check(self) -> usize {
         ((self.link >> INDEX_BITS) & INDEX_MASK) as usize
-    }
-    #[inline(always)]
-    fn may_have_child(self, code: u32) -> bool {
-        self.link >> (2 * INDEX_BITS + code % FILTER_BITS) & 1 != 0
     }
 }
 
@@ -100,13 +92,11 @@ impl Segmenter {
         let other = (0..other).map(|_| (r.u32(), r.u32())).collect();
         let slots = (0..slots)
             .map(|_| {
-                let (base, check, word, filter) = (r.u32(), r.u32(), r.u32(), r.u32());
+                let (base, check, word) = (r.u32(), r.u32(), r.u32());
                 // Empty slots' check (u32::MAX) masks to an index no slot has.
                 let check = u64::from(check).min(INDEX_MASK);
                 Slot {
-                    link: u64::from(base)
-                        | check << INDEX_BITS
-                        | u64::from(filter) << (2 * INDEX_BITS),
+                    link: u64::from(base) | check << INDEX_BITS,
                     score: word
                         .checked_sub(1)
                         .map_or(NOT_A_WORD, |w| score[w as usize]),
@@ -166,10 +156,11 @@ impl Segmenter {
         route.clear();
         route.resize(n + 1, (0.0, n as u32));
         for idx in (0..n).rev() {
-            let mut best: Option<(f64, u32)> = None;
+            // No word starts here: the char alone, with frequency 1.
+            let mut best = (f64::NEG_INFINITY, 0u32);
             let (mut at, mut node) = (0, self.slots[0]);
             for (j, &c) in codes[idx..].iter().enumerate() {
-                if c == 0 || !node.may_have_child(c) {
+                if c == 0 {
                     break;
                 }
                 let t = node.base() + c as usize;
@@ -181,12 +172,16 @@ impl Segmenter {
                     let end = idx + j + 1;
                     let prob = node.score + route[end].0;
                     // Ends only grow: a tie goes to this longer word.
-                    if best.is_none_or(|(p, _)| prob >= p) {
-                        best = Some((prob, end as u32));
+                    if prob >= best.0 {
+                        best = (prob, end as u32);
                     }
                 }
             }
-            route[idx] = best.unwrap_or((self.unknown + route[idx + 1].0, idx as u32 + 1));
+            route[idx] = if best.1 == 0 {
+                (self.unknown + route[idx + 1].0, idx as u32 + 1)
+            } else {
+                best
+            };
         }
         let mut x = 0;
         while x < n {
