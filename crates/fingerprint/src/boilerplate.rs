@@ -49,6 +49,8 @@ pub(crate) struct Boilerplate {
     inline: Option<Regex>,
     www: Regex,
     bare: Option<Regex>,
+    /// First bytes of the bare-domain TLDs.
+    tld_first: [bool; 256],
     line: Option<Regex>,
     max_line_chars: usize,
 }
@@ -86,6 +88,7 @@ impl Boilerplate {
             inline: join(&cfg.inline_patterns)?,
             www,
             bare,
+            tld_first: tld_first_bytes(&cfg.domain_tlds),
             line: join(&cfg.line_patterns)?,
             max_line_chars: cfg.max_boilerplate_line_chars as usize,
         })
@@ -105,7 +108,11 @@ impl Boilerplate {
                 ranges.push((m.start(), m.end()));
             }
         }
-        if let Some(bare) = self.bare.as_ref().filter(|_| may_hold_bare_domain(text)) {
+        if let Some(bare) = self
+            .bare
+            .as_ref()
+            .filter(|_| may_hold_bare_domain(text, &self.tld_first))
+        {
             for m in bare.find_iter(text) {
                 // Only in a Han context: before it a Han char or CJK
                 // punctuation, after it no Latin letter or digit. In
@@ -148,15 +155,26 @@ impl Boilerplate {
     }
 }
 
-/// Whether some `.` follows a `[a-z0-9-]`, as in every bare-domain match:
-/// Chinese text rarely has one, and this scan is much cheaper than the regex.
-fn may_hold_bare_domain(text: &str) -> bool {
+/// Whether some `.` follows a `[a-z0-9-]` and precedes the first byte of a
+/// TLD, as in every bare-domain match: Chinese text rarely has one (decimals
+/// like `63.5` do not count), and this scan is much cheaper than the regex.
+fn may_hold_bare_domain(text: &str, tld_first: &[bool; 256]) -> bool {
+    let bytes = text.as_bytes();
     text.match_indices('.').any(|(i, _)| {
-        i > 0 && {
-            let b = text.as_bytes()[i - 1];
-            b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'
-        }
+        i > 0
+            && matches!(bytes[i - 1], b'a'..=b'z' | b'0'..=b'9' | b'-')
+            && bytes.get(i + 1).is_some_and(|&b| tld_first[usize::from(b)])
     })
+}
+
+fn tld_first_bytes(tlds: &[String]) -> [bool; 256] {
+    let mut first = [false; 256];
+    for t in tlds {
+        if let Some(&b) = t.as_bytes().first() {
+            first[usize::from(b)] = true;
+        }
+    }
+    first
 }
 
 /// Converts increasing byte offsets to char indices in one pass overall
@@ -189,13 +207,26 @@ mod tests {
 
     #[test]
     fn bare_domain_precheck_is_a_superset() {
-        assert!(may_hold_bare_domain("天下xxshu.la分"));
-        assert!(may_hold_bare_domain("a-.b"));
-        assert!(!may_hold_bare_domain("他说……。.la"));
-        assert!(!may_hold_bare_domain("ABC.la"));
+        let tlds = tld_first_bytes(&["la".to_owned(), "com".to_owned()]);
+        assert!(may_hold_bare_domain("天下xxshu.la分", &tlds));
+        assert!(may_hold_bare_domain("a-.c", &tlds));
+        assert!(!may_hold_bare_domain("他说……。.la", &tlds));
+        assert!(!may_hold_bare_domain("ABC.la", &tlds));
+        assert!(!may_hold_bare_domain("增长63.5万元", &tlds));
+        assert!(!may_hold_bare_domain("a.b", &tlds));
+        assert!(!may_hold_bare_domain("ends.", &tlds));
         let bare = Regex::new(r"(?:[a-z0-9-]{1,40}\.){1,3}(?:la|com)").expect("regex");
-        for t in ["x.la", "-.com", "他.la", "..la", "a.b.c.com"] {
-            assert!(!bare.is_match(t) || may_hold_bare_domain(t), "{t}");
+        for t in [
+            "x.la",
+            "-.com",
+            "他.la",
+            "..la",
+            "a.b.c.com",
+            "9.la",
+            "a.lb",
+            "a.co",
+        ] {
+            assert!(!bare.is_match(t) || may_hold_bare_domain(t, &tlds), "{t}");
         }
     }
 }
