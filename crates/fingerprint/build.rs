@@ -3,10 +3,11 @@
 //! load was 70% of a short run's start-up).
 //!
 //! Blob layout, all little-endian u32 unless noted:
-//! `total: u64`, `words`, `slots`, `supplementary`, then
-//! `freq[words]` (word ids start at 1), `bmp_codes[BMP_LEN]` (u16, for
-//! U+3400..=U+9FFF), `supplementary × (char, code)` sorted by char, and
-//! `slots × (base, check, word)`.
+//! `total: u64`, `classes`, `slots`, `supplementary`, then
+//! `freq[classes]` (the distinct word frequencies, ascending; class ids start
+//! at 1), `bmp_codes[BMP_LEN]` (u16, for U+3400..=U+9FFF),
+//! `supplementary × (char, code)` sorted by char, and
+//! `slots × (base, check, class)` (class 0: no word ends at the slot).
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap};
@@ -71,7 +72,19 @@ fn main() {
         .iter()
         .map(|k| u64::from(words[k.1 as usize - 1].1))
         .collect();
-    let slots = build_double_array(&keys, &freqs);
+    let mut slots = build_double_array(&keys, &freqs);
+
+    // Words keep only their frequency class: 5,087 distinct frequencies, so
+    // the scores fit in cache and a slot in eight bytes.
+    let mut classes: Vec<u32> = words.iter().map(|w| w.1).collect();
+    classes.sort_unstable();
+    classes.dedup();
+    for s in &mut slots {
+        if s[2] != 0 {
+            let freq = words[s[2] as usize - 1].1;
+            s[2] = classes.partition_point(|&f| f < freq) as u32 + 1;
+        }
+    }
 
     let mut blob = Vec::new();
     blob.extend_from_slice(&total.to_le_bytes());
@@ -80,10 +93,10 @@ fn main() {
         .filter(|&(&c, _)| !(BMP_FIRST..BMP_FIRST + BMP_LEN as u32).contains(&u32::from(c)))
         .map(|(&c, &k)| (u32::from(c), k))
         .collect();
-    for n in [words.len(), slots.len(), supplementary.len()] {
+    for n in [classes.len(), slots.len(), supplementary.len()] {
         blob.extend_from_slice(&(n as u32).to_le_bytes());
     }
-    for (_, f) in &words {
+    for f in &classes {
         blob.extend_from_slice(&f.to_le_bytes());
     }
     let mut bmp = vec![0u16; BMP_LEN];

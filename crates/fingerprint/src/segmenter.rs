@@ -20,26 +20,26 @@ const BMP_LEN: usize = 0x9FFF - 0x3400 + 1;
 const INDEX_BITS: u32 = 21;
 const INDEX_MASK: u64 = (1 << INDEX_BITS) - 1;
 
-/// A trie node in 16 bytes, everything a step reads in one cache line:
-/// `link` packs `base` and `check`; `score` is the word ending here,
-/// [`NOT_A_WORD`] if none.
-#[derive(Clone, Copy)]
-struct Slot {
-    link: u64,
-    score: f64,
-}
+const CLASS_BITS: u32 = 64 - 2 * INDEX_BITS;
 
-/// Scores are logs of probabilities, never positive.
-const NOT_A_WORD: f64 = 1.0;
+/// A trie node in eight bytes: `base`, `check` and the frequency class of
+/// the word ending here (0: none). The walk is bound by loading these, so
+/// the smaller they are, the more of the hot ones stay in cache.
+#[derive(Clone, Copy)]
+struct Slot(u64);
 
 impl Slot {
     #[inline(always)]
     fn base(self) -> usize {
-        (self.link & INDEX_MASK) as usize
+        (self.0 & INDEX_MASK) as usize
     }
     #[inline(always)]
     fn check(self) -> usize {
-        ((self.link >> INDEX_BITS) & INDEX_MASK) as usize
+        ((self.0 >> INDEX_BITS) & INDEX_MASK) as usize
+    }
+    #[inline(always)]
+    fn class(self) -> usize {
+        (self.0 >> (2 * INDEX_BITS)) as usize
     }
 }
 
@@ -50,6 +50,8 @@ pub(crate) struct Segmenter {
     bmp: Vec<u16>,
     /// `(char, code)` of the other chars of the dictionary, sorted.
     other: Vec<(u32, u32)>,
+    /// `ln(freq) - ln(total)` per frequency class (class 0 unused).
+    score: Vec<f64>,
     /// Score of an unknown single char: `ln(1) - ln(total)`.
     unknown: f64,
 }
@@ -81,26 +83,23 @@ impl Segmenter {
     pub(crate) fn new() -> Self {
         let mut r = Reader(BLOB);
         let total = u64::from_le_bytes(r.take());
-        let (words, slots, other) = (r.u32() as usize, r.u32() as usize, r.u32() as usize);
+        let (classes, slots, other) = (r.u32() as usize, r.u32() as usize, r.u32() as usize);
         assert!(slots as u64 <= INDEX_MASK, "trie too large for its slots");
+        assert!(classes < 1 << CLASS_BITS, "too many frequency classes");
         let log_total = (total as f64).ln();
         // As jieba computes it: ln(freq) - ln(total).
-        let score: Vec<f64> = (0..words)
-            .map(|_| f64::from(r.u32()).ln() - log_total)
+        let score: Vec<f64> = [f64::NEG_INFINITY]
+            .into_iter()
+            .chain((0..classes).map(|_| f64::from(r.u32()).ln() - log_total))
             .collect();
         let bmp = (0..BMP_LEN).map(|_| u16::from_le_bytes(r.take())).collect();
         let other = (0..other).map(|_| (r.u32(), r.u32())).collect();
         let slots = (0..slots)
             .map(|_| {
-                let (base, check, word) = (r.u32(), r.u32(), r.u32());
+                let (base, check, class) = (r.u32(), r.u32(), r.u32());
                 // Empty slots' check (u32::MAX) masks to an index no slot has.
                 let check = u64::from(check).min(INDEX_MASK);
-                Slot {
-                    link: u64::from(base) | check << INDEX_BITS,
-                    score: word
-                        .checked_sub(1)
-                        .map_or(NOT_A_WORD, |w| score[w as usize]),
-                }
+                Slot(u64::from(base) | check << INDEX_BITS | u64::from(class) << (2 * INDEX_BITS))
             })
             .collect();
         debug_assert!(r.0.is_empty());
@@ -108,6 +107,7 @@ impl Segmenter {
             slots,
             bmp,
             other,
+            score,
             unknown: 0.0 - log_total,
         }
     }
@@ -168,9 +168,9 @@ impl Segmenter {
                     Some(&child) if child.check() == at => (at, node) = (t, child),
                     _ => break,
                 }
-                if node.score != NOT_A_WORD {
+                if node.class() != 0 {
                     let end = idx + j + 1;
-                    let prob = node.score + route[end].0;
+                    let prob = self.score[node.class()] + route[end].0;
                     // Ends only grow: a tie goes to this longer word.
                     if prob >= best.0 {
                         best = (prob, end as u32);
