@@ -41,11 +41,12 @@ fn main() {
     }
     assert!(total > 0, "dict.txt lacks its `# total` header");
 
-    // Frequent characters get small codes: the root's children pack densely.
+    // Characters frequent in text (by the frequencies of the words holding
+    // them) get small codes: the children text visits most pack together.
     let mut counts: HashMap<char, u64> = HashMap::new();
-    for (w, _) in &words {
+    for (w, f) in &words {
         for &c in w {
-            *counts.entry(c).or_default() += 1;
+            *counts.entry(c).or_default() += u64::from(*f);
         }
     }
     let mut by_count: Vec<(char, u64)> = counts.into_iter().collect();
