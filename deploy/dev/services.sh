@@ -23,6 +23,8 @@ CLUSTER_PORT="${COPYHOUND_TEST_REDIS_CLUSTER_PORT:-6391}"
 CLUSTER_PORTS="$CLUSTER_PORT $((CLUSTER_PORT + 1)) $((CLUSTER_PORT + 2))"
 VENV="${COPYHOUND_MONGO_VENV:-${TMPDIR:-/tmp}/copyhound-mongo-venv}"
 SECANTUS_VERSION="0.7.0b3"
+# The independent WARC reader the evidence-package tests check with.
+WARCIO_VERSION="1.8.1"
 
 log() { echo "services: $*" >&2; }
 
@@ -47,10 +49,11 @@ install_browser() {
 }
 
 install_mongo() {
-  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import secantus" 2>/dev/null; then return 0; fi
-  log "installing secantusdb $SECANTUS_VERSION (pip, venv $VENV)"
+  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import secantus, warcio" 2>/dev/null; then return 0; fi
+  log "installing secantusdb $SECANTUS_VERSION and warcio $WARCIO_VERSION (pip, venv $VENV)"
   python3 -m venv "$VENV" >&2
-  "$VENV/bin/pip" install -q --disable-pip-version-check "secantusdb==$SECANTUS_VERSION" >&2
+  "$VENV/bin/pip" install -q --disable-pip-version-check "secantusdb==$SECANTUS_VERSION" \
+    "warcio==$WARCIO_VERSION" >&2
 }
 
 wait_port() { # name port seconds
@@ -110,6 +113,7 @@ start() {
   echo "export COPYHOUND_TEST_REDIS_URL=redis://127.0.0.1:$REDIS_PORT"
   echo "export COPYHOUND_TEST_REDIS_CLUSTER_URL=redis://127.0.0.1:$CLUSTER_PORT"
   echo "export COPYHOUND_TEST_MONGODB_URL=mongodb://127.0.0.1:$MONGO_PORT"
+  echo "export COPYHOUND_TEST_WARCIO=$VENV/bin/warcio"
 }
 
 stop() {

@@ -27,6 +27,7 @@ mod scheduler;
 mod takedown;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
+pub mod warc;
 mod webhook;
 
 use copyhound_core::Result;

@@ -17,6 +17,10 @@ pub struct FetchMeta {
     pub etag: Option<String>,
     /// Last-Modified header, for conditional GET.
     pub last_modified: Option<String>,
+    /// The latest response's header fields as received, in order (at most
+    /// 100 fields and 16 KiB); empty for pages stored before they were kept.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
     /// Time to fetch, milliseconds.
     pub duration_ms: u64,
     /// The run that fetched it.

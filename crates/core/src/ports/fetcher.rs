@@ -47,6 +47,9 @@ pub struct FetchedPage {
     pub etag: Option<String>,
     /// Last-Modified header.
     pub last_modified: Option<String>,
+    /// The response's header fields as received, in order (bounded by the
+    /// fetcher): evidence packages replay them.
+    pub headers: Vec<(String, String)>,
     /// The body.
     pub body: Vec<u8>,
     /// Time taken, milliseconds.

@@ -374,6 +374,7 @@ impl PageContext {
             content_type: page.fetch.content_type.clone(),
             etag: page.fetch.etag.clone(),
             last_modified: page.fetch.last_modified.clone(),
+            headers: page.fetch.headers.clone(),
             body: page.raw_body.clone(),
             duration_ms: 0,
         };
@@ -507,9 +508,18 @@ impl PageContext {
     async fn store(&self, doc: Doc, pagination: Option<Pagination>) -> Result<PageOutcome> {
         let not_modified = doc.fetched.status == 304;
         let now = Utc::now();
-        let (status, content_type) = match (&doc.previous, not_modified) {
-            (Some(previous), true) => (previous.fetch.status, previous.fetch.content_type.clone()),
-            _ => (doc.fetched.status, doc.fetched.content_type.clone()),
+        // A 304 keeps the stored body, so it keeps what described that body.
+        let (status, content_type, headers) = match (&doc.previous, not_modified) {
+            (Some(previous), true) => (
+                previous.fetch.status,
+                previous.fetch.content_type.clone(),
+                previous.fetch.headers.clone(),
+            ),
+            _ => (
+                doc.fetched.status,
+                doc.fetched.content_type.clone(),
+                doc.fetched.headers.clone(),
+            ),
         };
         let keep = |fresh: &Option<String>, stored: Option<&String>| {
             fresh.clone().or_else(|| stored.cloned())
@@ -530,6 +540,7 @@ impl PageContext {
                     .as_ref()
                     .and_then(|page| page.fetch.last_modified.as_ref()),
             ),
+            headers,
             duration_ms: doc.fetched.duration_ms,
             crawl_run_id: Some(self.run_id.clone()),
             pagination,

@@ -230,6 +230,7 @@ impl HttpFetcher {
             content_type,
             etag,
             last_modified,
+            headers: kept_headers(response.headers()),
             body: Vec::new(),
             duration_ms: 0,
         };
@@ -437,6 +438,27 @@ fn io_error_kind(err: &reqwest::Error) -> Option<std::io::ErrorKind> {
     }
     None
 }
+
+/// Header fields kept with a page for its evidence: in order, at most
+/// [`MAX_KEPT_HEADERS`] fields and [`MAX_KEPT_HEADER_BYTES`] in all (a site
+/// answering with megabytes of headers loses the rest, not the page).
+fn kept_headers(headers: &reqwest::header::HeaderMap) -> Vec<(String, String)> {
+    let mut kept = Vec::new();
+    let mut bytes = 0;
+    for (name, value) in headers.iter().take(MAX_KEPT_HEADERS) {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        bytes += name.as_str().len() + value.len();
+        if bytes > MAX_KEPT_HEADER_BYTES {
+            break;
+        }
+        kept.push((name.as_str().to_owned(), value.into_owned()));
+    }
+    kept
+}
+
+/// Bounds of [`kept_headers`].
+const MAX_KEPT_HEADERS: usize = 100;
+const MAX_KEPT_HEADER_BYTES: usize = 16 << 10;
 
 #[cfg(test)]
 mod tests {
