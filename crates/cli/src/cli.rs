@@ -63,7 +63,9 @@ pub enum Command {
     /// The main job end to end on the embedded default: register works, crawl
     /// sites, fingerprint, compare, write an HTML report.
     Demo(DemoArgs),
-    /// Write an infringement report (HTML, PDF, CSV or JSON).
+    /// Write an infringement report (HTML, PDF, CSV or JSON), or the evidence
+    /// package of its matches (`--format warc`: the captured responses as a
+    /// WARC file, with a manifest of digests and capture times beside it).
     Report(ReportArgs),
     /// Print the fingerprints of text or HTML files, one JSON line per file.
     ///
@@ -428,7 +430,8 @@ pub struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormatArg::Html)]
     pub format: ReportFormatArg,
-    /// Output file.
+    /// Output file (with `--format warc`, the manifest is written beside it as
+    /// `<out>.manifest.json`).
     #[arg(long)]
     pub out: PathBuf,
 }
@@ -444,4 +447,9 @@ pub enum ReportFormatArg {
     Csv,
     /// JSON.
     Json,
+    /// The evidence package: each matched page's captured response (status,
+    /// header fields, body) as a WARC/1.1 file, SHA-256 digests checked by any
+    /// WARC reader, and `<out>.manifest.json` with the digests, capture times
+    /// and the matches each capture is evidence for.
+    Warc,
 }

@@ -294,3 +294,43 @@ fn an_empty_site_list_says_so_and_points_at_the_demos_data() {
             "--data-dir data/demo/data sites list",
         ));
 }
+
+#[test]
+fn the_demos_evidence_package_holds_each_matched_capture_with_its_headers() {
+    let dir = tempfile::tempdir().unwrap();
+    copyhound(dir.path()).args(["demo"]).assert().success();
+    copyhound(dir.path())
+        .args([
+            "--data-dir",
+            "copyhound-data/demo/data",
+            "report",
+            "--publisher",
+            "sample",
+            "--format",
+            "warc",
+            "--out",
+            "evidence/sample.warc",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("1 captures for 1 matches"));
+    let warc = std::fs::read(dir.path().join("evidence/sample.warc")).unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(dir.path().join("evidence/sample.warc.manifest.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["warc_bytes"], warc.len());
+    let captures = manifest["captures"].as_array().unwrap();
+    assert_eq!(captures.len(), 1);
+    // Crawled by this version: the header fields as the site sent them.
+    assert_eq!(captures[0]["headers"], "captured");
+    assert_eq!(captures[0]["matches"].as_array().unwrap().len(), 1);
+    let text = String::from_utf8_lossy(&warc);
+    assert!(
+        text.starts_with("WARC/1.1\r\nWARC-Type: warcinfo\r\n"),
+        "{text}"
+    );
+    let payload = captures[0]["payload_sha256"].as_str().unwrap();
+    assert!(text.contains(&format!("WARC-Payload-Digest: sha256:{payload}")));
+    assert!(text.to_ascii_lowercase().contains("\r\netag: "), "{text}");
+}
