@@ -146,6 +146,7 @@ pub fn date_or_time() -> Schema {
         sites::get_crawl,
         matches::list_matches,
         matches::get_match,
+        matches::get_evidence,
         matches::review_match,
         reports::list_reports,
         reports::create_report,

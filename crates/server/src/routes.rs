@@ -135,6 +135,7 @@ pub fn api_routes() -> RouteTable {
         .get(&v1("/crawls/{run_id}"), sites::get_crawl)
         .get(&v1("/matches"), matches::list_matches)
         .get(&v1("/matches/{match_id}"), matches::get_match)
+        .get(&v1("/matches/{match_id}/evidence"), matches::get_evidence)
         .post(&v1("/matches/{match_id}/review"), matches::review_match)
         .get(&v1("/reports"), reports::list_reports)
         .post(&v1("/reports"), reports::create_report)

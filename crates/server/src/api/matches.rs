@@ -3,6 +3,8 @@
 
 use axum::Json;
 use axum::extract::State;
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use copyhound_core::ids::{ChapterId, MatchId, PublisherId, SiteId, WorkId};
 use copyhound_core::model::{Match, MatchStatus, Review, Timestamp};
@@ -48,6 +50,7 @@ fn note_schema() -> Schema {
     nullable(bounded(MAX_NOTE_CHARS))
 }
 use crate::evidence::{Segment, segments};
+use copyhound_report::warc::{MatchRef, evidence_package};
 
 /// Longest review note, characters.
 pub const MAX_NOTE_CHARS: usize = 2000;
@@ -280,6 +283,91 @@ pub async fn get_match(
     Ok(Json(
         load_match_detail(&state, &caller.publisher_id, &match_id).await?,
     ))
+}
+
+/// Which file of a match's evidence package to return.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum EvidencePart {
+    /// The WARC file (`application/warc`).
+    #[default]
+    Warc,
+    /// Its manifest: digests, capture time, the match (JSON).
+    Manifest,
+}
+
+/// Query of `GET /api/v1/matches/{match_id}/evidence`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EvidenceQuery {
+    /// `warc` (default) or `manifest`.
+    #[param(inline)]
+    pub part: Option<EvidencePart>,
+}
+
+/// `GET /api/v1/matches/{match_id}/evidence`: the match's evidence package,
+/// the captured response of its page as a WARC/1.1 file or that file's
+/// manifest. Both derive from the stored capture alone (the package is dated
+/// by the capture), so the manifest's digests describe the WARC served.
+#[utoipa::path(
+    get,
+    path = "/api/v1/matches/{match_id}/evidence",
+    tag = "matches",
+    params(("match_id" = MatchId, Path, description = "The match"), EvidenceQuery),
+    responses(
+        (status = 200, description = "The WARC file or its manifest",
+            content(
+                (String = "application/warc"),
+                (Object = "application/json"),
+            )
+        ),
+        (status = 400, description = "Invalid id or query", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        (status = 404, description = "No such match, or its page is no longer stored", body = ErrorBody),
+    )
+)]
+pub async fn get_evidence(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiPath(match_id): ApiPath<String>,
+    ApiQuery(query): ApiQuery<EvidenceQuery>,
+) -> ApiResult<Response> {
+    let match_id = parse_id::<MatchId>("match_id", &match_id)?;
+    let found = state
+        .matches
+        .get_match(&caller.publisher_id, &match_id)
+        .await?;
+    let page = state.pages.get_page(&found.page_id).await.map_err(|err| {
+        if err.kind() == ErrorKind::NotFound {
+            Error::not_found(format!("the stored page of match {match_id}"))
+        } else {
+            err
+        }
+    })?;
+    let file = format!("match-{match_id}.warc");
+    let captured = page.last_seen;
+    let package = evidence_package(
+        &[(page, vec![MatchRef::of(&found)])],
+        &file,
+        captured,
+        concat!("CopyHound ", env!("CARGO_PKG_VERSION")),
+    );
+    Ok(match query.part.unwrap_or_default() {
+        EvidencePart::Warc => (
+            [
+                (header::CONTENT_TYPE, "application/warc".to_owned()),
+                (
+                    header::CONTENT_DISPOSITION,
+                    format!("attachment; filename=\"{file}\""),
+                ),
+            ],
+            package.warc,
+        )
+            .into_response(),
+        EvidencePart::Manifest => Json(package.manifest).into_response(),
+    })
 }
 
 /// A review decision.

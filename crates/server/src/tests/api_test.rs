@@ -468,3 +468,35 @@ async fn reports_are_queued() {
         ));
     }
 }
+
+#[tokio::test]
+async fn a_matchs_evidence_package_is_a_warc_and_a_manifest_that_describes_it() {
+    let harness = Harness::new().await;
+    let work = harness.register_work_a("w_ev").await;
+    let site = harness.create_site_a().await;
+    let found = harness
+        .insert_match(&work, &site, "http://127.0.0.1:8001/c/1.html", 0.9, 1)
+        .await;
+    let path = format!("/api/v1/matches/{found}/evidence");
+    let (status, warc) = harness.call("GET", &path, &harness.key_a, None).await;
+    assert_eq!(status, StatusCode::OK);
+    let warc = warc.as_str().unwrap().to_owned();
+    assert!(warc.starts_with("WARC/1.1\r\nWARC-Type: warcinfo\r\n"), "{warc}");
+    assert!(warc.contains("WARC-Target-URI: http://127.0.0.1:8001/c/1.html\r\n"));
+    assert!(warc.contains("天色已晚，林中起了大风。"));
+    let (status, manifest) = harness
+        .call("GET", &format!("{path}?part=manifest"), &harness.key_a, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    // Dated by the capture, so the manifest describes the very file served.
+    assert_eq!(
+        manifest["warc_sha256"],
+        copyhound_core::ids::sha256_hex(warc.as_bytes())
+    );
+    assert_eq!(manifest["captures"][0]["matches"][0]["match_id"], found.to_string());
+    assert_eq!(manifest["captures"][0]["headers"], "reconstructed");
+    let (status, body) = harness
+        .call("GET", &format!("{path}?part=zip"), &harness.key_a, None)
+        .await;
+    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid_input", "part");
+}

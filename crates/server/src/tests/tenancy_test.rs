@@ -70,6 +70,7 @@ async fn another_tenants_ids_answer_404_on_every_route() {
             ("GET", format!("/api/v1/sites/{site}/crawls"), None),
             ("GET", format!("/api/v1/crawls/{run}"), None),
             ("GET", format!("/api/v1/matches/{found}"), None),
+            ("GET", format!("/api/v1/matches/{found}/evidence"), None),
             (
                 "POST",
                 format!("/api/v1/matches/{found}/review"),
