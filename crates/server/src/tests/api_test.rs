@@ -481,11 +481,19 @@ async fn a_matchs_evidence_package_is_a_warc_and_a_manifest_that_describes_it() 
     let (status, warc) = harness.call("GET", &path, &harness.key_a, None).await;
     assert_eq!(status, StatusCode::OK);
     let warc = warc.as_str().unwrap().to_owned();
-    assert!(warc.starts_with("WARC/1.1\r\nWARC-Type: warcinfo\r\n"), "{warc}");
+    assert!(
+        warc.starts_with("WARC/1.1\r\nWARC-Type: warcinfo\r\n"),
+        "{warc}"
+    );
     assert!(warc.contains("WARC-Target-URI: http://127.0.0.1:8001/c/1.html\r\n"));
     assert!(warc.contains("天色已晚，林中起了大风。"));
     let (status, manifest) = harness
-        .call("GET", &format!("{path}?part=manifest"), &harness.key_a, None)
+        .call(
+            "GET",
+            &format!("{path}?part=manifest"),
+            &harness.key_a,
+            None,
+        )
         .await;
     assert_eq!(status, StatusCode::OK);
     // Dated by the capture, so the manifest describes the very file served.
@@ -493,10 +501,19 @@ async fn a_matchs_evidence_package_is_a_warc_and_a_manifest_that_describes_it() 
         manifest["warc_sha256"],
         copyhound_core::ids::sha256_hex(warc.as_bytes())
     );
-    assert_eq!(manifest["captures"][0]["matches"][0]["match_id"], found.to_string());
+    assert_eq!(
+        manifest["captures"][0]["matches"][0]["match_id"],
+        found.to_string()
+    );
     assert_eq!(manifest["captures"][0]["headers"], "reconstructed");
     let (status, body) = harness
         .call("GET", &format!("{path}?part=zip"), &harness.key_a, None)
         .await;
-    assert_error(status, &body, StatusCode::BAD_REQUEST, "invalid_input", "part");
+    assert_error(
+        status,
+        &body,
+        StatusCode::BAD_REQUEST,
+        "invalid_input",
+        "part",
+    );
 }
