@@ -335,10 +335,23 @@ pub async fn get_evidence(
     ApiQuery(query): ApiQuery<EvidenceQuery>,
 ) -> ApiResult<Response> {
     let match_id = parse_id::<MatchId>("match_id", &match_id)?;
-    let found = state
-        .matches
-        .get_match(&caller.publisher_id, &match_id)
-        .await?;
+    Ok(evidence(
+        &state,
+        &caller.publisher_id,
+        &match_id,
+        query.part.unwrap_or_default(),
+    )
+    .await?)
+}
+
+/// One file of a match's evidence package, as the API and the UI serve it.
+pub async fn evidence(
+    state: &AppState,
+    publisher_id: &PublisherId,
+    match_id: &MatchId,
+    part: EvidencePart,
+) -> Result<Response> {
+    let found = state.matches.get_match(publisher_id, match_id).await?;
     let page = state.pages.get_page(&found.page_id).await.map_err(|err| {
         if err.kind() == ErrorKind::NotFound {
             Error::not_found(format!("the stored page of match {match_id}"))
@@ -354,7 +367,7 @@ pub async fn get_evidence(
         captured,
         concat!("CopyHound ", env!("CARGO_PKG_VERSION")),
     );
-    Ok(match query.part.unwrap_or_default() {
+    Ok(match part {
         EvidencePart::Warc => (
             [
                 (header::CONTENT_TYPE, "application/warc".to_owned()),

@@ -88,5 +88,25 @@ async fn every_ui_page_renders_with_several_pages_of_data() {
         assert_eq!(status, StatusCode::NOT_FOUND);
         let (status, _) = get_page(&harness, &format!("/ui/works/{work}"), &harness.key_b).await;
         assert_eq!(status, StatusCode::NOT_FOUND);
+
+        // The match page links its evidence package, which downloads for its
+        // tenant only.
+        let (_, html) =
+            get_page(&harness, &format!("/ui/matches/{}", ids[0]), &harness.key_a).await;
+        let evidence = format!("/ui/matches/{}/evidence", ids[0]);
+        assert!(html.contains(&format!("href=\"{evidence}\"")), "{html}");
+        let (status, warc) = get_page(&harness, &evidence, &harness.key_a).await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(warc.starts_with("WARC/1.1\r\n"), "{warc}");
+        let (status, manifest) = get_page(
+            &harness,
+            &format!("{evidence}?part=manifest"),
+            &harness.key_a,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert!(manifest.contains("\"warc_sha256\""), "{manifest}");
+        let (status, _) = get_page(&harness, &evidence, &harness.key_b).await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
     }
 }

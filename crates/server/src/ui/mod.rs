@@ -36,6 +36,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/matches", get(pages::matches))
         .route("/ui/matches/{match_id}", get(pages::match_page))
         .route("/ui/matches/{match_id}/review", post(pages::review))
+        .route("/ui/matches/{match_id}/evidence", get(pages::evidence))
 }
 
 fn environment() -> &'static Environment<'static> {

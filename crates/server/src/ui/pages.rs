@@ -17,7 +17,8 @@ use serde_json::json;
 use super::{DayCount, UiCaller, UiError, bar_chart_svg, render};
 use crate::AppState;
 use crate::api::matches::{
-    MatchQuery, MatchSummary, ReviewAction, ReviewBody, load_match_detail, match_filter,
+    EvidencePart, MatchQuery, MatchSummary, ReviewAction, ReviewBody, load_match_detail,
+    match_filter,
 };
 use crate::api::owned_site;
 use crate::api::works::load_work_detail;
@@ -247,6 +248,28 @@ pub(super) async fn match_page(
         "match.html",
         json!({ "publisher": caller.publisher_id, "m": detail }),
     ))
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct EvidenceForm {
+    part: Option<EvidencePart>,
+}
+
+/// The match's evidence package (WARC, or `?part=manifest`), as the API serves it.
+pub(super) async fn evidence(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(match_id): axum::extract::Path<String>,
+    axum::extract::Query(form): axum::extract::Query<EvidenceForm>,
+) -> UiResult {
+    let match_id = parse_id::<MatchId>("match_id", &match_id)?;
+    Ok(crate::api::matches::evidence(
+        &state,
+        &caller.publisher_id,
+        &match_id,
+        form.part.unwrap_or_default(),
+    )
+    .await?)
 }
 
 #[derive(Debug, Deserialize)]
