@@ -19,7 +19,7 @@ use copyhound_core::config::Config;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::args::BenchPipelineArgs;
-use crate::eval::{register_sites, scratch_namespace};
+use crate::eval::{register_sites, scratch_namespace, site_owner};
 use crate::static_sites::StaticSites;
 use copyhound_runtime::Backends;
 use copyhound_runtime::import::{self, import_works};
@@ -156,9 +156,10 @@ async fn measure(
 
     let backends = Backends::open(&run_config).await?;
     let works = import::read_works(&set.join("works"))?;
+    let owner = site_owner(&works)?;
     import_works(&backends, works).await?;
     let sites = StaticSites::serve(&set.join("pages")).await?;
-    register_sites(&backends, &sites.sites).await?;
+    register_sites(&backends, &sites.sites, &owner).await?;
     // The works' fingerprints first, not timed: the run measures pages.
     let status = child(&env, &["worker", "--until-idle"])
         .stdout(Stdio::null())

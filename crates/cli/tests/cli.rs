@@ -296,9 +296,21 @@ fn an_empty_site_list_says_so_and_points_at_the_demos_data() {
 }
 
 #[test]
-fn the_demos_evidence_package_holds_each_matched_capture_with_its_headers() {
+fn the_demos_sites_are_its_publishers_and_its_evidence_package_holds_each_capture() {
     let dir = tempfile::tempdir().unwrap();
     copyhound(dir.path()).args(["demo"]).assert().success();
+    // The demo's publisher watches the demo's sites (its users see them).
+    copyhound(dir.path())
+        .args([
+            "--data-dir",
+            "copyhound-data/demo/data",
+            "sites",
+            "show",
+            "site1",
+        ])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("\"publisher_id\": \"sample\""));
     copyhound(dir.path())
         .args([
             "--data-dir",

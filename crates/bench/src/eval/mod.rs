@@ -187,10 +187,11 @@ pub async fn run_pipeline(
     let node = Node::build(config).await?;
     let backends = node.backends().clone();
     let works = import::read_works(&set.join("works"))?;
+    let owner = site_owner(&works)?;
     let (work_count, chapter_count) = import_works(&backends, works).await?;
     eprintln!("registered {work_count} works ({chapter_count} chapters)");
     let sites = StaticSites::serve(&set.join("pages")).await?;
-    let crawls = register_sites(&backends, &sites.sites).await?;
+    let crawls = register_sites(&backends, &sites.sites, &owner).await?;
     backends.queue.enqueue(crawls).await?;
 
     let bar = ProgressBar::new_spinner().with_style(
@@ -237,6 +238,18 @@ pub async fn run_pipeline(
 }
 
 /// The publisher that watches benchmark sites.
+/// Who watches the set's sites: the publisher of its works when they all
+/// have one (the demo: its users see the sites their matches are on), else
+/// the evaluation publisher.
+pub(crate) fn site_owner(works: &[import::ImportedWork]) -> anyhow::Result<Publisher> {
+    match works.first() {
+        Some(first) if works.iter().all(|w| w.publisher.id == first.publisher.id) => {
+            Ok(first.publisher.clone())
+        }
+        _ => eval_publisher(),
+    }
+}
+
 fn eval_publisher() -> anyhow::Result<Publisher> {
     Ok(Publisher {
         id: "evaluation".parse::<PublisherId>()?,
@@ -246,14 +259,14 @@ fn eval_publisher() -> anyhow::Result<Publisher> {
     })
 }
 
-/// Registers the served sites for the evaluation publisher and returns a
-/// queued crawl task per site (not enqueued).
+/// Registers the served sites for `publisher` and returns a queued crawl
+/// task per site (not enqueued).
 pub(crate) async fn register_sites(
     backends: &Backends,
     sites: &[ServedSite],
+    publisher: &Publisher,
 ) -> anyhow::Result<Vec<Task>> {
-    let publisher = eval_publisher()?;
-    backends.stores.publishers.put_publisher(&publisher).await?;
+    backends.stores.publishers.put_publisher(publisher).await?;
     let mut tasks = Vec::new();
     for served in sites {
         let site_id: SiteId = served
