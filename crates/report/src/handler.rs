@@ -7,9 +7,10 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use chrono::Utc;
+use copyhound_core::model::ReportFormat;
 use copyhound_core::model::{ReportStatus, Task, TaskKind};
 use copyhound_core::ports::{
-    MatchStore, PublisherStore, ReportStore, SiteStore, TaskHandler, WorkStore,
+    MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, TaskHandler, WorkStore,
 };
 use copyhound_core::{Error, Result};
 
@@ -23,6 +24,7 @@ pub struct ReportHandler {
     matches: Arc<dyn MatchStore>,
     works: Arc<dyn WorkStore>,
     sites: Arc<dyn SiteStore>,
+    pages: Arc<dyn PageStore>,
 }
 
 impl ReportHandler {
@@ -33,6 +35,7 @@ impl ReportHandler {
         matches: Arc<dyn MatchStore>,
         works: Arc<dyn WorkStore>,
         sites: Arc<dyn SiteStore>,
+        pages: Arc<dyn PageStore>,
     ) -> Self {
         Self {
             publishers,
@@ -40,6 +43,7 @@ impl ReportHandler {
             matches,
             works,
             sites,
+            pages,
         }
     }
 
@@ -78,6 +82,19 @@ impl TaskHandler for ReportHandler {
                 input.publisher = publisher.name;
             }
             let format = report.format;
+            if format == ReportFormat::Warc {
+                let file = format!("{report_id}.warc");
+                let software = concat!("CopyHound ", env!("CARGO_PKG_VERSION"));
+                let package = crate::warc::evidence_for(
+                    self.pages.as_ref(),
+                    &input.matches,
+                    &file,
+                    Utc::now(),
+                    software,
+                )
+                .await?;
+                return Ok(package.warc);
+            }
             // Rendering is CPU work, and a PDF waits for a browser.
             tokio::task::spawn_blocking(move || render(&build_report_data(&input), format))
                 .await

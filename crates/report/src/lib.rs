@@ -67,6 +67,9 @@ pub fn render(data: &ReportData, format: ReportFormat) -> Result<Vec<u8>> {
             &HtmlOptions::default(),
             std::path::Path::new("chromium"),
         ),
+        ReportFormat::Warc => Err(copyhound_core::Error::invalid(
+            "a WARC evidence package is built from the stored pages (warc::evidence_for), not from report data",
+        )),
     }
 }
 

@@ -16,7 +16,12 @@
 
 use std::fmt::Write as _;
 
+use std::collections::BTreeMap;
+
+use copyhound_core::ids::PageId;
 use copyhound_core::model::{Match, Page, Timestamp};
+use copyhound_core::ports::PageStore;
+use copyhound_core::{ErrorKind, Result};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -110,6 +115,36 @@ impl MatchRef {
             chapter_coverage: m.chapter_coverage,
         }
     }
+}
+
+/// The package of `matches`: each matched page once, with the matches it is
+/// evidence for. A page that is gone from the store is left out with a
+/// warning (the manifest lists what the file holds).
+pub async fn evidence_for(
+    pages: &dyn PageStore,
+    matches: &[Match],
+    warc_file: &str,
+    generated_at: Timestamp,
+    software: &str,
+) -> Result<EvidencePackage> {
+    let mut by_page: BTreeMap<PageId, Vec<MatchRef>> = BTreeMap::new();
+    for m in matches {
+        by_page
+            .entry(m.page_id.clone())
+            .or_default()
+            .push(MatchRef::of(m));
+    }
+    let mut found = Vec::with_capacity(by_page.len());
+    for (page_id, refs) in by_page {
+        match pages.get_page(&page_id).await {
+            Ok(page) => found.push((page, refs)),
+            Err(error) if error.kind() == ErrorKind::NotFound => {
+                tracing::warn!(page = %page_id, "matched page no longer stored; left out of the evidence package");
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(evidence_package(&found, warc_file, generated_at, software))
 }
 
 /// Builds the package for `pages`, each with the matches it is evidence for,

@@ -79,6 +79,7 @@ impl Node {
             stores.matches.clone(),
             stores.works.clone(),
             stores.sites.clone(),
+            stores.pages.clone(),
         );
         Ok(Dispatcher::new(crawl, self.matcher()?, report))
     }

@@ -1,19 +1,17 @@
 //! `copyhound report`: infringement reports from the stores, in HTML (with
 //! charts and side-by-side evidence), PDF, CSV or JSON.
 
-use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context, bail};
 use chrono::{NaiveDate, Utc};
 use copyhound_core::config::Config;
-use copyhound_core::ids::{PageId, PublisherId, SiteId, WorkId};
+use copyhound_core::ids::{PublisherId, SiteId, WorkId};
 use copyhound_core::model::{ReportFormat, ReportScope};
 use copyhound_core::ports::collect_all;
-use copyhound_report::warc::{MatchRef, evidence_package};
+use copyhound_report::warc::evidence_for;
 use copyhound_report::{ReportInput, build_report_data, load_report_input, render};
-use tracing::warn;
 
 use crate::cli::{ReportArgs, ReportFormatArg};
 use copyhound_runtime::Backends;
@@ -81,36 +79,25 @@ pub async fn run(config: &Config, args: ReportArgs) -> anyhow::Result<ExitCode> 
 }
 
 /// Writes the evidence package of `input`'s matches: `out` (WARC) and
-/// `<out>.manifest.json`. A page that is gone from the store is left out
-/// with a warning; the manifest lists what is in the file.
+/// `<out>.manifest.json`.
 async fn write_evidence(
     backends: &Backends,
     input: &ReportInput,
     out: &Path,
 ) -> anyhow::Result<ExitCode> {
-    let mut by_page: BTreeMap<PageId, Vec<MatchRef>> = BTreeMap::new();
-    for m in &input.matches {
-        by_page
-            .entry(m.page_id.clone())
-            .or_default()
-            .push(MatchRef::of(m));
-    }
-    let mut pages = Vec::with_capacity(by_page.len());
-    for (page_id, matches) in by_page {
-        match backends.stores.pages.get_page(&page_id).await {
-            Ok(page) => pages.push((page, matches)),
-            Err(error) if error.kind() == copyhound_core::ErrorKind::NotFound => {
-                warn!(page = %page_id, "matched page no longer stored; left out of the package");
-            }
-            Err(error) => return Err(error.into()),
-        }
-    }
     let file_name = out.file_name().map_or_else(
         || "evidence.warc".into(),
         |n| n.to_string_lossy().into_owned(),
     );
     let software = concat!("CopyHound ", env!("CARGO_PKG_VERSION"));
-    let package = evidence_package(&pages, &file_name, Utc::now(), software);
+    let package = evidence_for(
+        backends.stores.pages.as_ref(),
+        &input.matches,
+        &file_name,
+        Utc::now(),
+        software,
+    )
+    .await?;
     if let Some(parent) = out.parent().filter(|parent| !parent.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)?;
     }

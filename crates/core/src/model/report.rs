@@ -16,6 +16,9 @@ pub enum ReportFormat {
     Csv,
     /// JSON.
     Json,
+    /// The evidence package: the matched pages' captured responses as one
+    /// WARC/1.1 file (`copyhound_report::warc`).
+    Warc,
 }
 
 /// What a report covers.

@@ -175,6 +175,7 @@ pub async fn get_report(
                 (String = "application/pdf"),
                 (String = "text/csv"),
                 (Object = "application/json"),
+                (String = "application/warc"),
             )
         ),
         (status = 400, description = "Invalid id", body = ErrorBody),
@@ -207,6 +208,7 @@ pub async fn get_artifact(
         ReportFormat::Pdf => "application/pdf",
         ReportFormat::Csv => "text/csv; charset=utf-8",
         ReportFormat::Json => "application/json",
+        ReportFormat::Warc => "application/warc",
     };
     Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
 }

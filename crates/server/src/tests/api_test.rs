@@ -517,3 +517,68 @@ async fn a_matchs_evidence_package_is_a_warc_and_a_manifest_that_describes_it() 
         "part",
     );
 }
+
+#[tokio::test]
+async fn a_report_in_warc_format_is_the_evidence_package_of_its_matches() {
+    use copyhound_core::ports::TaskHandler;
+    let harness = Harness::new().await;
+    let work = harness.register_work_a("w_rw").await;
+    let site = harness.create_site_a().await;
+    for n in 0..2 {
+        harness
+            .insert_match(
+                &work,
+                &site,
+                &format!("http://127.0.0.1:8001/c/{n}.html"),
+                0.9,
+                1,
+            )
+            .await;
+    }
+    let (status, report) = harness
+        .call(
+            "POST",
+            "/api/v1/reports",
+            &harness.key_a,
+            Some(json!({"format": "warc"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{report}");
+    let id = report["id"].as_str().unwrap();
+    let state = &harness.state;
+    let handler = copyhound_report::ReportHandler::new(
+        state.publishers.clone(),
+        state.reports.clone(),
+        state.matches.clone(),
+        state.works.clone(),
+        state.sites.clone(),
+        state.pages.clone(),
+    );
+    let task = harness
+        .enqueued()
+        .await
+        .into_iter()
+        .find(|t| matches!(t.kind, TaskKind::GenerateReport { .. }))
+        .unwrap();
+    handler.handle(&task).await.unwrap();
+    let (status, warc) = harness
+        .call(
+            "GET",
+            &format!("/api/v1/reports/{id}/artifact"),
+            &harness.key_a,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let warc = warc.as_str().unwrap();
+    assert!(
+        warc.starts_with("WARC/1.1\r\nWARC-Type: warcinfo\r\n"),
+        "{warc}"
+    );
+    assert_eq!(warc.matches("WARC-Type: response\r\n").count(), 2, "{warc}");
+    for n in 0..2 {
+        assert!(warc.contains(&format!(
+            "WARC-Target-URI: http://127.0.0.1:8001/c/{n}.html\r\n"
+        )));
+    }
+}
