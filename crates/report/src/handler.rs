@@ -84,13 +84,11 @@ impl TaskHandler for ReportHandler {
             let format = report.format;
             if format == ReportFormat::Warc {
                 let file = format!("{report_id}.warc");
-                let software = concat!("CopyHound ", env!("CARGO_PKG_VERSION"));
                 let package = crate::warc::evidence_for(
                     self.pages.as_ref(),
                     &input.matches,
                     &file,
                     Utc::now(),
-                    software,
                 )
                 .await?;
                 return Ok(package.warc);

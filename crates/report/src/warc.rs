@@ -28,6 +28,9 @@ use sha2::{Digest, Sha256};
 /// Version of the manifest layout.
 pub const MANIFEST_FORMAT: &str = "copyhound-evidence/1";
 
+/// What the warcinfo record names as the writer.
+const SOFTWARE: &str = concat!("CopyHound ", env!("CARGO_PKG_VERSION"));
+
 /// A WARC file and its manifest.
 #[derive(Debug)]
 pub struct EvidencePackage {
@@ -125,7 +128,6 @@ pub async fn evidence_for(
     matches: &[Match],
     warc_file: &str,
     generated_at: Timestamp,
-    software: &str,
 ) -> Result<EvidencePackage> {
     let mut by_page: BTreeMap<PageId, Vec<MatchRef>> = BTreeMap::new();
     for m in matches {
@@ -144,7 +146,7 @@ pub async fn evidence_for(
             Err(error) => return Err(error),
         }
     }
-    Ok(evidence_package(&found, warc_file, generated_at, software))
+    Ok(evidence_package(&found, warc_file, generated_at))
 }
 
 /// Builds the package for `pages`, each with the matches it is evidence for,
@@ -153,14 +155,13 @@ pub fn evidence_package(
     pages: &[(Page, Vec<MatchRef>)],
     warc_file: &str,
     generated_at: Timestamp,
-    software: &str,
 ) -> EvidencePackage {
     let mut warc = Vec::new();
     let info_id = record_id(&["warcinfo", warc_file, &generated_at.to_rfc3339()]);
     let mut info = String::new();
     let _ = write!(
         info,
-        "software: {software}\r\nformat: WARC File Format 1.1\r\n\
+        "software: {SOFTWARE}\r\nformat: WARC File Format 1.1\r\n\
          conformsTo: https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/\r\n\
          description: CopyHound evidence package, {} captured responses\r\n",
         pages.len()
@@ -392,7 +393,7 @@ mod tests {
         ];
         let pages = vec![(page("http://127.0.0.1:1/c/1", body, headers), Vec::new())];
         let t = pages[0].0.last_seen;
-        let pkg = evidence_package(&pages, "e.warc", t, "copyhound test");
+        let pkg = evidence_package(&pages, "e.warc", t);
         let text = String::from_utf8_lossy(&pkg.warc);
         assert!(text.starts_with("WARC/1.1\r\nWARC-Type: warcinfo\r\n"));
         assert_eq!(text.matches("WARC/1.1\r\n").count(), 2);
@@ -424,7 +425,7 @@ mod tests {
     #[test]
     fn pages_without_kept_headers_get_a_rebuilt_one() {
         let pages = vec![(page("http://127.0.0.1:1/a", b"abc", Vec::new()), Vec::new())];
-        let pkg = evidence_package(&pages, "e.warc", pages[0].0.last_seen, "t");
+        let pkg = evidence_package(&pages, "e.warc", pages[0].0.last_seen);
         assert_eq!(pkg.manifest.captures[0].headers, "reconstructed");
         let text = String::from_utf8_lossy(&pkg.warc);
         assert!(text.contains("HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 3\r\n\r\nabc"));
@@ -483,7 +484,7 @@ mod tests {
             ),
             (truncated, Vec::new()),
         ];
-        let pkg = evidence_package(&pages, "e.warc", pages[0].0.last_seen, "copyhound test");
+        let pkg = evidence_package(&pages, "e.warc", pages[0].0.last_seen);
         let dir = tempfile::tempdir().expect("temp dir");
         let file = dir.path().join("e.warc");
         std::fs::write(&file, &pkg.warc).expect("write");

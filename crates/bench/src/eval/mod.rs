@@ -237,7 +237,6 @@ pub async fn run_pipeline(
     })
 }
 
-/// The publisher that watches benchmark sites.
 /// Who watches the set's sites: the publisher of its works when they all
 /// have one (the demo: its users see the sites their matches are on), else
 /// the evaluation publisher.
@@ -250,6 +249,7 @@ pub(crate) fn site_owner(works: &[import::ImportedWork]) -> anyhow::Result<Publi
     }
 }
 
+/// The publisher that watches benchmark sites of several publishers.
 fn eval_publisher() -> anyhow::Result<Publisher> {
     Ok(Publisher {
         id: "evaluation".parse::<PublisherId>()?,

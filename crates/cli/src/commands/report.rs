@@ -89,13 +89,11 @@ async fn write_evidence(
         || "evidence.warc".into(),
         |n| n.to_string_lossy().into_owned(),
     );
-    let software = concat!("CopyHound ", env!("CARGO_PKG_VERSION"));
     let package = evidence_for(
         backends.stores.pages.as_ref(),
         &input.matches,
         &file_name,
         Utc::now(),
-        software,
     )
     .await?;
     if let Some(parent) = out.parent().filter(|parent| !parent.as_os_str().is_empty()) {

@@ -361,12 +361,7 @@ pub async fn evidence(
     })?;
     let file = format!("match-{match_id}.warc");
     let captured = page.last_seen;
-    let package = evidence_package(
-        &[(page, vec![MatchRef::of(&found)])],
-        &file,
-        captured,
-        concat!("CopyHound ", env!("CARGO_PKG_VERSION")),
-    );
+    let package = evidence_package(&[(page, vec![MatchRef::of(&found)])], &file, captured);
     Ok(match part {
         EvidencePart::Warc => (
             [
