@@ -26,7 +26,8 @@ use crate::evidence;
 pub struct Decision {
     /// Whether the evidence clears the configured bar.
     pub infringing: bool,
-    /// Confidence in [0, 1], monotone in the copied volume.
+    /// Rank in [0, 1] (see [`rank_score`]): at least 0.5 exactly when
+    /// `infringing`, so any threshold up to 0.5 keeps every match.
     pub score: f32,
     /// Characters of the chapter found on the page (original offsets).
     pub copied_chars: u32,
@@ -54,13 +55,48 @@ pub fn decide(verification: &Verification, chapter_chars: u32, config: &MatcherC
     let by_volume = copied_chars >= config.min_copied_chars;
     let short_chapter = chapter_chars < config.min_copied_chars.saturating_mul(2);
     let by_coverage = short_chapter && coverage >= config.min_chapter_coverage;
-    let volume_score = copied_chars as f32 / (config.min_copied_chars.max(1) as f32 * 4.0);
-    let score = (0.5 * coverage + volume_score).clamp(0.0, 1.0);
+    let infringing = by_volume || by_coverage;
     Decision {
-        infringing: by_volume || by_coverage,
-        score,
+        infringing,
+        score: rank_score(verification, copied_chars, config, infringing),
         copied_chars,
     }
+}
+
+/// Copied volume at which the volume term is full: this many times the bar
+/// (300 chars by default: 9,600 chars, a long chapter).
+const FULL_VOLUME: f32 = 32.0;
+
+/// Characters drawn as images at which the evasion term is full.
+const FULL_EVASION_WILDCARDS: f32 = 20.0;
+
+/// Orders matches by what a publisher acts on first. Every stored match
+/// already cleared the bar, so the score ranks, it does not decide:
+/// `0.45 coverage + 0.25 volume + 0.2 page share + 0.1 evasion`, mapped to
+/// [0.5, 1] for an infringement and [0, 0.5) otherwise. Volume is
+/// logarithmic in the copied characters from the bar to [`FULL_VOLUME`]
+/// times it (the old linear term was full at four times the bar, so nearly
+/// every chapter copy scored 1.0); page share tells a pirate page that is
+/// the chapter from a page that carries it among other text; evasion counts
+/// text drawn as images inside the copy, an anti-scraping trick.
+pub fn rank_score(
+    verification: &Verification,
+    copied_chars: u32,
+    config: &MatcherConfig,
+    infringing: bool,
+) -> f32 {
+    let coverage = verification.chapter_coverage.clamp(0.0, 1.0);
+    let bar = config.min_copied_chars.max(1) as f32;
+    let volume = ((copied_chars.max(1) as f32 / bar).ln() / FULL_VOLUME.ln()).clamp(0.0, 1.0);
+    let page_share = verification.page_coverage.clamp(0.0, 1.0);
+    let evasion = (verification.wildcards as f32 / FULL_EVASION_WILDCARDS).clamp(0.0, 1.0);
+    let rank = 0.45 * coverage + 0.25 * volume + 0.2 * page_share + 0.1 * evasion;
+    let score = if infringing {
+        0.5 + 0.5 * rank
+    } else {
+        0.5 * rank.min(0.999)
+    };
+    score.clamp(0.0, 1.0)
 }
 
 /// Compares a fingerprinted page against the registered chapters.
@@ -183,7 +219,10 @@ async fn verify_candidate(
         })
         .await
         .map_err(join_error)?;
-        decision.infringing = decide(&whole, chapter.chars, &ports.config).infringing;
+        // The part ranks as the copy it belongs to.
+        let chain_decision = decide(&whole, chapter.chars, &ports.config);
+        decision.infringing = chain_decision.infringing;
+        decision.score = chain_decision.score;
     }
     debug!(page_id = %page.id, work_id = %work_id, chapter_id = %chapter_id, copied = decision.copied_chars,
         coverage = verification.chapter_coverage, infringing = decision.infringing, "verified candidate");
@@ -360,6 +399,34 @@ mod tests {
         assert!(copy.score > quote.score);
         let partial = decide(&verification(&[(0, 320)], 0.1), 3000, &config);
         assert!(partial.infringing, "300 copied characters clear the bar");
+    }
+
+    #[test]
+    fn scores_spread_over_real_copies_and_split_at_the_bar() {
+        let config = MatcherConfig::default();
+        let with = |spans: &[(u32, u32)], coverage: f32, page: f32, wildcards: u32| {
+            let mut v = verification(spans, coverage);
+            v.page_coverage = page;
+            v.wildcards = wildcards;
+            decide(&v, 6000, &config)
+        };
+        let whole_clean = with(&[(0, 5900)], 0.98, 0.95, 0);
+        let whole_in_ads = with(&[(0, 5900)], 0.98, 0.55, 0);
+        let whole_as_images = with(&[(0, 5900)], 0.98, 0.95, 40);
+        let half = with(&[(0, 3000)], 0.5, 0.9, 0);
+        let borderline = with(&[(0, 320)], 0.05, 0.2, 0);
+        let quote = with(&[(0, 120)], 0.02, 0.1, 0);
+        let ranked = [whole_as_images, whole_clean, whole_in_ads, half, borderline];
+        for pair in ranked.windows(2) {
+            assert!(pair[0].score > pair[1].score, "{ranked:?}");
+        }
+        assert!(ranked.iter().all(|d| d.infringing && d.score >= 0.5));
+        assert!(!quote.infringing && quote.score < 0.5);
+        // Real copies no longer pile up at 1.0.
+        assert!(
+            whole_clean.score < 0.97 && borderline.score < 0.6,
+            "{ranked:?}"
+        );
     }
 
     #[test]
