@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 
 use std::collections::BTreeMap;
 
-use copyhound_core::ids::PageId;
+use copyhound_core::ids::{PageId, sha256_hex};
 use copyhound_core::model::{Match, Page, Timestamp};
 use copyhound_core::ports::PageStore;
 use copyhound_core::{ErrorKind, Result};
@@ -174,17 +174,20 @@ pub fn evidence_package(
             ("WARC-Date", warc_date(generated_at)),
             ("WARC-Filename", warc_file.into()),
             ("Content-Type", "application/warc-fields".into()),
+            (
+                "WARC-Block-Digest",
+                format!("sha256:{}", sha256_hex(info.as_bytes())),
+            ),
         ],
         info.as_bytes(),
-        None,
     );
     let mut captures = Vec::with_capacity(pages.len());
     for (page, matches) in pages {
         let (head, reconstructed) = http_head(page);
         let mut block = head.into_bytes();
         block.extend_from_slice(&page.raw_body);
-        let payload_sha256 = hex(&Sha256::digest(&page.raw_body));
-        let block_sha256 = hex(&Sha256::digest(&block));
+        let payload_sha256 = sha256_hex(&page.raw_body);
+        let block_sha256 = sha256_hex(&block);
         let captured_at = page.last_seen;
         let id = record_id(&["response", &page.id.to_string(), &captured_at.to_rfc3339()]);
         let target = if page.fetch.final_url.is_empty() {
@@ -208,7 +211,7 @@ pub fn evidence_package(
         if page.body_truncated {
             fields.push(("WARC-Truncated", "length".to_owned()));
         }
-        write_record(&mut warc, &fields, &block, Some(&block_sha256));
+        write_record(&mut warc, &fields, &block);
         captures.push(Capture {
             record_id: id,
             page_id: page.id.to_string(),
@@ -235,7 +238,7 @@ pub fn evidence_package(
         generated_at,
         warc_file: warc_file.to_owned(),
         warc_bytes: warc.len() as u64,
-        warc_sha256: hex(&Sha256::digest(&warc)),
+        warc_sha256: sha256_hex(&warc),
         captures,
     };
     EvidencePackage { warc, manifest }
@@ -280,22 +283,11 @@ fn http_head(page: &Page) -> (String, bool) {
     (head, reconstructed)
 }
 
-fn write_record(
-    out: &mut Vec<u8>,
-    fields: &[(&str, String)],
-    block: &[u8],
-    block_sha256: Option<&str>,
-) {
+/// One record: `fields` (the block digest among them), its length, the block.
+fn write_record(out: &mut Vec<u8>, fields: &[(&str, String)], block: &[u8]) {
     let mut head = String::from("WARC/1.1\r\n");
     for (name, value) in fields {
         let _ = write!(head, "{name}: {value}\r\n");
-    }
-    if block_sha256.is_none() {
-        let _ = write!(
-            head,
-            "WARC-Block-Digest: sha256:{}\r\n",
-            hex(&Sha256::digest(block))
-        );
     }
     let _ = write!(head, "Content-Length: {}\r\n\r\n", block.len());
     out.extend_from_slice(head.as_bytes());
@@ -320,7 +312,7 @@ fn record_id(parts: &[&str]) -> String {
     b.copy_from_slice(&h.finalize()[..16]);
     b[6] = (b[6] & 0x0f) | 0x80;
     b[8] = (b[8] & 0x3f) | 0x80;
-    let x = hex(&b);
+    let x: String = b.iter().map(|byte| format!("{byte:02x}")).collect();
     format!(
         "<urn:uuid:{}-{}-{}-{}-{}>",
         &x[..8],
@@ -329,14 +321,6 @@ fn record_id(parts: &[&str]) -> String {
         &x[16..20],
         &x[20..]
     )
-}
-
-fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(s, "{b:02x}");
-    }
-    s
 }
 
 fn reason(status: u16) -> &'static str {
@@ -366,7 +350,7 @@ mod tests {
             title: "t".into(),
             raw_body: body.to_vec(),
             body_truncated: false,
-            body_sha256: hex(&Sha256::digest(body)),
+            body_sha256: sha256_hex(body),
             charset: "utf-8".into(),
             text: String::new(),
             content_sha256: String::new(),
@@ -402,11 +386,11 @@ mod tests {
         let capture = &pkg.manifest.captures[0];
         assert_eq!(capture.headers, "captured");
         assert_eq!(capture.payload_sha256, capture.received_body_sha256);
-        assert_eq!(pkg.manifest.warc_sha256, hex(&Sha256::digest(&pkg.warc)));
+        assert_eq!(pkg.manifest.warc_sha256, sha256_hex(&pkg.warc));
         // The response block is exactly Content-Length bytes and hashes to the digest.
         let start = text.find("HTTP/1.1 200 OK").expect("http block");
         let block = &pkg.warc[start..start + block_len(&text)];
-        assert_eq!(hex(&Sha256::digest(block)), capture.block_sha256);
+        assert_eq!(sha256_hex(block), capture.block_sha256);
         assert!(block.ends_with(body));
     }
 
@@ -465,7 +449,7 @@ mod tests {
         let Some(warcio) = warcio() else { return };
         let mut truncated = page("http://127.0.0.1:1/big", &[b'x'; 300], Vec::new());
         truncated.body_truncated = true;
-        truncated.body_sha256 = hex(&Sha256::digest([b'x'; 900]));
+        truncated.body_sha256 = sha256_hex(&[b'x'; 900]);
         let captured = vec![
             ("Content-Type".into(), "text/html; charset=gbk".into()),
             ("Transfer-Encoding".into(), "chunked".into()),
