@@ -113,16 +113,11 @@ impl Base {
     /// Returns every entry of a kind as (owner id, ordinal, fingerprint), in (owner, ordinal) order.
     pub fn raw_entries(&self, slot: usize) -> impl Iterator<Item = RawEntry> + '_ {
         let tables = &self.kinds[slot];
-        (0..self.owners.len()).flat_map(move |owner| {
-            let range =
-                tables.owner_starts[owner] as usize..tables.owner_starts[owner + 1] as usize;
-            range.map(move |position| {
-                (
-                    owner as u32,
-                    tables.ordinals[position],
-                    tables.fingerprints[position],
-                )
-            })
+        (0..self.owners.len() as u32).flat_map(move |owner| {
+            tables
+                .positions_of(owner)
+                .zip(tables.ordinals_of(owner))
+                .map(move |(position, ordinal)| (owner, ordinal, tables.fingerprints[position]))
         })
     }
 }
@@ -304,11 +299,9 @@ impl State {
                     continue;
                 }
                 for (slot, tables) in run.base.kinds.iter().enumerate() {
-                    let range = tables.owner_starts[owner as usize] as usize
-                        ..tables.owner_starts[owner as usize + 1] as usize;
-                    count += tables.ordinals[range]
-                        .iter()
-                        .filter(|ordinal| !self.hidden(name, slot, **ordinal, newer))
+                    count += tables
+                        .ordinals_of(owner)
+                        .filter(|ordinal| !self.hidden(name, slot, *ordinal, newer))
                         .count() as u64;
                 }
             }
@@ -585,20 +578,28 @@ impl State {
         for (index, run) in self.runs.iter().enumerate() {
             let newer = &self.runs[index + 1..];
             let tables = &run.base.kinds[slot];
-            tables.query_many(
-                &self.layout,
-                queries,
-                max_distance,
-                |query, position, distance| {
+            let owners = &run.base.owners;
+            tables.query_many(&self.layout, queries, max_distance, |group| {
+                // Load the hits' names first: their misses overlap.
+                let touched = group.iter().fold(0_u8, |acc, found| {
+                    acc ^ owners
+                        .name(found.owner)
+                        .as_bytes()
+                        .first()
+                        .copied()
+                        .unwrap_or(0)
+                });
+                std::hint::black_box(touched);
+                for found in group {
+                    let query = found.query;
                     if counts[query] > max_hits {
-                        return;
+                        continue;
                     }
-                    let owner = tables.owner_of(position);
-                    let ordinal = tables.ordinals[position as usize];
-                    let name = run.base.owners.name(owner);
+                    let ordinal = tables.ordinal(found.owner, found.position);
+                    let name = owners.name(found.owner);
                     if self.removed_after(name, run.seq) || self.hidden(name, slot, ordinal, newer)
                     {
-                        return;
+                        continue;
                     }
                     counts[query] += 1;
                     match &mut results[query] {
@@ -608,15 +609,15 @@ impl State {
                                     kind,
                                     name,
                                     ordinal,
-                                    tables.fingerprints[position as usize],
-                                    distance,
+                                    tables.fingerprints[found.position as usize],
+                                    found.distance,
                                 ));
                             }
                         }
                         result => *result = None,
                     }
-                },
-            );
+                }
+            });
         }
         let recent = &self.delta.kinds[slot];
         if recent.keys.is_empty() {

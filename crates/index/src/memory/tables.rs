@@ -1,15 +1,17 @@
 //! The immutable multi-index of one entry kind: fingerprints stored once, in
-//! owner order, and one table per segment holding packed slots grouped by
-//! bucket (a counting sort, so building is linear).
+//! owner order, and one table per segment holding the entries' positions
+//! grouped by bucket (a counting sort, so building is linear).
 //!
-//! A slot packs the entry's position (the high `index_bits`) with a filter: the
-//! remaining fingerprint bits that follow the table's segment. Slots are `u32`
-//! up to 2^21 entries and `u64` beyond, where a `u32` would leave fewer than 11
-//! filter bits and buckets grow past a hundred slots: the wide filter keeps
-//! candidates to true neighbours at 10M entries for 12 more bytes per entry. Any bit
-//! subset of a neighbour within distance `k` differs in at most `k` bits, so a
-//! slot whose filter differs in more is rejected without touching the
-//! fingerprint array: most random candidates die in the slot itself.
+//! Each table keeps, beside every position, a 16-bit filter: the fingerprint
+//! bits that follow the bucket. Any bit subset of a neighbour within distance
+//! `k` differs in at most `k` bits, so an entry whose filter differs in more
+//! is rejected without touching the fingerprint array; at 10M random entries
+//! about 1% of a bucket passes. Filters and positions are separate arrays:
+//! a query scans 2 bytes per bucket entry and reads a position only when its
+//! filter passes. Positions take as many bytes as the kind's size needs (3 up
+//! to 16M entries), and ordinals are stored only for owners whose ordinals
+//! are not `0..n`: 5 bytes per entry and table, 8 for the fingerprint, and
+//! about 2 for owners, against 44 with the former 64-bit slots at 10M.
 
 use copyhound_core::{Error, ErrorKind, Result};
 
@@ -18,11 +20,14 @@ use crate::layout::{SegmentLayout, hamming};
 /// Bucket keys never exceed this many bits (bounds the offsets array).
 const MAX_BUCKET_BITS: u32 = 24;
 
-/// Kinds needing more position bits than this get `u64` slots.
-const NARROW_INDEX_BITS: u32 = 21;
+/// Bits of the per-entry filter.
+const FILTER_BITS: u32 = 16;
 
 /// Positions per `owner_blocks` entry: log2.
 const OWNER_BLOCK_BITS: u32 = 6;
+
+/// Filters per 64-byte cache line: filters are prefetched line by line.
+const LINE_FILTERS: usize = 32;
 
 /// Queries interleaved per group in [`KindTables::query_many`].
 const GROUP: usize = 16;
@@ -30,71 +35,161 @@ const GROUP: usize = 16;
 /// One entry in build order: (owner id, ordinal, fingerprint).
 pub(crate) type RawEntry = (u32, u32, u64);
 
-/// One segment table: slots grouped by bucket (the top bits of the segment).
+/// An entry found by [`KindTables::query_many`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Found {
+    /// Index of the query in the batch.
+    pub query: usize,
+    pub position: u32,
+    pub owner: u32,
+    pub distance: u32,
+}
+
+/// One segment table: entries grouped by bucket (the top bits of the segment).
 #[derive(Debug)]
 struct Table {
     bucket_bits: u32,
     offsets: Vec<u32>,
-    slots: Slots,
+    /// The 16 fingerprint bits after the bucket, by slot.
+    filters: Vec<u16>,
+    /// Entry positions by slot.
+    positions: Packed,
 }
 
-/// Packed slots of one table: narrow for small kinds, wide for large ones.
+/// Unsigned integers of `width` bytes (1 to 4), little-endian, back to back,
+/// with 3 bytes of padding so that every read is one 4-byte load.
 #[derive(Debug)]
-enum Slots {
-    Narrow(Vec<u32>),
-    Wide(Vec<u64>),
+struct Packed {
+    width: usize,
+    mask: u32,
+    bytes: Vec<u8>,
 }
 
-impl Slots {
-    #[inline]
-    fn get(&self, index: usize) -> u64 {
-        match self {
-            Self::Narrow(slots) => u64::from(slots[index]),
-            Self::Wide(slots) => slots[index],
+impl Packed {
+    /// Returns `count` zeros of the width that values below `1 << bits` need.
+    fn zeros(count: usize, bits: u32) -> Self {
+        let width = bits.div_ceil(8).clamp(1, 4) as usize;
+        Self {
+            width,
+            mask: (u64::from(u32::MAX) >> (32 - 8 * width as u32)) as u32,
+            bytes: vec![0; count * width + 3],
         }
     }
 
-    /// Calls `pass(position)` for each slot of `range` whose filter is within `max_distance`.
+    /// Stores `value` (which fits the width) at `index`.
     #[inline]
-    fn scan(
-        &self,
-        range: std::ops::Range<usize>,
-        filter_bits: u32,
-        query_filter: u64,
-        max_distance: u32,
-        pass: impl FnMut(u32),
-    ) {
-        match self {
-            Self::Narrow(slots) => {
-                scan(&slots[range], filter_bits, query_filter, max_distance, pass)
+    fn set(&mut self, index: usize, value: u32) {
+        let at = index * self.width;
+        self.bytes[at..at + self.width].copy_from_slice(&value.to_le_bytes()[..self.width]);
+    }
+
+    #[inline]
+    fn get(&self, index: usize) -> u32 {
+        let at = index * self.width;
+        let mut word = [0_u8; 4];
+        word.copy_from_slice(&self.bytes[at..at + 4]);
+        u32::from_le_bytes(word) & self.mask
+    }
+
+    #[inline]
+    fn prefetch(&self, index: usize) {
+        prefetch_index::prefetch_index(&self.bytes, index * self.width);
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.bytes.capacity()
+    }
+}
+
+/// Ordinals of the owners whose entries are not numbered `0..n` in position
+/// order; every other owner's ordinal is its position minus its first.
+#[derive(Debug, Default)]
+struct Ordinals {
+    /// (owner, offset of its first ordinal in `values`), by owner.
+    sparse: Vec<(u32, u32)>,
+    values: Vec<u32>,
+}
+
+impl Ordinals {
+    fn new(entries: &[RawEntry], owner_starts: &[u32]) -> Self {
+        let mut ordinals = Self::default();
+        for owner in 0..owner_starts.len().saturating_sub(1) {
+            let range = owner_starts[owner] as usize..owner_starts[owner + 1] as usize;
+            let dense = entries[range.clone()]
+                .iter()
+                .enumerate()
+                .all(|(index, entry)| entry.1 as usize == index);
+            if !dense {
+                ordinals
+                    .sparse
+                    .push((owner as u32, ordinals.values.len() as u32));
+                ordinals
+                    .values
+                    .extend(entries[range].iter().map(|entry| entry.1));
             }
-            Self::Wide(slots) => scan(&slots[range], filter_bits, query_filter, max_distance, pass),
         }
+        ordinals.sparse.shrink_to_fit();
+        ordinals.values.shrink_to_fit();
+        ordinals
     }
 
-    fn bytes(&self) -> usize {
-        match self {
-            Self::Narrow(slots) => slots.capacity() * 4,
-            Self::Wide(slots) => slots.capacity() * 8,
+    /// Returns the stored ordinals of `owner`, or `None` when they are `0..n`.
+    #[inline]
+    fn of(&self, owner: u32) -> Option<u32> {
+        if self.sparse.is_empty() {
+            return None;
         }
+        self.sparse
+            .binary_search_by_key(&owner, |entry| entry.0)
+            .ok()
+            .map(|index| self.sparse[index].1)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.sparse.capacity() * 8 + self.values.capacity() * 4
     }
 }
 
+/// Filters per chunk of [`scan`]; filter arrays carry this many of padding.
+const CHUNK: usize = 16;
+
+/// Calls `pass(slot)` for each slot in `range` whose filter is within `max_distance` of `query`.
+///
+/// A bucket holds about 150 filters per table at 10M entries, of which about
+/// 1% pass, so filters are tested 16 at a time, lane-wise and branch-free
+/// into a bit mask: the compiler turns that into vector code (a nibble-table
+/// popcount). Chunks may run past the bucket into the next one or the
+/// padding; lanes past the end are dropped, cheaper than a scalar tail.
 #[inline]
-fn scan<S: Copy + Into<u64>>(
-    slots: &[S],
-    filter_bits: u32,
-    query_filter: u64,
+fn scan(
+    filters: &[u16],
+    range: std::ops::Range<usize>,
+    query: u16,
     max_distance: u32,
-    mut pass: impl FnMut(u32),
+    mut pass: impl FnMut(usize),
 ) {
-    let mask = low_mask(filter_bits);
-    for &slot in slots {
-        let slot: u64 = slot.into();
-        if ((slot & mask) ^ query_filter).count_ones() <= max_distance {
-            // Positions fit u32: checked by `index_bits`.
-            pass((slot >> filter_bits) as u32);
+    let end = range.end;
+    // Distances up to 16 fit a lane.
+    let limit = max_distance.min(16) as u16;
+    let mut base = range.start;
+    while base < end {
+        let chunk: &[u16; CHUNK] = filters[base..base + CHUNK]
+            .try_into()
+            .expect("a chunk is CHUNK filters");
+        let mut passing = chunk
+            .iter()
+            .enumerate()
+            .fold(0_u32, |mask, (bit, &filter)| {
+                mask | (u32::from((filter ^ query).count_ones() as u16 <= limit) << bit)
+            });
+        if end - base < CHUNK {
+            passing &= (1 << (end - base)) - 1;
         }
+        while passing != 0 {
+            pass(base + passing.trailing_zeros() as usize);
+            passing &= passing - 1;
+        }
+        base += CHUNK;
     }
 }
 
@@ -103,40 +198,21 @@ fn scan<S: Copy + Into<u64>>(
 pub(crate) struct KindTables {
     /// Fingerprints by position, sorted by (owner, ordinal).
     pub fingerprints: Vec<u64>,
-    /// Ordinals by position.
-    pub ordinals: Vec<u32>,
+    ordinals: Ordinals,
     /// `owner_starts[o]..owner_starts[o + 1]` are the positions of owner `o`.
     pub owner_starts: Vec<u32>,
     /// `owner_blocks[b]` owns position `b << OWNER_BLOCK_BITS` (clamped to the
     /// last position): narrows `owner_of` to a few owners.
     owner_blocks: Vec<u32>,
-    filter_bits: u32,
     tables: Vec<Table>,
 }
 
 impl KindTables {
     /// Builds the tables of `entries`, sorted by (owner, ordinal), for `owner_count` owners.
     pub fn build(layout: &SegmentLayout, entries: &[RawEntry], owner_count: usize) -> Result<Self> {
-        Self::build_with(layout, entries, owner_count, NARROW_INDEX_BITS)
-    }
-
-    /// [`Self::build`] with `u64` slots past `narrow_index_bits` position bits.
-    fn build_with(
-        layout: &SegmentLayout,
-        entries: &[RawEntry],
-        owner_count: usize,
-        narrow_index_bits: u32,
-    ) -> Result<Self> {
         let count = entries.len();
         let index_bits = index_bits(count)?;
-        let slot_bits = if index_bits > narrow_index_bits {
-            64
-        } else {
-            32
-        };
-        let filter_bits = slot_bits - index_bits;
         let fingerprints: Vec<u64> = entries.iter().map(|entry| entry.2).collect();
-        let ordinals: Vec<u32> = entries.iter().map(|entry| entry.1).collect();
         let mut owner_starts = vec![0_u32; owner_count + 1];
         for entry in entries {
             owner_starts[entry.0 as usize + 1] += 1;
@@ -145,7 +221,7 @@ impl KindTables {
             owner_starts[owner + 1] += owner_starts[owner];
         }
         let tables = (0..layout.tables())
-            .map(|table| build_table(layout, table, &fingerprints, index_bits, filter_bits))
+            .map(|table| build_table(layout, table, &fingerprints, index_bits))
             .collect();
         let owner_blocks = if count == 0 {
             Vec::new()
@@ -160,11 +236,10 @@ impl KindTables {
                 .collect()
         };
         Ok(Self {
+            ordinals: Ordinals::new(entries, &owner_starts),
             fingerprints,
-            ordinals,
             owner_starts,
             owner_blocks,
-            filter_bits,
             tables,
         })
     }
@@ -174,11 +249,43 @@ impl KindTables {
         self.fingerprints.len()
     }
 
+    /// Returns the positions of `owner`.
+    pub fn positions_of(&self, owner: u32) -> std::ops::Range<usize> {
+        self.owner_starts[owner as usize] as usize..self.owner_starts[owner as usize + 1] as usize
+    }
+
+    /// Returns the ordinal of the entry at `position`, which `owner` holds.
+    #[inline]
+    pub fn ordinal(&self, owner: u32, position: u32) -> u32 {
+        let index = position - self.owner_starts[owner as usize];
+        match self.ordinals.of(owner) {
+            None => index,
+            Some(first) => self.ordinals.values[(first + index) as usize],
+        }
+    }
+
+    /// Returns the ordinals of `owner`'s entries, in position order.
+    pub fn ordinals_of(&self, owner: u32) -> impl Iterator<Item = u32> + '_ {
+        let range = self.positions_of(owner);
+        let first = self.ordinals.of(owner);
+        (0..range.len() as u32).map(move |index| match first {
+            None => index,
+            Some(first) => self.ordinals.values[(first + index) as usize],
+        })
+    }
+
     /// Returns whether the base holds (owner, ordinal).
     pub fn contains(&self, owner: u32, ordinal: u32) -> bool {
-        let range = self.owner_starts[owner as usize] as usize
-            ..self.owner_starts[owner as usize + 1] as usize;
-        self.ordinals[range].binary_search(&ordinal).is_ok()
+        let range = self.positions_of(owner);
+        match self.ordinals.of(owner) {
+            None => (ordinal as usize) < range.len(),
+            Some(first) => {
+                let first = first as usize;
+                self.ordinals.values[first..first + range.len()]
+                    .binary_search(&ordinal)
+                    .is_ok()
+            }
+        }
     }
 
     /// Returns the owner id of the entry at `position`.
@@ -199,36 +306,41 @@ impl KindTables {
         max_distance: u32,
         mut found: impl FnMut(u32, u32),
     ) {
-        self.query_many(layout, &[query], max_distance, |_, position, distance| {
-            found(position, distance)
+        self.query_many(layout, &[query], max_distance, |group| {
+            for hit in group {
+                found(hit.position, hit.distance);
+            }
         });
     }
 
-    /// Calls `found(query index, position, distance)` once for every entry
-    /// within `max_distance` of each query, queries in order.
+    /// Calls `found` with every entry within `max_distance` of each query,
+    /// a group of queries at a time, queries in order.
     ///
-    /// Queries run in groups, one stage at a time (bucket bounds, slot
-    /// touches, slot scans, fingerprint loads, ordinal loads): the loads of a
-    /// stage are independent, so the CPU overlaps their cache misses instead
-    /// of waiting on each.
+    /// Queries run in groups, one stage at a time (bucket bounds, filter
+    /// touches, filter scans, position loads, fingerprint loads, owners):
+    /// the loads of a stage are independent, so the CPU overlaps their cache
+    /// misses instead of waiting on each. The caller gets a group's hits at
+    /// once for the same reason.
     pub fn query_many(
         &self,
         layout: &SegmentLayout,
         queries: &[u64],
         max_distance: u32,
-        mut found: impl FnMut(usize, u32, u32),
+        mut found: impl FnMut(&[Found]),
     ) {
         if self.fingerprints.is_empty() {
             return;
         }
         let tables = layout.tables_for(max_distance).min(self.tables.len());
         let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(GROUP * tables);
-        // (query index, table, position) of slots passing the filter.
+        // (query index, table, slot, then position) of entries passing the filter.
         let mut candidates: Vec<(u32, u32, u32)> = Vec::new();
         let mut loaded: Vec<u64> = Vec::new();
-        let mut verified: Vec<(u32, u32, u32)> = Vec::new();
-        for (group, chunk) in queries.chunks(GROUP).enumerate() {
-            let first = group * GROUP;
+        let mut verified: Vec<Found> = Vec::new();
+        // Bucket bounds of the next group, whose filters are being prefetched
+        // while this group's are scanned.
+        let mut next: Vec<(u32, u32)> = Vec::with_capacity(GROUP * tables);
+        let bounds = |chunk: &[u64], ranges: &mut Vec<(u32, u32)>| {
             ranges.clear();
             for &query in chunk {
                 for (table_index, table) in self.tables[..tables].iter().enumerate() {
@@ -236,30 +348,60 @@ impl KindTables {
                     ranges.push((table.offsets[bucket], table.offsets[bucket + 1]));
                 }
             }
-            // Touch each bucket's first and last slot so the scans below hit the cache.
-            let mut touched = 0_u64;
-            for (pair, &(start, end)) in ranges.iter().enumerate() {
+        };
+        // Prefetches the filters of query `offset` of the group `ranges` bounds.
+        let prefetch = |ranges: &[(u32, u32)], offset: usize| {
+            for (table, &(start, end)) in ranges[offset * tables..(offset + 1) * tables]
+                .iter()
+                .enumerate()
+            {
+                let filters = &self.tables[table].filters;
+                for slot in (start as usize..end as usize).step_by(LINE_FILTERS) {
+                    prefetch_index::prefetch_index(filters, slot);
+                }
                 if start < end {
-                    let slots = &self.tables[pair % tables].slots;
-                    touched ^= slots.get(start as usize) ^ slots.get(end as usize - 1);
+                    prefetch_index::prefetch_index(filters, end as usize - 1);
                 }
             }
-            std::hint::black_box(touched);
+        };
+        let mut groups = queries.chunks(GROUP).enumerate().peekable();
+        if let Some((_, chunk)) = groups.peek() {
+            bounds(chunk, &mut next);
+            for offset in 0..chunk.len() {
+                prefetch(&next, offset);
+            }
+        }
+        while let Some((group, chunk)) = groups.next() {
+            let first = group * GROUP;
+            std::mem::swap(&mut ranges, &mut next);
+            match groups.peek() {
+                Some((_, following)) => bounds(following, &mut next),
+                None => next.clear(),
+            }
             candidates.clear();
             for (offset, &query) in chunk.iter().enumerate() {
+                if offset < next.len() / tables {
+                    prefetch(&next, offset);
+                }
                 for (table_index, table) in self.tables[..tables].iter().enumerate() {
                     let (start, end) = ranges[offset * tables + table_index];
-                    let query_filter = filter(layout, table_index, query, self.filter_bits);
-                    table.slots.scan(
+                    let query_filter = filter(layout, table_index, query, table.bucket_bits);
+                    scan(
+                        &table.filters,
                         start as usize..end as usize,
-                        self.filter_bits,
                         query_filter,
                         max_distance,
-                        |position| {
-                            candidates.push((offset as u32, table_index as u32, position));
+                        |slot| {
+                            table.positions.prefetch(slot);
+                            candidates.push((offset as u32, table_index as u32, slot as u32));
                         },
                     );
                 }
+            }
+            for candidate in &mut candidates {
+                candidate.2 = self.tables[candidate.1 as usize]
+                    .positions
+                    .get(candidate.2 as usize);
             }
             loaded.clear();
             loaded.extend(
@@ -278,16 +420,17 @@ impl KindTables {
                 {
                     continue;
                 }
-                verified.push((offset, position, distance));
+                verified.push(Found {
+                    query: first + offset as usize,
+                    position,
+                    owner: 0,
+                    distance,
+                });
             }
-            // The caller reads each hit's ordinal: load them all first.
-            let touched = verified.iter().fold(0_u32, |acc, &(_, position, _)| {
-                acc ^ self.ordinals[position as usize]
-            });
-            std::hint::black_box(touched);
-            for &(offset, position, distance) in &verified {
-                found(first + offset as usize, position, distance);
+            for hit in &mut verified {
+                hit.owner = self.owner_of(hit.position);
             }
+            found(&verified);
         }
     }
 
@@ -296,13 +439,15 @@ impl KindTables {
         let tables: usize = self
             .tables
             .iter()
-            .map(|table| table.offsets.capacity() * 4 + table.slots.bytes())
+            .map(|table| {
+                table.offsets.capacity() * 4
+                    + table.filters.capacity() * 2
+                    + table.positions.heap_bytes()
+            })
             .sum();
         (self.fingerprints.capacity() * 8
-            + (self.ordinals.capacity()
-                + self.owner_starts.capacity()
-                + self.owner_blocks.capacity())
-                * 4
+            + self.ordinals.heap_bytes()
+            + (self.owner_starts.capacity() + self.owner_blocks.capacity()) * 4
             + tables) as u64
     }
 }
@@ -319,22 +464,11 @@ fn index_bits(count: usize) -> Result<u32> {
     Ok((64 - largest.leading_zeros()).max(1))
 }
 
-fn low_mask(bits: u32) -> u64 {
-    if bits == 0 {
-        0
-    } else {
-        u64::MAX >> (64 - bits)
-    }
-}
-
-/// Returns the `bits` fingerprint bits that follow segment `table` (wrapping).
+/// Returns the 16 fingerprint bits that follow the `bucket_bits` of segment `table` (wrapping).
 #[inline]
-fn filter(layout: &SegmentLayout, table: usize, fingerprint: u64, bits: u32) -> u64 {
-    if bits == 0 {
-        return 0;
-    }
-    let rotated = fingerprint.rotate_left(layout.start(table) + layout.length(table));
-    rotated >> (64 - bits)
+fn filter(layout: &SegmentLayout, table: usize, fingerprint: u64, bucket_bits: u32) -> u16 {
+    let rotated = fingerprint.rotate_left(layout.start(table) + bucket_bits);
+    (rotated >> (64 - FILTER_BITS)) as u16
 }
 
 fn build_table(
@@ -342,7 +476,6 @@ fn build_table(
     table: usize,
     fingerprints: &[u64],
     index_bits: u32,
-    filter_bits: u32,
 ) -> Table {
     let bucket_bits = index_bits
         .saturating_sub(3)
@@ -357,27 +490,21 @@ fn build_table(
         offsets[bucket + 1] += offsets[bucket];
     }
     let mut cursors = offsets.clone();
-    let mut packed = vec![0_u64; fingerprints.len()];
+    let mut filters = vec![0_u16; fingerprints.len() + CHUNK];
+    let mut positions = Packed::zeros(fingerprints.len(), index_bits);
     for (position, &fingerprint) in fingerprints.iter().enumerate() {
         let bucket = layout.bucket(table, fingerprint, bucket_bits) as usize;
-        let position = position as u64;
-        let high = if filter_bits == 0 {
-            position
-        } else {
-            position << filter_bits
-        };
-        packed[cursors[bucket] as usize] = high | filter(layout, table, fingerprint, filter_bits);
+        let slot = cursors[bucket] as usize;
+        filters[slot] = filter(layout, table, fingerprint, bucket_bits);
+        // Positions fit u32: checked by `index_bits`.
+        positions.set(slot, position as u32);
         cursors[bucket] += 1;
     }
-    let slots = if index_bits + filter_bits > 32 {
-        Slots::Wide(packed)
-    } else {
-        Slots::Narrow(packed.into_iter().map(|slot| slot as u32).collect())
-    };
     Table {
         bucket_bits,
         offsets,
-        slots,
+        filters,
+        positions,
     }
 }
 
@@ -402,56 +529,94 @@ mod tests {
         found.sort_unstable();
         assert_eq!(found, [(0, 0), (1, 1), (2, 3), (5, 2)]);
         assert_eq!(tables.owner_of(4), 4);
-        assert!(matches!(tables.tables[0].slots, Slots::Narrow(_)));
+        assert_eq!(tables.tables[0].positions.width, 1);
         assert_eq!(index_bits(0).unwrap(), 1);
         assert_eq!(index_bits(1 << 20).unwrap(), 20);
         assert_eq!(index_bits((1 << 20) + 1).unwrap(), 21);
     }
 
     #[test]
-    fn narrow_and_wide_slots_agree_with_a_scan() {
+    fn packed_values_round_trip_at_every_width() {
+        for bits in [1, 8, 9, 16, 17, 24, 25, 32] {
+            let largest = (u64::from(u32::MAX) >> (32 - bits)) as u32;
+            let values = [0, 1, largest, largest / 3, largest - 1];
+            let mut packed = Packed::zeros(values.len(), bits);
+            for (index, value) in values.iter().enumerate() {
+                packed.set(index, *value);
+            }
+            assert_eq!(packed.width, bits.div_ceil(8) as usize);
+            for (index, value) in values.iter().enumerate() {
+                assert_eq!(packed.get(index), *value, "bits {bits}");
+            }
+        }
+    }
+
+    /// Every width of positions, dense and sparse ordinals, against a scan.
+    #[test]
+    fn answers_agree_with_a_scan_at_every_position_width() {
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
         let layout = SegmentLayout::new(3).unwrap();
-        let mut fingerprints: Vec<u64> = (0..20_000).map(|_| rng.random()).collect();
-        let centres: Vec<u64> = fingerprints[..50].to_vec();
-        for (index, centre) in centres.iter().enumerate() {
-            fingerprints.push(centre ^ (1 << (index % 64)) ^ (1 << ((index * 7) % 64)));
-        }
-        let entries: Vec<RawEntry> = fingerprints
-            .iter()
-            .enumerate()
-            .map(|(i, fp)| ((i / 10) as u32, (i % 10) as u32, *fp))
-            .collect();
-        let owners = entries.len() / 10 + 1;
-        let narrow = KindTables::build_with(&layout, &entries, owners, 32).unwrap();
-        let wide = KindTables::build_with(&layout, &entries, owners, 1).unwrap();
-        assert!(matches!(narrow.tables[0].slots, Slots::Narrow(_)));
-        assert!(matches!(wide.tables[0].slots, Slots::Wide(_)));
-        let mut queries = centres.clone();
-        queries.extend((0..50).map(|_| rng.random::<u64>()));
-        for k in 0..=3 {
-            let mut expected: Vec<(usize, u32, u32)> = Vec::new();
-            for (query_index, query) in queries.iter().enumerate() {
-                for (position, fp) in fingerprints.iter().enumerate() {
-                    let distance = hamming(*fp, *query);
-                    if distance <= k {
-                        expected.push((query_index, position as u32, distance));
+        for count in [200_usize, 20_000, 70_000] {
+            let mut fingerprints: Vec<u64> = (0..count).map(|_| rng.random()).collect();
+            let centres: Vec<u64> = fingerprints[..50].to_vec();
+            for (index, centre) in centres.iter().enumerate() {
+                fingerprints.push(centre ^ (1 << (index % 64)) ^ (1 << ((index * 7) % 64)));
+            }
+            // Owners of 10 entries; every third owner skips ordinal 4.
+            let entries: Vec<RawEntry> = fingerprints
+                .iter()
+                .enumerate()
+                .map(|(i, fp)| {
+                    let (owner, index) = (i / 10, (i % 10) as u32);
+                    let ordinal = if owner % 3 == 0 && index >= 4 {
+                        index + 1
+                    } else {
+                        index
+                    };
+                    (owner as u32, ordinal, *fp)
+                })
+                .collect();
+            let owners = entries.len().div_ceil(10);
+            let tables = KindTables::build(&layout, &entries, owners).unwrap();
+            let width = index_bits(entries.len()).unwrap().div_ceil(8) as usize;
+            assert_eq!(tables.tables[0].positions.width, width);
+            let mut queries = centres.clone();
+            queries.extend((0..50).map(|_| rng.random::<u64>()));
+            for k in 0..=3 {
+                let mut expected: Vec<(usize, u32, u32)> = Vec::new();
+                for (query_index, query) in queries.iter().enumerate() {
+                    for (position, fp) in fingerprints.iter().enumerate() {
+                        let distance = hamming(*fp, *query);
+                        if distance <= k {
+                            expected.push((query_index, position as u32, distance));
+                        }
                     }
                 }
-            }
-            for tables in [&narrow, &wide] {
                 let mut found = Vec::new();
-                tables.query_many(&layout, &queries, k, |query, position, distance| {
-                    found.push((query, position, distance))
+                tables.query_many(&layout, &queries, k, |group| {
+                    for hit in group {
+                        assert_eq!(hit.owner, entries[hit.position as usize].0);
+                        found.push((hit.query, hit.position, hit.distance));
+                    }
                 });
                 found.sort_unstable();
-                assert_eq!(found, expected, "k = {k}");
+                assert_eq!(found, expected, "count {count}, k = {k}");
             }
-        }
-        for position in [0, 9, 10, 19_999, 20_049] {
-            assert_eq!(narrow.owner_of(position), position / 10);
-            assert_eq!(wide.owner_of(position), position / 10);
+            for (position, entry) in entries.iter().enumerate() {
+                let owner = tables.owner_of(position as u32);
+                assert_eq!(owner, entry.0);
+                assert_eq!(tables.ordinal(owner, position as u32), entry.1);
+                assert!(tables.contains(owner, entry.1));
+            }
+            assert!(!tables.contains(0, 4));
+            assert!(tables.contains(1, 4));
+            assert!(!tables.contains(1, 10));
+            assert_eq!(
+                tables.ordinals_of(3).collect::<Vec<_>>(),
+                [0, 1, 2, 3, 5, 6, 7, 8, 9, 10]
+            );
+            assert_eq!(tables.ordinals.sparse.len(), owners.div_ceil(3));
         }
     }
 }
