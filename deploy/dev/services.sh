@@ -20,11 +20,14 @@ STATE_DIR="${COPYHOUND_SERVICES_DIR:-${TMPDIR:-/tmp}/copyhound-services}"
 REDIS_PORT="${COPYHOUND_TEST_REDIS_PORT:-6390}"
 MONGO_PORT="${COPYHOUND_TEST_MONGO_PORT:-27027}"
 CLUSTER_PORT="${COPYHOUND_TEST_REDIS_CLUSTER_PORT:-6391}"
+SMTP_PORT="${COPYHOUND_TEST_SMTP_PORT:-2526}"
 CLUSTER_PORTS="$CLUSTER_PORT $((CLUSTER_PORT + 1)) $((CLUSTER_PORT + 2))"
 VENV="${COPYHOUND_MONGO_VENV:-${TMPDIR:-/tmp}/copyhound-mongo-venv}"
 SECANTUS_VERSION="0.7.0b3"
 # The independent WARC reader the evidence-package tests check with.
 WARCIO_VERSION="1.8.1"
+# The SMTP sink the e-mail alert tests deliver to (it keeps a Maildir).
+AIOSMTPD_VERSION="1.4.6"
 
 log() { echo "services: $*" >&2; }
 
@@ -49,11 +52,11 @@ install_browser() {
 }
 
 install_mongo() {
-  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import secantus, warcio" 2>/dev/null; then return 0; fi
-  log "installing secantusdb $SECANTUS_VERSION and warcio $WARCIO_VERSION (pip, venv $VENV)"
+  if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import secantus, warcio, aiosmtpd" 2>/dev/null; then return 0; fi
+  log "installing secantusdb $SECANTUS_VERSION, warcio $WARCIO_VERSION and aiosmtpd $AIOSMTPD_VERSION (pip, venv $VENV)"
   python3 -m venv "$VENV" >&2
   "$VENV/bin/pip" install -q --disable-pip-version-check "secantusdb==$SECANTUS_VERSION" \
-    "warcio==$WARCIO_VERSION" >&2
+    "warcio==$WARCIO_VERSION" "aiosmtpd==$AIOSMTPD_VERSION" >&2
 }
 
 wait_port() { # name port seconds
@@ -107,24 +110,35 @@ start() {
       --log-level WARNING >"$STATE_DIR/mongo.log" 2>&1 &
     echo $! >"$STATE_DIR/mongo.pid"
   fi
+  if ! (exec 3<>"/dev/tcp/127.0.0.1/$SMTP_PORT") 2>/dev/null; then
+    mkdir -p "$STATE_DIR/maildir/tmp" "$STATE_DIR/maildir/new" "$STATE_DIR/maildir/cur"
+    nohup "$VENV/bin/python" -m aiosmtpd -n -l "127.0.0.1:$SMTP_PORT" \
+      -c aiosmtpd.handlers.Mailbox "$STATE_DIR/maildir" >"$STATE_DIR/smtp.log" 2>&1 &
+    echo $! >"$STATE_DIR/smtp.pid"
+  fi
   start_cluster
   wait_port mongo "$MONGO_PORT" 60
+  wait_port smtp "$SMTP_PORT" 30
   log "redis on 127.0.0.1:$REDIS_PORT, redis cluster on 127.0.0.1:${CLUSTER_PORTS// /,}, mongodb-compatible server on 127.0.0.1:$MONGO_PORT"
   echo "export COPYHOUND_TEST_REDIS_URL=redis://127.0.0.1:$REDIS_PORT"
   echo "export COPYHOUND_TEST_REDIS_CLUSTER_URL=redis://127.0.0.1:$CLUSTER_PORT"
   echo "export COPYHOUND_TEST_MONGODB_URL=mongodb://127.0.0.1:$MONGO_PORT"
   echo "export COPYHOUND_TEST_WARCIO=$VENV/bin/warcio"
+  echo "export COPYHOUND_TEST_SMTP_URL=smtp://127.0.0.1:$SMTP_PORT"
+  echo "export COPYHOUND_TEST_SMTP_MAILDIR=$STATE_DIR/maildir"
 }
 
 stop() {
   redis-cli -p "$REDIS_PORT" shutdown nosave >/dev/null 2>&1 || true
   for port in $CLUSTER_PORTS; do redis-cli -p "$port" shutdown nosave >/dev/null 2>&1 || true; done
-  if [ -f "$STATE_DIR/mongo.pid" ]; then
-    local pid; pid=$(cat "$STATE_DIR/mongo.pid")
+  local name pid
+  for name in mongo smtp; do
+    [ -f "$STATE_DIR/$name.pid" ] || continue
+    pid=$(cat "$STATE_DIR/$name.pid")
     kill "$pid" 2>/dev/null || true
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    rm -f "$STATE_DIR/mongo.pid"
-  fi
+    rm -f "$STATE_DIR/$name.pid"
+  done
   log "stopped"
 }
 
@@ -132,6 +146,7 @@ status() {
   redis-cli -p "$REDIS_PORT" ping 2>/dev/null || echo "redis: down"
   cluster_ok && echo "redis cluster: ok" || echo "redis cluster: down"
   (exec 3<>"/dev/tcp/127.0.0.1/$MONGO_PORT") 2>/dev/null && echo "mongo: up" || echo "mongo: down"
+  (exec 3<>"/dev/tcp/127.0.0.1/$SMTP_PORT") 2>/dev/null && echo "smtp: up" || echo "smtp: down"
 }
 
 case "${1:-start}" in

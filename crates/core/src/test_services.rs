@@ -9,6 +9,9 @@ pub const REDIS_URL: &str = "COPYHOUND_TEST_REDIS_URL";
 pub const REDIS_CLUSTER_URL: &str = "COPYHOUND_TEST_REDIS_CLUSTER_URL";
 /// The test MongoDB-compatible server URL variable.
 pub const MONGODB_URL: &str = "COPYHOUND_TEST_MONGODB_URL";
+/// The test SMTP sink (`smtp://127.0.0.1:PORT`); it delivers into the
+/// Maildir named by `COPYHOUND_TEST_SMTP_MAILDIR`.
+pub const SMTP_URL: &str = "COPYHOUND_TEST_SMTP_URL";
 
 /// Returns the URL in `variable`, or `None` after a skip note naming `test`.
 ///

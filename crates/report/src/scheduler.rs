@@ -1,12 +1,15 @@
-//! Scheduled reports and alert webhooks (configured under `[reports]`).
+//! Scheduled reports and alerts (configured under `[reports]`).
 //!
 //! A scheduled report gets an id derived from (publisher, cron slot), so two
 //! scheduler processes enqueue it once and a restarted one does not repeat it.
-//! Alerts compare each publisher's confirmed matches with the time of its last
-//! alert, kept in `data_dir/alerts/state.json`; every delivery attempt is
-//! appended to `data_dir/alerts/deliveries.jsonl`.
+//! Alerts compare each publisher's confirmed matches with the time of the
+//! last alert on that channel (webhook or e-mail). That time lives in the
+//! store ([`AlertState`]), and a scheduler claims an alert by compare-and-swap
+//! before sending it, so any number of schedulers send each alert once. A
+//! claim lapses after [`CLAIM_LEASE`]: a scheduler killed mid-send is replaced
+//! by the next one, which sends again (at least once, never lost). Every
+//! delivery is also appended to this process's `data_dir/alerts/deliveries.jsonl`.
 
-use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +20,7 @@ use copyhound_core::ErrorKind;
 use copyhound_core::config::{Config, ReportsConfig};
 use copyhound_core::ids::{PublisherId, ReportId};
 use copyhound_core::model::{
-    Match, MatchStatus, Report, ReportScope, ReportStatus, Task, TaskKind, Timestamp,
+    AlertState, Match, MatchStatus, Report, ReportScope, ReportStatus, Task, TaskKind, Timestamp,
 };
 use copyhound_core::ports::{MatchFilter, MatchStore, ReportStore, TaskQueue, collect_all};
 use copyhound_core::schedule::{Cron, last_slot, parse_schedule};
@@ -25,12 +28,32 @@ use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::{
-    AlertPolicy, RetryPolicy, WebhookTransport, build_alert_payload, deliver_webhook,
-    evaluate_alert, sign_webhook,
+    AlertPolicy, DeliveryOutcome, MailTransport, RetryPolicy, WebhookTransport, build_alert_email,
+    build_alert_payload, deliver_webhook, evaluate_alert, sign_webhook,
 };
 
 /// How often schedules and alerts are checked.
 const TICK: Duration = Duration::from_secs(60);
+
+/// How long a scheduler's claim on an alert holds: longer than every retry of
+/// one delivery (5 attempts of at most 30 s, 15 s of backoff).
+pub const CLAIM_LEASE: Duration = Duration::from_secs(600);
+
+/// One way an alert goes out.
+enum Channel<'a> {
+    Webhook { url: &'a str, secret: &'a str },
+    Email { to: &'a [String] },
+}
+
+impl Channel<'_> {
+    /// The channel as stored and logged.
+    fn describe(&self) -> String {
+        match self {
+            Self::Webhook { url, .. } => format!("webhook {url}"),
+            Self::Email { to } => format!("email {}", to.join(", ")),
+        }
+    }
+}
 
 /// Runs the `[reports]` schedules and alerts.
 #[derive(Debug)]
@@ -42,17 +65,22 @@ pub struct ReportScheduler {
     queue: Arc<dyn TaskQueue>,
     state_dir: PathBuf,
     transport: Arc<dyn WebhookTransport>,
+    mail: Option<Arc<dyn MailTransport>>,
+    /// Names this scheduler in alert claims.
+    name: String,
 }
 
 impl ReportScheduler {
     /// Checks the schedules' cron expressions; `None` when nothing is configured.
-    /// Webhooks go out through `transport`.
+    /// Webhooks go out through `transport`, e-mail through `mail` (required
+    /// when an alert has `email_to`).
     pub fn new(
         config: &Config,
         reports: Arc<dyn ReportStore>,
         matches: Arc<dyn MatchStore>,
         queue: Arc<dyn TaskQueue>,
         transport: Arc<dyn WebhookTransport>,
+        mail: Option<Arc<dyn MailTransport>>,
     ) -> anyhow::Result<Option<Self>> {
         let settings = config.reports.clone();
         if settings.schedules.is_empty() && settings.alerts.is_empty() {
@@ -70,6 +98,17 @@ impl ReportScheduler {
                 })
             })
             .collect::<anyhow::Result<Vec<_>>>()?;
+        if mail.is_none()
+            && let Some(hook) = settings
+                .alerts
+                .iter()
+                .find(|hook| !hook.email_to.is_empty())
+        {
+            anyhow::bail!(
+                "reports.alerts for {} sends e-mail, and no mail server is configured (smtp.host)",
+                hook.publisher
+            );
+        }
         Ok(Some(Self {
             config: settings,
             crons,
@@ -78,6 +117,13 @@ impl ReportScheduler {
             queue,
             state_dir: config.data_dir.join("alerts"),
             transport,
+            mail,
+            name: format!(
+                "{}-{}-{}",
+                std::env::var("HOSTNAME").unwrap_or_else(|_| "scheduler".into()),
+                std::process::id(),
+                uuid::Uuid::now_v7().simple()
+            ),
         }))
     }
 
@@ -149,43 +195,167 @@ impl ReportScheduler {
         now: Timestamp,
     ) -> anyhow::Result<()> {
         let publisher_id: PublisherId = hook.publisher.parse()?;
-        let mut state = self.read_state();
-        let last = state.get(publisher_id.as_str()).copied();
-        let confirmed = self.confirmed_matches(&publisher_id).await?;
+        let mut channels = Vec::new();
+        if let (Some(url), Some(secret)) = (&hook.webhook_url, &hook.secret) {
+            channels.push(Channel::Webhook { url, secret });
+        }
+        if !hook.email_to.is_empty() {
+            channels.push(Channel::Email { to: &hook.email_to });
+        }
+        let mut confirmed = None;
+        for channel in channels {
+            self.check_channel(hook, &publisher_id, &channel, &mut confirmed, now)
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// Sends the alert of one channel if it is due and this scheduler wins its claim.
+    async fn check_channel(
+        &self,
+        hook: &copyhound_core::config::AlertHook,
+        publisher_id: &PublisherId,
+        channel: &Channel<'_>,
+        confirmed: &mut Option<Vec<Match>>,
+        now: Timestamp,
+    ) -> anyhow::Result<()> {
+        let describe = channel.describe();
+        let id = format!(
+            "{publisher_id}/{}",
+            &copyhound_core::ids::sha256_hex(describe.as_bytes())[..16]
+        );
+        let stored = self.reports.get_alert_state(&id).await?;
+        if let Some(state) = &stored {
+            let claimed = state.claimed_until.is_some_and(|until| until > now);
+            if claimed && state.claimed_by.as_deref() != Some(self.name.as_str()) {
+                return Ok(());
+            }
+        }
+        let last = stored.as_ref().and_then(|state| state.last_sent_at);
+        let matches = match confirmed {
+            Some(matches) => matches,
+            None => confirmed.insert(self.confirmed_matches(publisher_id).await?),
+        };
         let decision = evaluate_alert(
             &AlertPolicy {
                 threshold_new_confirmed: hook.threshold_new_confirmed,
             },
-            &confirmed,
+            matches,
             last,
         );
         if !decision.due {
             return Ok(());
         }
-        let payload = build_alert_payload(&publisher_id, &decision, &confirmed, now);
-        let request = sign_webhook(&payload, hook.secret.as_bytes())?;
-        let log = deliver_webhook(
-            self.transport.as_ref(),
-            &hook.webhook_url,
-            &request,
-            &RetryPolicy::default(),
-        )
-        .await;
-        std::fs::create_dir_all(&self.state_dir)?;
-        let mut line = serde_json::to_vec(&log)?;
-        line.push(b'\n');
+        let expected = stored.as_ref().map(|state| state.version);
+        let lease = chrono::Duration::from_std(CLAIM_LEASE)?;
+        let mut state = stored.unwrap_or_else(|| AlertState {
+            id: id.clone(),
+            publisher_id: publisher_id.clone(),
+            channel: describe.clone(),
+            version: 0,
+            last_sent_at: None,
+            claimed_by: None,
+            claimed_until: None,
+            last_outcome: None,
+        });
+        state.version += 1;
+        state.claimed_by = Some(self.name.clone());
+        state.claimed_until = Some(now + lease);
+        if !self.reports.swap_alert_state(expected, &state).await? {
+            // Another scheduler claimed it first.
+            return Ok(());
+        }
+        let payload = build_alert_payload(publisher_id, &decision, matches, now);
+        let outcome = match channel {
+            Channel::Webhook { url, secret } => {
+                let request = sign_webhook(&payload, secret.as_bytes())?;
+                let log = deliver_webhook(
+                    self.transport.as_ref(),
+                    url,
+                    &request,
+                    &RetryPolicy::default(),
+                )
+                .await;
+                self.append_delivery(&serde_json::to_value(&log)?)?;
+                match log.outcome {
+                    DeliveryOutcome::Delivered { status } => format!("delivered {status}"),
+                    DeliveryOutcome::Rejected { status } => format!("rejected {status}"),
+                    DeliveryOutcome::GaveUp => "gave up".to_string(),
+                }
+            }
+            Channel::Email { to } => self.send_email(&payload, to).await?,
+        };
+        info!(publisher_id = %publisher_id, channel = %describe, new_confirmed = decision.new_confirmed, outcome = %outcome, "alert sent");
+        let expected = Some(state.version);
+        state.version += 1;
+        state.last_sent_at = Some(now);
+        state.claimed_by = None;
+        state.claimed_until = None;
+        state.last_outcome = Some(outcome);
+        if !self.reports.swap_alert_state(expected, &state).await? {
+            warn!(alert = %id, "alert state changed while this scheduler held its claim");
+        }
+        Ok(())
+    }
+
+    /// Sends an alert e-mail, retrying transient failures; returns the outcome.
+    async fn send_email(
+        &self,
+        payload: &crate::WebhookPayload,
+        to: &[String],
+    ) -> anyhow::Result<String> {
+        let mail = self
+            .mail
+            .as_ref()
+            .context("an e-mail alert without a mail server")?;
+        let body = serde_json::to_vec(payload)?;
+        let delivery_id = format!("dlv_{}", &copyhound_core::ids::sha256_hex(&body)[..32]);
+        let email = build_alert_email(payload, to, &delivery_id);
+        let policy = RetryPolicy::default();
+        let mut attempts = Vec::new();
+        let mut outcome = String::from("gave up");
+        for attempt in 1..=policy.max_attempts {
+            match mail.send(&email).await {
+                Ok(()) => {
+                    attempts.push(serde_json::json!({ "attempt": attempt, "at": Utc::now() }));
+                    outcome = "delivered".into();
+                    break;
+                }
+                Err(error) => {
+                    let retry =
+                        error.kind() == ErrorKind::Transient && attempt < policy.max_attempts;
+                    attempts.push(serde_json::json!({
+                        "attempt": attempt, "at": Utc::now(), "error": error.to_string()
+                    }));
+                    if !retry {
+                        outcome = format!("failed: {error}");
+                        break;
+                    }
+                    self.transport.sleep(policy.backoff(attempt)).await;
+                }
+            }
+        }
+        self.append_delivery(&serde_json::json!({
+            "delivery_id": delivery_id,
+            "email_to": to,
+            "subject": email.subject,
+            "attempts": attempts,
+            "outcome": outcome,
+        }))?;
+        Ok(outcome)
+    }
+
+    /// Appends one delivery record to this process's log.
+    fn append_delivery(&self, record: &serde_json::Value) -> anyhow::Result<()> {
         use std::io::Write;
+        std::fs::create_dir_all(&self.state_dir)?;
+        let mut line = serde_json::to_vec(record)?;
+        line.push(b'\n');
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
             .open(self.state_dir.join("deliveries.jsonl"))?
             .write_all(&line)?;
-        info!(publisher_id = %publisher_id, new_confirmed = decision.new_confirmed, outcome = ?log.outcome, "alert sent");
-        state.insert(publisher_id.to_string(), now);
-        std::fs::write(
-            self.state_dir.join("state.json"),
-            serde_json::to_vec_pretty(&state)?,
-        )?;
         Ok(())
     }
 
@@ -199,13 +369,6 @@ impl ReportScheduler {
             self.matches.list_matches(filter, &request).await
         })
         .await?)
-    }
-
-    fn read_state(&self) -> BTreeMap<String, Timestamp> {
-        std::fs::read(self.state_dir.join("state.json"))
-            .ok()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-            .unwrap_or_default()
     }
 }
 
@@ -249,6 +412,7 @@ mod tests {
                 stores.matches.clone(),
                 queue.clone(),
                 Arc::new(NoTransport),
+                None,
             )
         };
         assert!(build(&config).unwrap().is_none());

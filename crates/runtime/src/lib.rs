@@ -15,12 +15,14 @@
 mod backends;
 mod dispatch;
 pub mod import;
+mod mail;
 mod node;
 mod webhook;
 mod worker;
 
 pub use backends::{Backends, DataDirLock, open_index, open_queue, open_stores};
 pub use dispatch::Dispatcher;
+pub use mail::SmtpMailTransport;
 pub use node::{Node, fingerprinter};
 pub use webhook::HttpWebhookTransport;
 pub use worker::{TickOutcome, Worker, WorkerSettings};

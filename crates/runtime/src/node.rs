@@ -12,6 +12,7 @@ use tracing::info;
 
 use crate::backends::Backends;
 use crate::dispatch::Dispatcher;
+use crate::mail::SmtpMailTransport;
 use crate::webhook::HttpWebhookTransport;
 use crate::worker::{Worker, WorkerSettings};
 
@@ -161,6 +162,8 @@ impl Node {
             stores.matches.clone(),
             self.backends.queue.clone(),
             Arc::new(HttpWebhookTransport::new()?),
+            SmtpMailTransport::from_config(&self.config.smtp)?
+                .map(|mail| Arc::new(mail) as Arc<dyn copyhound_report::MailTransport>),
         )
     }
 

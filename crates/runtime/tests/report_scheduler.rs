@@ -1,6 +1,7 @@
-//! The `[reports]` scheduler of a node, over HTTP: each schedule slot is
-//! queued once however often the scheduler ticks, and an alert posts one
-//! signed webhook per newly confirmed batch.
+//! The `[reports]` scheduler of a node, over HTTP and SMTP: each schedule
+//! slot is queued once however often the scheduler ticks, an alert posts one
+//! signed webhook per newly confirmed batch however many schedulers run, and
+//! an e-mail alert reaches a real SMTP server once.
 #![allow(clippy::unwrap_used)]
 
 use std::sync::{Arc, Mutex};
@@ -85,8 +86,9 @@ async fn schedules_enqueue_each_slot_once_and_alerts_post_signed_json_once() {
     }];
     config.reports.alerts = vec![AlertHook {
         publisher: "P01".into(),
-        webhook_url: url,
-        secret: "s3cret".into(),
+        webhook_url: Some(url),
+        secret: Some("s3cret".into()),
+        email_to: Vec::new(),
         threshold_new_confirmed: 1,
     }];
     let node = Node::build(&config).await.unwrap();
@@ -150,4 +152,134 @@ async fn schedules_enqueue_each_slot_once_and_alerts_post_signed_json_once() {
     assert_eq!(payload["publisher_id"], "P01", "{payload}");
     let log = std::fs::read_to_string(dir.path().join("alerts/deliveries.jsonl")).unwrap();
     assert_eq!(log.lines().count(), 1);
+}
+
+/// A node with publisher P01 and one confirmed match.
+async fn node_with_a_confirmed_match(config: &Config) -> Node {
+    let node = Node::build(config).await.unwrap();
+    let stores = &node.backends().stores;
+    let publisher_id: PublisherId = "P01".parse().unwrap();
+    stores
+        .publishers
+        .put_publisher(&Publisher {
+            id: publisher_id.clone(),
+            name: "P01".into(),
+            kind: PublisherKind::Books,
+            created_at: Utc::now(),
+        })
+        .await
+        .unwrap();
+    let found = confirmed_match(&publisher_id);
+    stores.matches.upsert_match(&found).await.unwrap();
+    let review = Review {
+        status: MatchStatus::Confirmed,
+        by: "test".into(),
+        at: Utc::now(),
+        note: None,
+    };
+    stores
+        .matches
+        .review_match(&publisher_id, &found.id, &review)
+        .await
+        .unwrap();
+    node
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_schedulers_send_each_alert_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (url, received) = webhook_receiver().await;
+    let mut config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    config.reports.alerts = vec![AlertHook {
+        publisher: "P01".into(),
+        webhook_url: Some(url),
+        secret: Some("s3cret".into()),
+        email_to: Vec::new(),
+        threshold_new_confirmed: 1,
+    }];
+    let node = node_with_a_confirmed_match(&config).await;
+    let schedulers: Vec<_> = (0..6)
+        .map(|_| Arc::new(node.report_scheduler().unwrap().unwrap()))
+        .collect();
+    let now = Utc::now();
+    let ticks = schedulers.iter().map(|scheduler| {
+        let scheduler = scheduler.clone();
+        tokio::spawn(async move { scheduler.tick(now).await.unwrap() })
+    });
+    for tick in futures_util::future::join_all(ticks).await {
+        tick.unwrap();
+    }
+    for scheduler in &schedulers {
+        scheduler.tick(Utc::now()).await.unwrap();
+    }
+    assert_eq!(
+        received.lock().unwrap().len(),
+        1,
+        "six schedulers, one alert"
+    );
+}
+
+#[tokio::test]
+async fn email_alerts_reach_an_smtp_server_once() {
+    use copyhound_core::test_services::{SMTP_URL, service_url};
+    let Some(smtp) = service_url(SMTP_URL, "the SMTP alert test") else {
+        return;
+    };
+    let maildir = std::path::PathBuf::from(std::env::var("COPYHOUND_TEST_SMTP_MAILDIR").unwrap());
+    let address = smtp.trim_start_matches("smtp://");
+    let (host, port) = address.rsplit_once(':').unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    config.smtp.host = host.into();
+    config.smtp.port = port.parse().unwrap();
+    config.smtp.security = copyhound_core::config::SmtpSecurity::None;
+    config.smtp.from = "CopyHound <alerts@copyhound.test>".into();
+    let recipient = format!("legal+{}@p01.example", uuid::Uuid::now_v7().simple());
+    config.reports.alerts = vec![AlertHook {
+        publisher: "P01".into(),
+        webhook_url: None,
+        secret: None,
+        email_to: vec![recipient.clone()],
+        threshold_new_confirmed: 1,
+    }];
+    config.validate().unwrap();
+    let node = node_with_a_confirmed_match(&config).await;
+    let scheduler = node.report_scheduler().unwrap().unwrap();
+    scheduler.tick(Utc::now()).await.unwrap();
+    scheduler.tick(Utc::now()).await.unwrap();
+    let mut delivered = Vec::new();
+    for _ in 0..50 {
+        delivered = std::fs::read_dir(maildir.join("new"))
+            .map(|entries| {
+                entries
+                    .filter_map(|entry| std::fs::read_to_string(entry.unwrap().path()).ok())
+                    .filter(|message| message.contains(&recipient))
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default();
+        if !delivered.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(delivered.len(), 1, "one e-mail for one alert");
+    let message = &delivered[0];
+    assert!(
+        message.contains("Subject: [CopyHound] 1 newly confirmed infringement for P01"),
+        "{message}"
+    );
+    assert!(
+        message.contains("http://pirate.example/1.html"),
+        "{message}"
+    );
+    assert!(message.contains("text/html"), "{message}");
+    assert!(message.contains("X-CopyHound-Delivery: dlv_"), "{message}");
+    let log = std::fs::read_to_string(dir.path().join("alerts/deliveries.jsonl")).unwrap();
+    assert!(log.contains("\"outcome\":\"delivered\""), "{log}");
 }

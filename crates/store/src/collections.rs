@@ -24,11 +24,13 @@ pub const MATCHES: &str = "matches";
 pub const REPORTS: &str = "reports";
 /// Rendered report artifacts, chunked (MongoDB) or whole (embedded).
 pub const REPORT_ARTIFACTS: &str = "report_artifacts";
+/// Alert state per publisher and channel (who sends, when it last went).
+pub const ALERT_STATES: &str = "alert_states";
 /// Applied schema migrations and the migration lock.
 pub const MIGRATIONS: &str = "migrations";
 
 /// Every data collection a migration may describe (not `migrations` itself).
-pub const ALL_DATA: [&str; 11] = [
+pub const ALL_DATA: [&str; 12] = [
     PUBLISHERS,
     API_KEYS,
     WORKS,
@@ -40,4 +42,5 @@ pub const ALL_DATA: [&str; 11] = [
     MATCHES,
     REPORTS,
     REPORT_ARTIFACTS,
+    ALERT_STATES,
 ];

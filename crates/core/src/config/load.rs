@@ -14,7 +14,7 @@ const RESERVED_ENV: &[&str] = &["COPYHOUND_CONFIG"];
 const RESERVED_ENV_PREFIXES: &[&str] = &["COPYHOUND_TEST_"];
 
 const SECTIONS: &[&str] = &[
-    "store", "index", "queue", "crawler", "matcher", "worker", "server", "log", "reports",
+    "store", "index", "queue", "crawler", "matcher", "worker", "server", "log", "reports", "smtp",
 ];
 
 /// Where the effective value of a setting came from.

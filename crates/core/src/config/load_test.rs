@@ -188,3 +188,52 @@ fn tempfile_in_target(name: &str) -> (PathBuf, std::fs::File) {
     let file = std::fs::File::create(&path).unwrap();
     (path, file)
 }
+
+#[test]
+fn e_mail_alerts_need_a_mail_server_and_real_addresses() {
+    use std::io::Write;
+    let load = |name: &str, text: &str| {
+        let (path, mut file) = tempfile_in_target(name);
+        file.write_all(text.as_bytes()).unwrap();
+        ConfigLoader::new(Some(path)).load()
+    };
+    let alert = "[[reports.alerts]]\npublisher = \"P01\"\nemail_to = [\"legal@p01.example\"]\n";
+    let error = load("mail1.toml", alert).unwrap_err();
+    assert!(error.to_string().contains("smtp.host"), "{error}");
+    let smtp = "[smtp]\nhost = \"mail.example\"\nfrom = \"CopyHound <alerts@p01.example>\"\npassword = \"hunter2\"\n";
+    let (config, _) = load("mail2.toml", &format!("{smtp}{alert}")).unwrap();
+    assert_eq!(config.smtp.port, 587);
+    assert!(
+        !toml::to_string(&config.masked())
+            .unwrap()
+            .contains("hunter2")
+    );
+    let injected = alert.replace("legal@p01.example", "a@b.example\\r\\nBcc: x@y.example");
+    let error = load("mail3.toml", &format!("{smtp}{injected}")).unwrap_err();
+    assert!(
+        error.to_string().contains("not an e-mail address"),
+        "{error}"
+    );
+    let neither = "[[reports.alerts]]\npublisher = \"P01\"\n";
+    let error = load("mail4.toml", neither).unwrap_err();
+    assert!(
+        error.to_string().contains("webhook_url, email_to"),
+        "{error}"
+    );
+    let unsigned =
+        "[[reports.alerts]]\npublisher = \"P01\"\nwebhook_url = \"https://h.example/x\"\n";
+    let error = load("mail5.toml", unsigned).unwrap_err();
+    assert!(error.to_string().contains("secret"), "{error}");
+    let (config, _) = ConfigLoader::default()
+        .env(env(&[
+            ("COPYHOUND_SMTP_HOST", "relay.example"),
+            ("COPYHOUND_SMTP_PORT", "2525"),
+            ("COPYHOUND_SMTP_FROM", "alerts@p01.example"),
+        ]))
+        .load()
+        .unwrap();
+    assert_eq!(
+        (config.smtp.host.as_str(), config.smtp.port),
+        ("relay.example", 2525)
+    );
+}

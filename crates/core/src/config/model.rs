@@ -38,9 +38,12 @@ pub struct Config {
     /// Logging.
     #[serde(default)]
     pub log: LogConfig,
-    /// Scheduled reports and alert webhooks.
+    /// Scheduled reports and alerts.
     #[serde(default)]
     pub reports: ReportsConfig,
+    /// The mail server e-mail alerts go through.
+    #[serde(default)]
+    pub smtp: SmtpConfig,
 }
 
 fn default_version() -> u32 {
@@ -65,6 +68,7 @@ impl Default for Config {
             server: ServerConfig::default(),
             log: LogConfig::default(),
             reports: ReportsConfig::default(),
+            smtp: SmtpConfig::default(),
         }
     }
 }
@@ -328,20 +332,73 @@ fn default_report_format() -> crate::model::ReportFormat {
     crate::model::ReportFormat::Html
 }
 
-/// One alert webhook: a signed JSON POST when a publisher's newly confirmed
-/// infringements reach `threshold_new_confirmed`.
+/// One alert: when a publisher's newly confirmed infringements reach
+/// `threshold_new_confirmed`, a signed JSON POST to `webhook_url`, an e-mail
+/// to `email_to` (through `[smtp]`), or both.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AlertHook {
     /// The publisher watched.
     pub publisher: String,
     /// Where to POST.
-    pub webhook_url: String,
-    /// HMAC-SHA256 key of the `X-CopyHound-Signature` header (secret).
-    pub secret: String,
+    #[serde(default)]
+    pub webhook_url: Option<String>,
+    /// HMAC-SHA256 key of the `X-CopyHound-Signature` header (secret);
+    /// required with `webhook_url`.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// Who gets the e-mail.
+    #[serde(default)]
+    pub email_to: Vec<String>,
     /// Confirmed matches since the last alert that trigger one.
     #[serde(default = "default_alert_threshold")]
     pub threshold_new_confirmed: u32,
+}
+
+/// How the SMTP connection is secured.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SmtpSecurity {
+    /// Plain SMTP, upgraded with STARTTLS (required).
+    Starttls,
+    /// TLS from the first byte (SMTPS, port 465).
+    Tls,
+    /// No encryption: only for a relay on the same host or network.
+    None,
+}
+
+/// The mail server for e-mail alerts (`COPYHOUND_SMTP_HOST`, ...).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SmtpConfig {
+    /// Server host name; empty: e-mail alerts are not configured.
+    pub host: String,
+    /// Server port.
+    pub port: u16,
+    /// How the connection is secured.
+    pub security: SmtpSecurity,
+    /// Sender address (`CopyHound <alerts@publisher.example>`).
+    pub from: String,
+    /// Login, when the server wants one.
+    pub username: Option<String>,
+    /// Password (secret); masked in every printout.
+    pub password: Option<String>,
+    /// Seconds before a connection or command times out.
+    pub timeout_secs: u64,
+}
+
+impl Default for SmtpConfig {
+    fn default() -> Self {
+        Self {
+            host: String::new(),
+            port: 587,
+            security: SmtpSecurity::Starttls,
+            from: String::new(),
+            username: None,
+            password: None,
+            timeout_secs: 30,
+        }
+    }
 }
 
 fn default_alert_threshold() -> u32 {
@@ -432,16 +489,38 @@ impl Config {
         }
         for hook in &self.reports.alerts {
             hook.publisher.parse::<crate::ids::PublisherId>()?;
-            if !(hook.webhook_url.starts_with("http://")
-                || hook.webhook_url.starts_with("https://"))
-            {
+            if hook.webhook_url.is_none() && hook.email_to.is_empty() {
                 return Err(config_error(format!(
-                    "reports.alerts: webhook_url {:?} is not an http(s) URL",
-                    hook.webhook_url
+                    "reports.alerts for {}: set webhook_url, email_to, or both",
+                    hook.publisher
                 )));
             }
-            if hook.secret.is_empty() {
-                return Err(config_error("reports.alerts: secret must not be empty"));
+            if let Some(url) = &hook.webhook_url {
+                if !(url.starts_with("http://") || url.starts_with("https://")) {
+                    return Err(config_error(format!(
+                        "reports.alerts: webhook_url {url:?} is not an http(s) URL"
+                    )));
+                }
+                if hook.secret.as_deref().is_none_or(str::is_empty) {
+                    return Err(config_error(
+                        "reports.alerts: a webhook_url needs a non-empty secret",
+                    ));
+                }
+            }
+            for address in &hook.email_to {
+                check_address("reports.alerts: email_to", address)?;
+            }
+            if !hook.email_to.is_empty() && self.smtp.host.is_empty() {
+                return Err(config_error(format!(
+                    "reports.alerts for {} sends e-mail: set smtp.host and smtp.from",
+                    hook.publisher
+                )));
+            }
+        }
+        if !self.smtp.host.is_empty() {
+            check_address("smtp.from", &self.smtp.from)?;
+            if self.smtp.timeout_secs == 0 {
+                return Err(config_error("smtp.timeout_secs must be at least 1"));
             }
         }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
@@ -496,7 +575,12 @@ impl Config {
             copy.server.admin_key = Some("****".into());
         }
         for hook in &mut copy.reports.alerts {
-            hook.secret = "****".into();
+            if hook.secret.is_some() {
+                hook.secret = Some("****".into());
+            }
+        }
+        if copy.smtp.password.is_some() {
+            copy.smtp.password = Some("****".into());
         }
         copy
     }
@@ -506,6 +590,26 @@ fn remote_or_embedded(url: Option<&str>, data_dir: &Path, component: &str) -> Ba
     match url {
         Some(url) => Backend::Remote(url.to_string()),
         None => Backend::Embedded(data_dir.join(component)),
+    }
+}
+
+/// Checks that `address` looks like `name@domain` or `Name <name@domain>`,
+/// without line breaks (they would inject mail headers).
+fn check_address(key: &str, address: &str) -> Result<()> {
+    let bare = match (address.find('<'), address.strip_suffix('>')) {
+        (Some(open), Some(inner)) => &inner[open + 1..],
+        _ => address,
+    };
+    let valid = !address.contains(['\r', '\n'])
+        && bare.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty() && !domain.is_empty() && !bare.contains(char::is_whitespace)
+        });
+    if valid {
+        Ok(())
+    } else {
+        Err(config_error(format!(
+            "{key}: {address:?} is not an e-mail address"
+        )))
     }
 }
 

@@ -18,7 +18,7 @@ pub use matches::{CopiedSpan, EvidenceExcerpt, Match, MatchStatus, Review};
 pub use page::{FetchMeta, Page, PageVersion, Pagination, shown_text};
 pub use persisted::{Persisted, SCHEMA_VERSION_FIELD};
 pub use publisher::{ApiKey, Publisher, PublisherKind, Role};
-pub use report::{Report, ReportFormat, ReportScope, ReportStatus};
+pub use report::{AlertState, Report, ReportFormat, ReportScope, ReportStatus};
 pub use site::{CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Render, Site};
 pub use task::{Task, TaskKind};
 pub use work::{Chapter, FingerprintStatus, Language, Work, WorkKind};

@@ -79,4 +79,32 @@ pub struct Report {
     pub finished_at: Option<Timestamp>,
 }
 
-super::persisted::persisted_v1!(Report => "report");
+/// Where alerts of one publisher go, and when the last one went: shared by
+/// every scheduler process through the store, so each alert is sent once.
+///
+/// Writes are compare-and-swap on `version` (`ReportStore::swap_alert_state`):
+/// a scheduler claims the alert (`claimed_by`, `claimed_until`), sends, then
+/// records `last_sent_at`. A claim that outlives `claimed_until` (its
+/// scheduler died mid-send) may be taken over.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AlertState {
+    /// `{publisher}/{channel digest}`.
+    pub id: String,
+    /// The publisher alerted.
+    pub publisher_id: PublisherId,
+    /// The channel, as configured (`webhook <url>` or `email <addresses>`).
+    pub channel: String,
+    /// Incremented by every write.
+    pub version: u64,
+    /// When the last alert went out: confirmed matches reviewed after it are new.
+    pub last_sent_at: Option<Timestamp>,
+    /// The scheduler sending now.
+    pub claimed_by: Option<String>,
+    /// When that claim lapses.
+    pub claimed_until: Option<Timestamp>,
+    /// How the last delivery ended (`delivered`, `rejected 400`, `gave up: ...`).
+    pub last_outcome: Option<String>,
+}
+
+super::persisted::persisted_v1!(Report => "report", AlertState => "alert_state");

@@ -8,8 +8,8 @@ use crate::ids::{
     ApiKeyId, ChapterId, CrawlRunId, MatchId, PageId, PublisherId, ReportId, SiteId, WorkId,
 };
 use crate::model::{
-    ApiKey, Chapter, CrawlRun, FingerprintOwner, FingerprintRecord, FingerprintStatus, Match,
-    MatchStatus, Page, Publisher, Report, Review, Site, Timestamp, Work,
+    AlertState, ApiKey, Chapter, CrawlRun, FingerprintOwner, FingerprintRecord, FingerprintStatus,
+    Match, MatchStatus, Page, Publisher, Report, Review, Site, Timestamp, Work,
 };
 
 /// Keyset pagination: `after` is the cursor returned with the previous page.
@@ -333,6 +333,12 @@ pub trait ReportStore: fmt::Debug + Send + Sync + 'static {
     async fn put_artifact(&self, id: &ReportId, bytes: &[u8]) -> Result<()>;
     /// Returns a rendered artifact or `NotFound`.
     async fn get_artifact(&self, id: &ReportId) -> Result<Vec<u8>>;
+    /// Returns an alert's state, if one was ever written.
+    async fn get_alert_state(&self, id: &str) -> Result<Option<AlertState>>;
+    /// Writes `state` if the stored version is `expected` (`None`: no state
+    /// stored yet) and returns whether it did: the one atomic step that lets
+    /// many schedulers agree on who sends an alert.
+    async fn swap_alert_state(&self, expected: Option<u64>, state: &AlertState) -> Result<bool>;
 }
 
 #[cfg(test)]

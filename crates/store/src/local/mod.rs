@@ -47,6 +47,7 @@ pub(crate) const FINGERPRINTS: DocTable = TableDefinition::new(collections::FING
 pub(crate) const MATCHES: DocTable = TableDefinition::new(collections::MATCHES);
 pub(crate) const REPORTS: DocTable = TableDefinition::new(collections::REPORTS);
 pub(crate) const REPORT_ARTIFACTS: DocTable = TableDefinition::new(collections::REPORT_ARTIFACTS);
+pub(crate) const ALERT_STATES: DocTable = TableDefinition::new(collections::ALERT_STATES);
 pub(crate) const MIGRATIONS: DocTable = TableDefinition::new(collections::MIGRATIONS);
 
 pub(crate) const WORKS_BY_PUBLISHER: KeyTable = TableDefinition::new("works_by_publisher");
@@ -60,7 +61,7 @@ pub(crate) const MATCHES_BY_PAGE: KeyTable = TableDefinition::new("matches_by_pa
 pub(crate) const MATCHES_BY_PUBLISHER: KeyTable = TableDefinition::new("matches_by_publisher");
 pub(crate) const REPORTS_BY_PUBLISHER: KeyTable = TableDefinition::new("reports_by_publisher");
 
-const DOC_TABLES: [DocTable; 14] = [
+const DOC_TABLES: [DocTable; 15] = [
     PUBLISHERS,
     API_KEYS,
     WORKS,
@@ -73,6 +74,7 @@ const DOC_TABLES: [DocTable; 14] = [
     MATCHES,
     REPORTS,
     REPORT_ARTIFACTS,
+    ALERT_STATES,
     MIGRATIONS,
     PAGES_BY_URL,
 ];

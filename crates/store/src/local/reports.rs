@@ -1,12 +1,12 @@
 use async_trait::async_trait;
 use copyhound_core::ids::{PublisherId, ReportId};
-use copyhound_core::model::Report;
+use copyhound_core::model::{AlertState, Report};
 use copyhound_core::ports::{PageRequest, Paged, ReportStore};
 use copyhound_core::{Error, Result};
 
 use super::{
-    LocalStore, REPORT_ARTIFACTS, REPORTS, REPORTS_BY_PUBLISHER, db_error, get_doc, load_all,
-    put_doc, scan_scope, scoped,
+    ALERT_STATES, LocalStore, REPORT_ARTIFACTS, REPORTS, REPORTS_BY_PUBLISHER, db_error, get_doc,
+    load_all, put_doc, scan_scope, scoped,
 };
 use crate::codec;
 
@@ -102,6 +102,29 @@ impl ReportStore for LocalStore {
                 .map_err(db_error)?
                 .ok_or_else(|| Error::not_found(format!("artifact of report {id}")))?;
             codec::decompress(compressed.value())
+        })
+        .await
+    }
+
+    async fn get_alert_state(&self, id: &str) -> Result<Option<AlertState>> {
+        let id = id.to_owned();
+        self.read(move |txn| {
+            get_doc::<AlertState>(&txn.open_table(ALERT_STATES).map_err(db_error)?, &id)
+        })
+        .await
+    }
+
+    async fn swap_alert_state(&self, expected: Option<u64>, state: &AlertState) -> Result<bool> {
+        let state = state.clone();
+        // One write transaction at a time: the read and the write are atomic.
+        self.write(move |txn| {
+            let mut states = txn.open_table(ALERT_STATES).map_err(db_error)?;
+            let stored = get_doc::<AlertState>(&states, &state.id)?;
+            if stored.map(|stored| stored.version) != expected {
+                return Ok(false);
+            }
+            put_doc(&mut states, &state.id, &state)?;
+            Ok(true)
         })
         .await
     }

@@ -1,15 +1,16 @@
 use async_trait::async_trait;
 use copyhound_core::ids::{PublisherId, ReportId};
-use copyhound_core::model::Report;
+use copyhound_core::model::{AlertState, Report};
 use copyhound_core::ports::{PageRequest, Paged, ReportStore};
 use copyhound_core::{Error, ErrorKind, Result};
 use mongodb::bson::spec::BinarySubtype;
 use mongodb::bson::{Binary, Bson, doc};
 
 use super::codec::to_document;
+use super::error::is_duplicate_key;
 use super::{MongoStore, after_time_id, mongo_error, newest_first};
 use crate::codec;
-use crate::collections::{REPORT_ARTIFACTS, REPORTS};
+use crate::collections::{ALERT_STATES, REPORT_ARTIFACTS, REPORTS};
 
 const CREATED_NS: &str = "_created_ns";
 /// Compressed artifact bytes per chunk document, well under the 16 MiB limit.
@@ -114,5 +115,31 @@ impl ReportStore for MongoStore {
             compressed.extend_from_slice(data);
         }
         codec::decompress(&compressed)
+    }
+
+    async fn get_alert_state(&self, id: &str) -> Result<Option<AlertState>> {
+        self.find_decoded(ALERT_STATES, doc! { "_id": id }).await
+    }
+
+    async fn swap_alert_state(&self, expected: Option<u64>, state: &AlertState) -> Result<bool> {
+        let document = to_document(state, &state.id)?;
+        let states = self.collection(ALERT_STATES);
+        match expected {
+            // The unique `_id` decides between concurrent first writers.
+            None => match states.insert_one(document).await {
+                Ok(_) => Ok(true),
+                Err(error) if is_duplicate_key(&error) => Ok(false),
+                Err(error) => Err(mongo_error(error)),
+            },
+            Some(version) => {
+                let version = i64::try_from(version)
+                    .map_err(|_| Error::invalid(format!("alert state version {version}")))?;
+                let result = states
+                    .replace_one(doc! { "_id": &state.id, "version": version }, document)
+                    .await
+                    .map_err(mongo_error)?;
+                Ok(result.matched_count == 1)
+            }
+        }
     }
 }

@@ -157,6 +157,7 @@ conformance!(
     oversize_page_bodies_are_truncated,
     artifacts_round_trip,
     works_delete_with_their_chapters,
+    alert_states_swap_once,
 );
 
 #[cfg(feature = "mongodb")]

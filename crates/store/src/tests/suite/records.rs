@@ -483,3 +483,62 @@ pub(crate) async fn migrations_run_twice_and_concurrently(stores: &Stores) {
             .all(|status| status.applied_at.is_some() && !status.modified_since_applied)
     );
 }
+
+/// Concurrent writers of one alert state: exactly one wins each version.
+pub(crate) async fn alert_states_swap_once(stores: &Stores) {
+    use copyhound_core::model::AlertState;
+    prepare(stores).await;
+    let reports = &stores.reports;
+    assert_eq!(reports.get_alert_state("P01/x").await.unwrap(), None);
+    let state = |version: u64, by: &str| AlertState {
+        id: "P01/x".into(),
+        publisher_id: "P01".parse().unwrap(),
+        channel: "email legal@p01.example".into(),
+        version,
+        last_sent_at: None,
+        claimed_by: Some(by.into()),
+        claimed_until: Some(at(60)),
+        last_outcome: None,
+    };
+    // Eight first writers race: one inserts.
+    let first_writes = futures_util::future::join_all((0..8).map(|writer| async move {
+        reports
+            .swap_alert_state(None, &state(1, &format!("s{writer}")))
+            .await
+            .unwrap()
+    }))
+    .await;
+    assert_eq!(first_writes.iter().filter(|won| **won).count(), 1);
+    let stored = reports.get_alert_state("P01/x").await.unwrap().unwrap();
+    assert_eq!(stored.version, 1);
+    let winner = stored.claimed_by.clone().unwrap();
+    assert_eq!(
+        winner,
+        format!("s{}", first_writes.iter().position(|won| *won).unwrap())
+    );
+    // Then they race from version 1: one moves it to 2.
+    let next_writes = futures_util::future::join_all((0..8).map(|writer| async move {
+        reports
+            .swap_alert_state(Some(1), &state(2, &format!("t{writer}")))
+            .await
+            .unwrap()
+    }))
+    .await;
+    assert_eq!(next_writes.iter().filter(|won| **won).count(), 1);
+    // A stale expectation never overwrites, nor does "absent" once present.
+    assert!(
+        !reports
+            .swap_alert_state(Some(1), &state(2, "late"))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !reports
+            .swap_alert_state(None, &state(1, "late"))
+            .await
+            .unwrap()
+    );
+    let stored = reports.get_alert_state("P01/x").await.unwrap().unwrap();
+    assert_eq!(stored.version, 2);
+    assert!(stored.claimed_by.unwrap().starts_with('t'));
+}
