@@ -9,7 +9,8 @@ cd "$(dirname "$0")/../.."
 
 started_here=0
 if [ -z "${COPYHOUND_TEST_REDIS_URL:-}" ] || [ -z "${COPYHOUND_TEST_MONGODB_URL:-}" ] \
-  || [ -z "${COPYHOUND_TEST_REDIS_CLUSTER_URL:-}" ] || [ -z "${COPYHOUND_TEST_WARCIO:-}" ]; then
+  || [ -z "${COPYHOUND_TEST_REDIS_CLUSTER_URL:-}" ] || [ -z "${COPYHOUND_TEST_WARCIO:-}" ] \
+  || [ -z "${COPYHOUND_TEST_SMTP_URL:-}" ] || [ -z "${COPYHOUND_TEST_SMTP_MAILDIR:-}" ]; then
   eval "$(deploy/dev/services.sh start)"
   started_here=1
 fi
