@@ -150,6 +150,7 @@ async fn run_corpus(
             name: "bench".into(),
             kind: PublisherKind::Books,
             created_at: Utc::now(),
+            policy: Default::default(),
         })
         .await?;
     let now = Utc::now();
@@ -260,6 +261,7 @@ async fn run_corpus(
 
     let pipeline = MatcherHandler::new(MatcherPorts {
         works: stores.works.clone(),
+        publishers: stores.publishers.clone(),
         pages: stores.pages.clone(),
         fingerprints: stores.fingerprints.clone(),
         matches: stores.matches.clone(),

@@ -18,7 +18,7 @@ use tracing::debug;
 
 use crate::candidates::candidates;
 use crate::chapters::ChapterCache;
-use crate::context::{MatcherPorts, page_at};
+use crate::context::{MatcherPorts, WorkContext, page_at, work_context};
 use crate::evidence;
 
 /// The verdict on one (page, chapter) pair.
@@ -149,7 +149,7 @@ pub(crate) async fn compare_fingerprinted(
     })
     .await
     .map_err(join_error)?;
-    let mut works: HashMap<WorkId, Work> = HashMap::new();
+    let mut works: HashMap<WorkId, WorkContext> = HashMap::new();
     for (work_id, chapter_id) in candidates.chapters {
         let subject = Subject {
             page,
@@ -182,7 +182,7 @@ async fn verify_candidate(
     subject: &Subject<'_>,
     work_id: &WorkId,
     chapter_id: &ChapterId,
-    works: &mut HashMap<WorkId, Work>,
+    works: &mut HashMap<WorkId, WorkContext>,
 ) -> Result<()> {
     let (page, near_duplicates) = (subject.page, subject.near_duplicates);
     let chapter = Arc::new(
@@ -205,9 +205,11 @@ async fn verify_candidate(
     })
     .await
     .map_err(join_error)?;
-    let mut decision = decide(&verification, chapter.chars, &ports.config);
+    let context = work_context(ports, works, work_id).await?;
+    let config = &context.config;
+    let mut decision = decide(&verification, chapter.chars, config);
     if !decision.infringing
-        && decision.copied_chars >= ports.config.min_part_copied_chars
+        && decision.copied_chars >= config.min_part_copied_chars
         && let Some(chain) = chain_text(ports, page).await?
     {
         // One page of a split chapter: the pages together are the copy.
@@ -220,7 +222,7 @@ async fn verify_candidate(
         .await
         .map_err(join_error)?;
         // The part ranks as the copy it belongs to.
-        let chain_decision = decide(&whole, chapter.chars, &ports.config);
+        let chain_decision = decide(&whole, chapter.chars, config);
         decision.infringing = chain_decision.infringing;
         decision.score = chain_decision.score;
     }
@@ -229,18 +231,10 @@ async fn verify_candidate(
     if !decision.infringing {
         return Ok(());
     }
-    let work = match works.get(work_id) {
-        Some(work) => work.clone(),
-        None => {
-            let work = ports.works.get_work_any(work_id).await?;
-            works.insert(work_id.clone(), work.clone());
-            work
-        }
-    };
     let duplicates = duplicates_of(ports, page, work_id, chapter_id, near_duplicates).await?;
     let found = build_match(
         page,
-        &work,
+        &context.work,
         &chapter.text,
         chapter_id,
         &verification,

@@ -2,7 +2,8 @@ use std::sync::Arc;
 
 use copyhound_core::config::MatcherConfig;
 use copyhound_core::ports::{
-    FingerprintIndex, FingerprintStore, MatchStore, PageStore, TaskQueue, WorkStore,
+    FingerprintIndex, FingerprintStore, MatchStore, PageStore, PublisherStore, TaskQueue,
+    WorkStore,
 };
 use copyhound_fingerprint::Fingerprinter;
 
@@ -26,6 +27,8 @@ pub(crate) async fn page_at(
 pub struct MatcherPorts {
     /// Registered works and chapters.
     pub works: Arc<dyn WorkStore>,
+    /// Publishers, for their infringement policies.
+    pub publishers: Arc<dyn PublisherStore>,
     /// Crawled pages.
     pub pages: Arc<dyn PageStore>,
     /// Fingerprints of chapters and pages.
@@ -40,4 +43,51 @@ pub struct MatcherPorts {
     pub fingerprinter: Arc<Fingerprinter>,
     /// Evidence thresholds.
     pub config: MatcherConfig,
+}
+
+/// A candidate's work and the bar its publisher sets for it.
+#[derive(Clone, Debug)]
+pub(crate) struct WorkContext {
+    pub work: copyhound_core::model::Work,
+    /// `[matcher]` with the publisher's policy for the work's kind applied.
+    pub config: MatcherConfig,
+}
+
+/// Returns `config` with `thresholds` applied.
+pub fn with_policy(
+    config: &MatcherConfig,
+    thresholds: &copyhound_core::model::Thresholds,
+) -> MatcherConfig {
+    let mut effective = config.clone();
+    if let Some(chars) = thresholds.min_copied_chars {
+        effective.min_copied_chars = chars;
+        // A split chapter's part must still carry a share of the bar.
+        effective.min_part_copied_chars = config.min_part_copied_chars.min(chars);
+    }
+    if let Some(coverage) = thresholds.min_chapter_coverage {
+        effective.min_chapter_coverage = coverage;
+    }
+    effective
+}
+
+/// Loads the work and its publisher's policy, once per page and work.
+pub(crate) async fn work_context<'a>(
+    ports: &MatcherPorts,
+    works: &'a mut std::collections::HashMap<copyhound_core::ids::WorkId, WorkContext>,
+    work_id: &copyhound_core::ids::WorkId,
+) -> copyhound_core::Result<&'a WorkContext> {
+    if !works.contains_key(work_id) {
+        let work = ports.works.get_work_any(work_id).await?;
+        let config = match ports.publishers.get_publisher(&work.publisher_id).await {
+            Ok(publisher) => with_policy(&ports.config, publisher.policy.for_kind(work.kind)),
+            Err(error) if error.kind() == copyhound_core::ErrorKind::NotFound => {
+                ports.config.clone()
+            }
+            Err(error) => return Err(error),
+        };
+        works.insert(work_id.clone(), WorkContext { work, config });
+    }
+    works
+        .get(work_id)
+        .ok_or_else(|| copyhound_core::Error::internal("work context vanished"))
 }

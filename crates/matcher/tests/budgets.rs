@@ -77,6 +77,7 @@ async fn harness() -> Harness {
     );
     let ports = MatcherPorts {
         works: stores.works.clone(),
+        publishers: stores.publishers.clone(),
         pages: stores.pages.clone(),
         fingerprints: stores.fingerprints.clone(),
         matches: stores.matches.clone(),
@@ -100,6 +101,7 @@ impl Harness {
             name: "P01".into(),
             kind: PublisherKind::Books,
             created_at: Utc::now(),
+            policy: Default::default(),
         };
         self.stores
             .publishers

@@ -243,6 +243,7 @@ fn read_work(folder: &Path) -> anyhow::Result<ImportedWork> {
             PublisherKind::Books
         },
         created_at: now,
+        policy: Default::default(),
     };
     let work = Work {
         id: work_id,

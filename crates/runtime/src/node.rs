@@ -90,6 +90,7 @@ impl Node {
         let stores = &self.backends.stores;
         Ok(MatcherHandler::new(MatcherPorts {
             works: stores.works.clone(),
+            publishers: stores.publishers.clone(),
             pages: stores.pages.clone(),
             fingerprints: stores.fingerprints.clone(),
             matches: stores.matches.clone(),

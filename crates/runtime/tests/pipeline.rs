@@ -40,6 +40,7 @@ async fn harness() -> Harness {
     );
     let ports = MatcherPorts {
         works: stores.works.clone(),
+        publishers: stores.publishers.clone(),
         pages: stores.pages.clone(),
         fingerprints: stores.fingerprints.clone(),
         matches: stores.matches.clone(),
@@ -70,6 +71,7 @@ impl Harness {
             name: "P01".into(),
             kind: PublisherKind::News,
             created_at: Utc::now(),
+            policy: Default::default(),
         };
         self.stores
             .publishers
@@ -311,4 +313,48 @@ async fn a_comparison_for_an_outdated_content_hash_is_skipped() {
         .await;
     harness.drain().await;
     assert!(harness.matches_of(&page).await.is_empty());
+}
+
+/// A news agency counts one copied paragraph of an 860-character article;
+/// the installation's default (300 characters) does not.
+#[tokio::test]
+async fn a_news_agencys_policy_counts_one_copied_paragraph() {
+    let harness = harness().await;
+    harness.register(Vec::new()).await;
+    let paragraph: String = CHAPTER.chars().skip(100).take(200).collect();
+    let page_text = |site: &str| {
+        format!(
+            "{site}新闻频道：今日要闻摘编如下，欢迎读者转发评论。{paragraph}以上内容来自网络，如有侵权请联系删除。本站还提供天气预报、体育比分和财经快讯。"
+        )
+    };
+    let before = harness
+        .crawl("http://news-a.example/1.html", &page_text("甲站"))
+        .await;
+    harness.drain().await;
+    assert!(
+        harness.matches_of(&before).await.is_empty(),
+        "200 characters stay under the default bar"
+    );
+
+    let publisher_id: PublisherId = "P01".parse().unwrap();
+    let mut publisher = harness
+        .stores
+        .publishers
+        .get_publisher(&publisher_id)
+        .await
+        .unwrap();
+    publisher.policy.news.min_copied_chars = Some(150);
+    harness
+        .stores
+        .publishers
+        .put_publisher(&publisher)
+        .await
+        .unwrap();
+    let after = harness
+        .crawl("http://news-b.example/1.html", &page_text("乙站"))
+        .await;
+    harness.drain().await;
+    let found = harness.matches_of(&after).await;
+    assert_eq!(found.len(), 1, "the news policy's 150 characters count it");
+    assert!(found[0].score >= 0.5);
 }

@@ -99,6 +99,7 @@ async fn schedules_enqueue_each_slot_once_and_alerts_post_signed_json_once() {
         name: "P01".into(),
         kind: PublisherKind::Books,
         created_at: Utc::now(),
+        policy: Default::default(),
     };
     backends
         .stores
@@ -166,6 +167,7 @@ async fn node_with_a_confirmed_match(config: &Config) -> Node {
             name: "P01".into(),
             kind: PublisherKind::Books,
             created_at: Utc::now(),
+            policy: Default::default(),
         })
         .await
         .unwrap();

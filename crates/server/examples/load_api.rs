@@ -35,6 +35,7 @@ async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
         name: "load".into(),
         kind: PublisherKind::Books,
         created_at: Utc::now(),
+        policy: Default::default(),
     };
     state.publishers.put_publisher(&publisher).await?;
     let issued = issue_key(publisher_id.clone(), Role::Publisher);
@@ -105,6 +106,7 @@ async fn main() -> anyhow::Result<()> {
         index: None,
         config: ServerConfig::default(),
         site_policy: SitePolicy::default(),
+        matcher: copyhound_core::config::MatcherConfig::default(),
     };
     let seeding = Instant::now();
     let key = seed(&state, matches).await?;

@@ -178,6 +178,8 @@ pub struct PublisherCaller {
     pub publisher_id: PublisherId,
     /// The key id, recorded in audit trails.
     pub key_id: String,
+    /// The key's role: a publisher's admin key also edits its settings.
+    pub role: Role,
 }
 
 impl PublisherCaller {
@@ -187,6 +189,7 @@ impl PublisherCaller {
             Some(publisher_id) => Ok(Self {
                 publisher_id,
                 key_id: caller.key_id,
+                role: caller.role,
             }),
             None => Err(Error::new(
                 ErrorKind::Forbidden,

@@ -71,6 +71,8 @@ pub struct AppState {
     /// What registered sites may point at: the crawlers' address policy
     /// (`crawler.allow_private_addresses`), applied when a site is registered.
     pub site_policy: SitePolicy,
+    /// The installation's infringement thresholds, which publisher policies override.
+    pub matcher: copyhound_core::config::MatcherConfig,
 }
 
 /// Returns the whole application: `/api/v1`, `/health`, `/metrics` and the admin UI at `/`.

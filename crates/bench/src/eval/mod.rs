@@ -256,6 +256,7 @@ fn eval_publisher() -> anyhow::Result<Publisher> {
         name: "evaluation".into(),
         kind: PublisherKind::Books,
         created_at: Utc::now(),
+        policy: Default::default(),
     })
 }
 

@@ -92,6 +92,7 @@ fn app_state(node: &Node) -> AppState {
         index: Some(backends.index.clone()),
         config: node.config().server.clone(),
         site_policy: SitePolicy::for_crawler(&node.config().crawler),
+        matcher: node.config().matcher.clone(),
     }
 }
 

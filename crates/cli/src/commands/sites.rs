@@ -128,6 +128,7 @@ async fn ensure_publisher(backends: &Backends, id: &PublisherId) -> anyhow::Resu
         name: id.to_string(),
         kind: PublisherKind::Books,
         created_at: Utc::now(),
+        policy: Default::default(),
     };
     backends.stores.publishers.put_publisher(&publisher).await?;
     Ok(())

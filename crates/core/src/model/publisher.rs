@@ -28,6 +28,89 @@ pub struct Publisher {
     /// When it was created.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
+    /// When a copy counts as an infringement, per work kind; unset values
+    /// are the installation's (`[matcher]`).
+    #[serde(default, skip_serializing_if = "InfringementPolicy::is_default")]
+    pub policy: InfringementPolicy,
+}
+
+/// A publisher's bar for an infringement, per kind of work.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct InfringementPolicy {
+    /// For novels.
+    #[serde(default, skip_serializing_if = "Thresholds::is_default")]
+    pub novel: Thresholds,
+    /// For news articles.
+    #[serde(default, skip_serializing_if = "Thresholds::is_default")]
+    pub news: Thresholds,
+}
+
+impl InfringementPolicy {
+    /// Whether nothing is overridden.
+    pub fn is_default(&self) -> bool {
+        self == &Self::default()
+    }
+
+    /// The thresholds for works of `kind`.
+    pub fn for_kind(&self, kind: super::WorkKind) -> &Thresholds {
+        match kind {
+            super::WorkKind::Novel => &self.novel,
+            super::WorkKind::News => &self.news,
+        }
+    }
+
+    /// Checks every value's range.
+    pub fn validate(&self) -> crate::Result<()> {
+        for (name, thresholds) in [("novel", &self.novel), ("news", &self.news)] {
+            if let Some(chars) = thresholds.min_copied_chars
+                && !(MIN_POLICY_CHARS..=MAX_POLICY_CHARS).contains(&chars)
+            {
+                return Err(crate::Error::invalid(format!(
+                    "policy.{name}.min_copied_chars = {chars}: must be within {MIN_POLICY_CHARS}..={MAX_POLICY_CHARS}"
+                )));
+            }
+            if let Some(coverage) = thresholds.min_chapter_coverage
+                && !(MIN_POLICY_COVERAGE..=1.0).contains(&coverage)
+            {
+                return Err(crate::Error::invalid(format!(
+                    "policy.{name}.min_chapter_coverage = {coverage}: must be within {MIN_POLICY_COVERAGE}..=1"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The smallest `min_copied_chars` a policy may set: below it, shared
+/// boilerplate and quotes would count.
+pub const MIN_POLICY_CHARS: u32 = 50;
+/// The smallest `min_chapter_coverage` a policy may set (1%).
+pub const MIN_POLICY_COVERAGE: f32 = 0.01;
+/// The largest `min_copied_chars` a policy may set.
+pub const MAX_POLICY_CHARS: u32 = 100_000;
+
+/// Overrides of the installation's thresholds; `None` keeps its value.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct Thresholds {
+    /// Copied characters at which a page infringes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 50, maximum = 100000))]
+    pub min_copied_chars: Option<u32>,
+    /// Share of a short chapter at which a page infringes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0.01, maximum = 1.0))]
+    pub min_chapter_coverage: Option<f32>,
+}
+
+impl Thresholds {
+    /// Whether nothing is overridden.
+    pub fn is_default(&self) -> bool {
+        self == &Self::default()
+    }
 }
 
 /// What an API key may do.

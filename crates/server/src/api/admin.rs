@@ -83,6 +83,7 @@ pub async fn create_publisher(
         name: required_text("name", &body.name, MAX_PUBLISHER_NAME_CHARS)?,
         kind: body.kind,
         created_at: Utc::now(),
+        policy: Default::default(),
     };
     state.publishers.put_publisher(&publisher).await?;
     tracing::info!(publisher_id = %publisher.id, by = %caller.key_id, "publisher created");

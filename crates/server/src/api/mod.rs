@@ -5,6 +5,7 @@
 
 pub mod admin;
 pub mod matches;
+pub mod policy;
 pub mod reports;
 pub mod sites;
 pub mod system;

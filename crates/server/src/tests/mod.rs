@@ -9,6 +9,7 @@ mod openapi_test;
 mod register_test;
 mod sites_validation_test;
 mod system_test;
+mod policy_test;
 mod tenancy_test;
 mod ui_test;
 mod upload_limits_test;
@@ -76,6 +77,7 @@ pub(crate) async fn embedded_state(dir: &std::path::Path) -> (AppState, Arc<Loca
         site_policy: SitePolicy {
             allow_private_addresses: true,
         },
+        matcher: copyhound_core::config::MatcherConfig::default(),
     };
     (state, queue)
 }

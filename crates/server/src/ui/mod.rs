@@ -33,6 +33,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/works/{work_id}", get(pages::work))
         .route("/ui/sites", get(pages::sites))
         .route("/ui/sites/{site_id}", get(pages::site))
+        .route("/ui/policy", get(pages::policy).post(pages::save_policy))
         .route("/ui/matches", get(pages::matches))
         .route("/ui/matches/{match_id}", get(pages::match_page))
         .route("/ui/matches/{match_id}/review", post(pages::review))

@@ -49,6 +49,7 @@ pub(crate) fn publisher(id: &str) -> Publisher {
         name: format!("publisher {id}"),
         kind: PublisherKind::Books,
         created_at: at(0),
+        policy: Default::default(),
     }
 }
 

@@ -1,0 +1,138 @@
+//! A publisher's infringement policy: the bar a copy must clear, per kind of
+//! work, over the installation's `[matcher]` defaults. A news agency may count
+//! one copied paragraph of a 900-character article; a novel platform keeps the
+//! 300-character default. Everyone in the publisher reads it; its admin keys
+//! edit it. A change applies to pages compared from then on.
+
+use axum::Json;
+use axum::extract::State;
+use copyhound_core::config::MatcherConfig;
+use copyhound_core::ids::PublisherId;
+use copyhound_core::model::{InfringementPolicy, Role, Thresholds};
+use copyhound_core::{Error, ErrorKind};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::AppState;
+use crate::auth::PublisherCaller;
+use crate::error::{ApiJson, ApiResult, ErrorBody};
+
+/// The thresholds in force for one kind of work.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, ToSchema)]
+pub struct EffectiveThresholds {
+    /// Copied characters at which a page infringes.
+    pub min_copied_chars: u32,
+    /// Share of a short chapter (under twice `min_copied_chars`) at which a page infringes.
+    pub min_chapter_coverage: f32,
+}
+
+/// Thresholds in force, per kind of work.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, ToSchema)]
+pub struct EffectivePolicy {
+    /// For novels.
+    pub novel: EffectiveThresholds,
+    /// For news articles.
+    pub news: EffectiveThresholds,
+}
+
+/// Body of the policy routes.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct PolicyView {
+    /// The publisher's overrides (unset: the installation's value).
+    pub policy: InfringementPolicy,
+    /// What applies.
+    pub effective: EffectivePolicy,
+    /// The installation's values.
+    pub defaults: EffectiveThresholds,
+}
+
+fn effective(defaults: &MatcherConfig, thresholds: &Thresholds) -> EffectiveThresholds {
+    EffectiveThresholds {
+        min_copied_chars: thresholds
+            .min_copied_chars
+            .unwrap_or(defaults.min_copied_chars),
+        min_chapter_coverage: thresholds
+            .min_chapter_coverage
+            .unwrap_or(defaults.min_chapter_coverage),
+    }
+}
+
+fn view(defaults: &MatcherConfig, policy: InfringementPolicy) -> PolicyView {
+    PolicyView {
+        effective: EffectivePolicy {
+            novel: effective(defaults, &policy.novel),
+            news: effective(defaults, &policy.news),
+        },
+        defaults: effective(defaults, &Thresholds::default()),
+        policy,
+    }
+}
+
+/// Returns the policy of `publisher_id`.
+pub async fn load_policy(
+    state: &AppState,
+    publisher_id: &PublisherId,
+) -> copyhound_core::Result<PolicyView> {
+    let publisher = state.publishers.get_publisher(publisher_id).await?;
+    Ok(view(&state.matcher, publisher.policy))
+}
+
+/// Stores `policy` for the caller's publisher (admin keys only).
+pub async fn save_policy(
+    state: &AppState,
+    caller: &PublisherCaller,
+    policy: InfringementPolicy,
+) -> copyhound_core::Result<PolicyView> {
+    if caller.role != Role::Admin {
+        return Err(Error::new(
+            ErrorKind::Forbidden,
+            "only the publisher's admin keys edit its infringement policy",
+        ));
+    }
+    policy.validate()?;
+    let mut publisher = state.publishers.get_publisher(&caller.publisher_id).await?;
+    publisher.policy = policy;
+    state.publishers.put_publisher(&publisher).await?;
+    tracing::info!(publisher_id = %caller.publisher_id, by = %caller.key_id, policy = ?publisher.policy, "infringement policy updated");
+    Ok(view(&state.matcher, publisher.policy))
+}
+
+/// `GET /api/v1/policy`: the caller's infringement policy.
+#[utoipa::path(
+    get,
+    path = "/api/v1/policy",
+    tag = "policy",
+    responses(
+        (status = 200, description = "The policy, and the thresholds in force", body = PolicyView),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+    )
+)]
+pub async fn get_policy(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+) -> ApiResult<Json<PolicyView>> {
+    Ok(Json(load_policy(&state, &caller.publisher_id).await?))
+}
+
+/// `PUT /api/v1/policy`: replaces the caller's infringement policy.
+#[utoipa::path(
+    put,
+    path = "/api/v1/policy",
+    tag = "policy",
+    request_body = InfringementPolicy,
+    responses(
+        (status = 200, description = "The stored policy, and the thresholds in force", body = PolicyView),
+        (status = 400, description = "A value out of range", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "Not an admin key of a publisher", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+    )
+)]
+pub async fn put_policy(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiJson(policy): ApiJson<InfringementPolicy>,
+) -> ApiResult<Json<PolicyView>> {
+    Ok(Json(save_policy(&state, &caller, policy).await?))
+}

@@ -1,0 +1,136 @@
+//! The infringement policy: read by any key of the publisher, edited by its
+//! admin keys only, range-checked, per tenant; and the UI form that edits it.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use serde_json::json;
+use tower::ServiceExt;
+
+use super::{ADMIN_KEY, Harness, assert_error};
+use crate::auth::SESSION_COOKIE;
+
+async fn admin_key_of(harness: &Harness, publisher: &str) -> String {
+    let (status, key) = harness
+        .call(
+            "POST",
+            &format!("/api/v1/admin/publishers/{publisher}/keys"),
+            ADMIN_KEY,
+            Some(json!({"role": "admin"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{key}");
+    key["key"].as_str().unwrap().to_string()
+}
+
+async fn ui(harness: &Harness, key: &str, form: Option<&str>) -> (StatusCode, String) {
+    let builder = Request::builder()
+        .uri("/ui/policy")
+        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"));
+    let request = match form {
+        Some(form) => builder
+            .method("POST")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(form.to_string())),
+        None => builder.body(Body::empty()),
+    }
+    .unwrap();
+    let response = harness.router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[tokio::test]
+async fn admins_edit_the_policy_everyone_reads_it_per_tenant() {
+    let harness = Harness::new().await;
+    let (status, view) = harness
+        .call("GET", "/api/v1/policy", &harness.key_a, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["policy"], json!({}));
+    assert_eq!(view["effective"]["news"]["min_copied_chars"], 300);
+    assert_eq!(view["defaults"]["min_chapter_coverage"], 0.5);
+
+    let news = json!({"news": {"min_copied_chars": 150}});
+    let (status, body) = harness
+        .call("PUT", "/api/v1/policy", &harness.key_a, Some(news.clone()))
+        .await;
+    assert_error(status, &body, StatusCode::FORBIDDEN, "forbidden", "admin");
+
+    let admin_a = admin_key_of(&harness, "pub_a").await;
+    let (status, view) = harness
+        .call("PUT", "/api/v1/policy", &admin_a, Some(news))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["effective"]["news"]["min_copied_chars"], 150);
+    assert_eq!(view["effective"]["novel"]["min_copied_chars"], 300);
+    let (_, view) = harness
+        .call("GET", "/api/v1/policy", &harness.key_a, None)
+        .await;
+    assert_eq!(view["policy"], json!({"news": {"min_copied_chars": 150}}));
+
+    for bad in [
+        json!({"news": {"min_copied_chars": 10}}),
+        json!({"novel": {"min_chapter_coverage": 1.5}}),
+        json!({"novel": {"min_chapter_coverage": 0}}),
+        json!({"novel": {"min_copied_chars": -1}}),
+        json!({"poetry": {}}),
+    ] {
+        let (status, body) = harness
+            .call("PUT", "/api/v1/policy", &admin_a, Some(bad.clone()))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+    }
+    // Nothing of A's policy shows for B, and B's admin changes only B's.
+    let (_, view) = harness
+        .call("GET", "/api/v1/policy", &harness.key_b, None)
+        .await;
+    assert_eq!(view["policy"], json!({}));
+    let admin_b = admin_key_of(&harness, "pub_b").await;
+    let (status, _) = harness
+        .call(
+            "PUT",
+            "/api/v1/policy",
+            &admin_b,
+            Some(json!({"novel": {"min_copied_chars": 1000}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, view) = harness
+        .call("GET", "/api/v1/policy", &harness.key_a, None)
+        .await;
+    assert_eq!(view["effective"]["novel"]["min_copied_chars"], 300);
+
+    // The UI form: shown read-only to a reviewer, editable by an admin.
+    let (status, html) = ui(&harness, &harness.key_a, None).await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    assert!(html.contains("Only the publisher's admin keys edit"), "{html}");
+    assert!(html.contains("150 chars"), "{html}");
+    let (status, html) = ui(
+        &harness,
+        &admin_a,
+        Some("novel_min_copied_chars=&novel_min_chapter_coverage=40&news_min_copied_chars=120&news_min_chapter_coverage="),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{html}");
+    assert!(html.contains("id=\"policy-saved\""), "{html}");
+    let (_, view) = harness
+        .call("GET", "/api/v1/policy", &harness.key_a, None)
+        .await;
+    assert_eq!(
+        view["policy"],
+        json!({"novel": {"min_chapter_coverage": 0.4}, "news": {"min_copied_chars": 120}})
+    );
+    let (status, html) = ui(
+        &harness,
+        &admin_a,
+        Some("novel_min_copied_chars=abc&novel_min_chapter_coverage=&news_min_copied_chars=&news_min_chapter_coverage="),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(html.contains("id=\"policy-error\""), "{html}");
+    let (status, _) = ui(&harness, &harness.key_a, Some("news_min_copied_chars=60")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "a reviewer cannot save");
+}
