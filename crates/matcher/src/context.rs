@@ -2,8 +2,7 @@ use std::sync::Arc;
 
 use copyhound_core::config::MatcherConfig;
 use copyhound_core::ports::{
-    FingerprintIndex, FingerprintStore, MatchStore, PageStore, PublisherStore, TaskQueue,
-    WorkStore,
+    FingerprintIndex, FingerprintStore, MatchStore, PageStore, PublisherStore, TaskQueue, WorkStore,
 };
 use copyhound_fingerprint::Fingerprinter;
 

@@ -57,6 +57,7 @@ async fn every_ui_page_renders_with_several_pages_of_data() {
             format!("/ui/matches/{}", ids[0]),
             "/ui/matches?status=new".to_string(),
             "/ui/matches?limit=7".to_string(),
+            "/ui/policy".to_string(),
         ];
         for path in &fixed {
             let (status, html) = get_page(&harness, path, &key).await;

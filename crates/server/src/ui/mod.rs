@@ -54,13 +54,14 @@ fn environment() -> &'static Environment<'static> {
 }
 
 /// The embedded templates.
-const TEMPLATES: [(&str, &str); 8] = [
+const TEMPLATES: [(&str, &str); 9] = [
     ("base.html", include_str!("templates/base.html")),
     ("login.html", include_str!("templates/login.html")),
     ("error.html", include_str!("templates/error.html")),
     ("dashboard.html", include_str!("templates/dashboard.html")),
     ("works.html", include_str!("templates/works.html")),
     ("work.html", include_str!("templates/work.html")),
+    ("policy.html", include_str!("templates/policy.html")),
     ("sites.html", include_str!("templates/sites.html")),
     ("match.html", include_str!("templates/match.html")),
 ];
