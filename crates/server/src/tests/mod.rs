@@ -4,6 +4,7 @@
 mod access_test;
 mod api_test;
 mod chromium_test;
+mod console_test;
 mod fuzz_test;
 mod openapi_test;
 mod policy_test;

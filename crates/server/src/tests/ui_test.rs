@@ -58,6 +58,8 @@ async fn every_ui_page_renders_with_several_pages_of_data() {
             "/ui/matches?status=new".to_string(),
             "/ui/matches?limit=7".to_string(),
             "/ui/policy".to_string(),
+            "/ui/reports".to_string(),
+            format!("/ui/matches?work_id={work}&site_id={site}&min_score=0.6&status="),
         ];
         for path in &fixed {
             let (status, html) = get_page(&harness, path, &key).await;

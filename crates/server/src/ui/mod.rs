@@ -31,10 +31,21 @@ pub fn routes() -> Router<AppState> {
         .route("/logout", post(pages::logout))
         .route("/ui/works", get(pages::works))
         .route("/ui/works/{work_id}", get(pages::work))
-        .route("/ui/sites", get(pages::sites))
+        .route("/ui/sites", get(pages::sites).post(pages::create_site))
         .route("/ui/sites/{site_id}", get(pages::site))
+        .route("/ui/sites/{site_id}/crawl", post(pages::crawl_site))
+        .route("/ui/sites/{site_id}/enabled", post(pages::set_site_enabled))
         .route("/ui/policy", get(pages::policy).post(pages::save_policy))
+        .route(
+            "/ui/reports",
+            get(pages::reports).post(pages::create_report),
+        )
+        .route(
+            "/ui/reports/{report_id}/artifact",
+            get(pages::report_artifact),
+        )
         .route("/ui/matches", get(pages::matches))
+        .route("/ui/matches/review", post(pages::bulk_review))
         .route("/ui/matches/{match_id}", get(pages::match_page))
         .route("/ui/matches/{match_id}/review", post(pages::review))
         .route("/ui/matches/{match_id}/evidence", get(pages::evidence))
@@ -54,7 +65,7 @@ fn environment() -> &'static Environment<'static> {
 }
 
 /// The embedded templates.
-const TEMPLATES: [(&str, &str); 9] = [
+const TEMPLATES: [(&str, &str); 10] = [
     ("base.html", include_str!("templates/base.html")),
     ("login.html", include_str!("templates/login.html")),
     ("error.html", include_str!("templates/error.html")),
@@ -62,6 +73,7 @@ const TEMPLATES: [(&str, &str); 9] = [
     ("works.html", include_str!("templates/works.html")),
     ("work.html", include_str!("templates/work.html")),
     ("policy.html", include_str!("templates/policy.html")),
+    ("reports.html", include_str!("templates/reports.html")),
     ("sites.html", include_str!("templates/sites.html")),
     ("match.html", include_str!("templates/match.html")),
 ];

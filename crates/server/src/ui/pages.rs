@@ -201,8 +201,195 @@ pub(super) async fn sites(State(state): State<AppState>, UiCaller(caller): UiCal
         .await?;
     Ok(render(
         "sites.html",
-        json!({ "publisher": caller.publisher_id, "sites": sites.items, "site": null }),
+        json!({ "publisher": caller.publisher_id, "sites": sites.items, "site": null, "form": {} }),
     ))
+}
+
+/// The "add a site" form; empty fields take the API's defaults.
+#[derive(Debug, Default, Deserialize, serde::Serialize)]
+pub(super) struct SiteForm {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    seeds: String,
+    #[serde(default)]
+    schedule: String,
+    #[serde(default)]
+    max_pages_per_run: String,
+    #[serde(default)]
+    rate_limit_per_second: String,
+}
+
+impl SiteForm {
+    /// The API's body, or the field that is not a number.
+    fn to_body(&self) -> Result<crate::api::sites::CreateSite, String> {
+        let number = |label: &str, raw: &str| -> Result<Option<serde_json::Value>, String> {
+            let raw = raw.trim();
+            if raw.is_empty() {
+                return Ok(None);
+            }
+            raw.parse::<f64>()
+                .ok()
+                .filter(|value| value.is_finite() && *value >= 0.0)
+                .map(|value| Some(json!(value)))
+                .ok_or_else(|| format!("{label} must be a number"))
+        };
+        let pages = number("pages per run", &self.max_pages_per_run)?
+            .map(|value| value.as_f64().map(|pages| pages as u64).unwrap_or(0));
+        let body = json!({
+            "name": self.name,
+            "seeds": self.seeds.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>(),
+            "schedule": self.schedule.trim(),
+            "max_pages_per_run": pages,
+            "rate_limit_per_second": number("requests per second", &self.rate_limit_per_second)?,
+        });
+        serde_json::from_value(body).map_err(|error| error.to_string())
+    }
+}
+
+pub(super) async fn create_site(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    Form(form): Form<SiteForm>,
+) -> UiResult {
+    let created = match form.to_body() {
+        Ok(body) => crate::api::sites::create_site(
+            State(state.clone()),
+            caller.clone(),
+            crate::error::ApiJson(body),
+        )
+        .await
+        .map(|(_, axum::Json(site))| site)
+        .map_err(|error| error.0.message().to_string()),
+        Err(message) => Err(message),
+    };
+    match created {
+        Ok(site) => Ok(Redirect::to(&format!("/ui/sites/{}", site.id)).into_response()),
+        Err(message) => {
+            // The form again, with what was typed and why it was refused.
+            let sites = state
+                .sites
+                .list_sites(Some(&caller.publisher_id), &first_page(200))
+                .await?;
+            let mut response = render(
+                "sites.html",
+                json!({ "publisher": caller.publisher_id, "sites": sites.items, "site": null,
+                        "form": form, "error": message }),
+            );
+            *response.status_mut() = axum::http::StatusCode::BAD_REQUEST;
+            Ok(response)
+        }
+    }
+}
+
+/// Most matches a site page reads to say what the site copied.
+const SITE_SAMPLE: usize = 2000;
+
+/// What a site copied: per chapter, the best coverage, the pages, first and last seen.
+async fn copied_by_site(
+    state: &AppState,
+    publisher_id: &copyhound_core::ids::PublisherId,
+    site_id: &SiteId,
+) -> Result<serde_json::Value, UiError> {
+    let filter = MatchFilter {
+        site_id: Some(site_id.clone()),
+        ..MatchFilter::of_publisher(publisher_id.clone())
+    };
+    let mut found = Vec::new();
+    let mut page = first_page(200);
+    loop {
+        let listed = state.matches.list_matches(&filter, &page).await?;
+        found.extend(
+            listed
+                .items
+                .into_iter()
+                .filter(|m| copyhound_report::is_infringing(m.status)),
+        );
+        match listed.next {
+            Some(next) if found.len() < SITE_SAMPLE => page.after = Some(next),
+            next => {
+                let truncated = next.is_some();
+                return Ok(summarize_copies(&found, truncated));
+            }
+        }
+    }
+}
+
+fn summarize_copies(found: &[copyhound_core::model::Match], truncated: bool) -> serde_json::Value {
+    #[derive(serde::Serialize)]
+    struct Copied {
+        work_id: WorkId,
+        chapter_id: copyhound_core::ids::ChapterId,
+        coverage: f32,
+        pages: usize,
+        first_seen: chrono::DateTime<Utc>,
+        last_seen: chrono::DateTime<Utc>,
+    }
+    let mut chapters: BTreeMap<(WorkId, copyhound_core::ids::ChapterId), Copied> = BTreeMap::new();
+    let mut pages = std::collections::BTreeSet::new();
+    for m in found {
+        pages.insert(m.page_id.clone());
+        let entry = chapters
+            .entry((m.work_id.clone(), m.chapter_id.clone()))
+            .or_insert_with(|| Copied {
+                work_id: m.work_id.clone(),
+                chapter_id: m.chapter_id.clone(),
+                coverage: 0.0,
+                pages: 0,
+                first_seen: m.first_seen,
+                last_seen: m.last_seen,
+            });
+        entry.coverage = entry.coverage.max(m.chapter_coverage);
+        entry.pages += 1;
+        entry.first_seen = entry.first_seen.min(m.first_seen);
+        entry.last_seen = entry.last_seen.max(m.last_seen);
+    }
+    let works: std::collections::BTreeSet<&WorkId> =
+        chapters.keys().map(|(work, _)| work).collect();
+    json!({
+        "works": works.len(),
+        "pages": pages.len(),
+        "chapters": chapters.values().collect::<Vec<_>>(),
+        "truncated": truncated,
+        "sampled": found.len(),
+    })
+}
+
+pub(super) async fn crawl_site(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(site_id): axum::extract::Path<String>,
+) -> UiResult {
+    let site_id = parse_id::<SiteId>("site_id", &site_id)?;
+    let site = owned_site(&state, &caller.publisher_id, &site_id).await?;
+    let run = crate::api::sites::enqueue_crawl(&state, &site).await?;
+    tracing::info!(site_id = %site_id, run_id = %run.id, by = %caller.key_id, "crawl enqueued from the console");
+    Ok(Redirect::to(&format!("/ui/sites/{site_id}")).into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct EnabledForm {
+    enabled: bool,
+}
+
+pub(super) async fn set_site_enabled(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(site_id): axum::extract::Path<String>,
+    Form(form): Form<EnabledForm>,
+) -> UiResult {
+    let raw = site_id.clone();
+    let body: crate::api::sites::UpdateSite =
+        serde_json::from_value(json!({ "enabled": form.enabled }))
+            .map_err(|error| copyhound_core::Error::invalid(error.to_string()))?;
+    let axum::Json(_) = crate::api::sites::update_site(
+        State(state),
+        caller,
+        crate::error::ApiPath(raw),
+        crate::error::ApiJson(body),
+    )
+    .await?;
+    Ok(Redirect::to(&format!("/ui/sites/{site_id}")).into_response())
 }
 
 pub(super) async fn site(
@@ -216,9 +403,10 @@ pub(super) async fn site(
         .sites
         .list_crawl_runs(&site_id, &first_page(20))
         .await?;
+    let copied = copied_by_site(&state, &caller.publisher_id, &site_id).await?;
     Ok(render(
         "sites.html",
-        json!({ "publisher": caller.publisher_id, "site": site, "runs": runs.items }),
+        json!({ "publisher": caller.publisher_id, "site": site, "runs": runs.items, "copied": copied }),
     ))
 }
 
@@ -227,14 +415,153 @@ pub(super) async fn matches(
     UiCaller(caller): UiCaller,
     ApiQuery(query): ApiQuery<MatchQuery>,
 ) -> UiResult {
+    render_matches(&state, &caller, query, None).await
+}
+
+/// The match list with its filters (empty form fields mean "any") and the
+/// bulk review form.
+async fn render_matches(
+    state: &AppState,
+    caller: &PublisherCaller,
+    mut query: MatchQuery,
+    error: Option<String>,
+) -> UiResult {
+    let blank = |value: &mut Option<String>| {
+        if value.as_deref().is_some_and(|text| text.trim().is_empty()) {
+            *value = None;
+        }
+    };
+    for value in [
+        &mut query.status,
+        &mut query.work_id,
+        &mut query.site_id,
+        &mut query.chapter_id,
+        &mut query.since,
+        &mut query.before,
+    ] {
+        blank(value);
+    }
     let filter = match_filter(&caller.publisher_id, &query)?;
     let page = crate::api::page_request(query.after.clone(), query.limit)?;
     let found = state.matches.list_matches(&filter, &page).await?;
     let items: Vec<MatchSummary> = found.items.iter().map(MatchSummary::from).collect();
-    Ok(render(
+    let works = state
+        .works
+        .list_works(&caller.publisher_id, &first_page(200))
+        .await?;
+    let sites = state
+        .sites
+        .list_sites(Some(&caller.publisher_id), &first_page(200))
+        .await?;
+    // The filters again, for the next-page link and the way back from a review.
+    let filters: Vec<(&str, String)> = [
+        ("status", query.status.clone()),
+        ("work_id", query.work_id.clone()),
+        ("chapter_id", query.chapter_id.clone()),
+        ("site_id", query.site_id.clone()),
+        ("min_score", query.min_score.map(|score| score.to_string())),
+        ("since", query.since.clone()),
+        ("before", query.before.clone()),
+        ("limit", query.limit.map(|limit| limit.to_string())),
+    ]
+    .into_iter()
+    .filter_map(|(name, value)| value.map(|value| (name, value)))
+    .collect();
+    let query_string = filters
+        .iter()
+        .map(|(name, value)| format!("{name}={}", urlencoding(value)))
+        .collect::<Vec<_>>()
+        .join("&");
+    let back = if query_string.is_empty() {
+        "/ui/matches".to_string()
+    } else {
+        format!("/ui/matches?{query_string}")
+    };
+    let mut response = render(
         "dashboard.html",
-        json!({ "publisher": caller.publisher_id, "listing": true, "newest": items, "next": found.next, "status": query.status }),
-    ))
+        json!({ "publisher": caller.publisher_id, "listing": true, "newest": items, "next": found.next,
+                "query": query_string, "back": back, "works": works.items, "sites": sites.items,
+                "filters": filters.into_iter().collect::<BTreeMap<_, _>>(), "error": error }),
+    );
+    if error.is_some() {
+        *response.status_mut() = axum::http::StatusCode::BAD_REQUEST;
+    }
+    Ok(response)
+}
+
+/// Percent-encodes a query value.
+fn urlencoding(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for byte in value.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
+                out.push(char::from(byte));
+            }
+            other => out.push_str(&format!("%{other:02X}")),
+        }
+    }
+    out
+}
+
+/// Matches reviewed by one bulk action at most.
+const MAX_BULK_REVIEW: usize = 200;
+
+/// Reviews every picked match with one action; the picks are `pick:<id>` fields.
+pub(super) async fn bulk_review(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    Form(form): Form<BTreeMap<String, String>>,
+) -> UiResult {
+    let back = form
+        .get("back")
+        .filter(|back| back.starts_with("/ui/matches") && !back.starts_with("//"))
+        .cloned()
+        .unwrap_or_else(|| "/ui/matches".to_string());
+    let picked: Vec<&str> = form
+        .keys()
+        .filter_map(|key| key.strip_prefix("pick:"))
+        .collect();
+    let action = form.get("action").map(String::as_str).unwrap_or_default();
+    let action: Option<ReviewAction> = serde_json::from_value(json!(action)).ok();
+    let problem = match (&action, picked.len()) {
+        (None, _) => Some("choose an action".to_string()),
+        (_, 0) => Some("select at least one match".to_string()),
+        (_, count) if count > MAX_BULK_REVIEW => Some(format!(
+            "{count} matches selected; review at most {MAX_BULK_REVIEW} at a time"
+        )),
+        _ => None,
+    };
+    let note = form
+        .get("note")
+        .filter(|note| !note.trim().is_empty())
+        .cloned();
+    if problem.is_none()
+        && let Some(action) = action
+    {
+        for id in &picked {
+            let match_id = parse_id::<MatchId>("match_id", id)?;
+            let body = ReviewBody {
+                action,
+                note: note.clone(),
+            };
+            crate::api::matches::review(&state, &caller, &match_id, body).await?;
+        }
+        tracing::info!(count = picked.len(), by = %caller.key_id, "bulk review");
+        return Ok(Redirect::to(&back).into_response());
+    }
+    let query: MatchQuery = back
+        .split_once('?')
+        .and_then(|(_, query)| serde_urlencoded_query(query))
+        .unwrap_or_default();
+    render_matches(&state, &caller, query, problem).await
+}
+
+/// Parses the list's own query string back into its filters.
+fn serde_urlencoded_query(query: &str) -> Option<MatchQuery> {
+    let uri: axum::http::Uri = format!("/?{query}").parse().ok()?;
+    axum::extract::Query::<MatchQuery>::try_from_uri(&uri)
+        .ok()
+        .map(|parsed| parsed.0)
 }
 
 pub(super) async fn match_page(
@@ -393,4 +720,121 @@ pub(super) async fn save_policy(
             Ok(response)
         }
     }
+}
+
+/// The reports page: the form, and the publisher's reports with their downloads.
+async fn render_reports(
+    state: &AppState,
+    caller: &PublisherCaller,
+    error: Option<String>,
+) -> UiResult {
+    let reports = state
+        .reports
+        .list_reports(&caller.publisher_id, &first_page(100))
+        .await?;
+    let works = state
+        .works
+        .list_works(&caller.publisher_id, &first_page(200))
+        .await?;
+    let sites = state
+        .sites
+        .list_sites(Some(&caller.publisher_id), &first_page(200))
+        .await?;
+    let status = if error.is_some() {
+        axum::http::StatusCode::BAD_REQUEST
+    } else {
+        axum::http::StatusCode::OK
+    };
+    let mut response = render(
+        "reports.html",
+        json!({ "publisher": caller.publisher_id, "reports": reports.items, "works": works.items,
+                "sites": sites.items, "error": error }),
+    );
+    *response.status_mut() = status;
+    Ok(response)
+}
+
+pub(super) async fn reports(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
+    render_reports(&state, &caller, None).await
+}
+
+/// The report form; empty fields mean "everything".
+#[derive(Debug, Deserialize)]
+pub(super) struct ReportForm {
+    format: String,
+    #[serde(default)]
+    work_id: String,
+    #[serde(default)]
+    site_id: String,
+    #[serde(default)]
+    since: String,
+}
+
+pub(super) async fn create_report(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    Form(form): Form<ReportForm>,
+) -> UiResult {
+    let optional = |raw: &str| {
+        let raw = raw.trim();
+        (!raw.is_empty()).then(|| raw.to_string())
+    };
+    let since = match optional(&form.since) {
+        None => Ok(None),
+        Some(day) => chrono::NaiveDate::parse_from_str(&day, "%Y-%m-%d")
+            .map(|day| Some(day.and_time(chrono::NaiveTime::MIN).and_utc()))
+            .map_err(|_| format!("\"{day}\" is not a date like 2026-01-31")),
+    };
+    let body = since.and_then(|since| {
+        serde_json::from_value::<crate::api::reports::CreateReport>(json!({
+            "format": form.format,
+            "work_id": optional(&form.work_id),
+            "site_id": optional(&form.site_id),
+            "since": since,
+        }))
+        .map_err(|error| format!("format: {error}"))
+    });
+    let queued = match body {
+        Ok(body) => crate::api::reports::create_report(
+            State(state.clone()),
+            caller.clone(),
+            crate::error::ApiJson(body),
+        )
+        .await
+        .map(|_| ())
+        .map_err(|error| error.0.message().to_string()),
+        Err(message) => Err(message),
+    };
+    match queued {
+        Ok(()) => Ok(Redirect::to("/ui/reports").into_response()),
+        Err(message) => render_reports(&state, &caller, Some(message)).await,
+    }
+}
+
+/// A ready report's file, as an attachment named after the report.
+pub(super) async fn report_artifact(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(report_id): axum::extract::Path<String>,
+) -> UiResult {
+    let id = parse_id::<copyhound_core::ids::ReportId>("report_id", &report_id)?;
+    let report = state.reports.get_report(&caller.publisher_id, &id).await?;
+    let extension = match report.format {
+        copyhound_core::model::ReportFormat::Html => "html",
+        copyhound_core::model::ReportFormat::Pdf => "pdf",
+        copyhound_core::model::ReportFormat::Csv => "csv",
+        copyhound_core::model::ReportFormat::Json => "json",
+        copyhound_core::model::ReportFormat::Warc => "warc",
+    };
+    let mut response =
+        crate::api::reports::get_artifact(State(state), caller, crate::error::ApiPath(report_id))
+            .await?;
+    if let Ok(value) = axum::http::HeaderValue::from_str(&format!(
+        "attachment; filename=\"copyhound-{id}.{extension}\""
+    )) {
+        response
+            .headers_mut()
+            .insert(axum::http::header::CONTENT_DISPOSITION, value);
+    }
+    Ok(response)
 }

@@ -1,0 +1,354 @@
+//! The console's self-service flows over HTTP, as a browser sends them: add a
+//! site (and see why a bad one is refused), crawl it now, switch it off; see
+//! what a site copied; filter matches and review several at once; generate a
+//! report and download it.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use copyhound_core::model::TaskKind;
+use copyhound_core::model::{MatchStatus, ReportStatus};
+use tower::ServiceExt;
+
+use super::Harness;
+use crate::auth::SESSION_COOKIE;
+
+struct Answer {
+    status: StatusCode,
+    location: Option<String>,
+    disposition: Option<String>,
+    body: String,
+}
+
+async fn send(
+    harness: &Harness,
+    method: &str,
+    path: &str,
+    key: &str,
+    form: Option<&str>,
+) -> Answer {
+    let builder = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"));
+    let request = match form {
+        Some(form) => builder
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(form.to_string())),
+        None => builder.body(Body::empty()),
+    }
+    .unwrap();
+    let response = harness.router.clone().oneshot(request).await.unwrap();
+    let header_text = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string)
+    };
+    let location = header_text(header::LOCATION);
+    let disposition = header_text(header::CONTENT_DISPOSITION);
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    Answer {
+        status,
+        location,
+        disposition,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+#[tokio::test]
+async fn sites_are_added_crawled_and_switched_off_from_the_console() {
+    let harness = Harness::new().await;
+    let key = harness.key_a.clone();
+    let refused = send(
+        &harness,
+        "POST",
+        "/ui/sites",
+        &key,
+        Some("name=%E7%9B%97%E7%89%88%E7%AB%99&seeds=ftp%3A%2F%2Fpirate.example%2F&schedule=&max_pages_per_run=&rate_limit_per_second="),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(
+        refused.body.contains("id=\"site-error\""),
+        "{}",
+        refused.body
+    );
+    assert!(
+        refused.body.contains(">ftp:&#x2f;&#x2f;pirate.example&#x2f;</textarea>"),
+        "the form keeps what was typed: {}",
+        refused.body
+    );
+    let bad_number = send(
+        &harness,
+        "POST",
+        "/ui/sites",
+        &key,
+        Some("name=x&seeds=http%3A%2F%2F127.0.0.1%3A8001%2F&max_pages_per_run=many"),
+    )
+    .await;
+    assert_eq!(bad_number.status, StatusCode::BAD_REQUEST);
+    assert!(
+        bad_number.body.contains("pages per run must be a number"),
+        "{}",
+        bad_number.body
+    );
+
+    let added = send(
+        &harness,
+        "POST",
+        "/ui/sites",
+        &key,
+        Some("name=%E7%9B%97%E7%89%88%E7%AB%99&seeds=http%3A%2F%2F127.0.0.1%3A8001%2F%0D%0Ahttp%3A%2F%2F127.0.0.1%3A8001%2Fbook%2F&schedule=0+3+*+*+*&max_pages_per_run=500&rate_limit_per_second=2"),
+    )
+    .await;
+    assert_eq!(added.status, StatusCode::SEE_OTHER, "{}", added.body);
+    let site_path = added.location.unwrap();
+    let site_id = site_path.rsplit('/').next().unwrap().to_string();
+    let (_, site) = harness
+        .call("GET", &format!("/api/v1/sites/{site_id}"), &key, None)
+        .await;
+    assert_eq!(site["seeds"].as_array().unwrap().len(), 2);
+    assert_eq!(site["max_pages_per_run"], 500);
+    assert_eq!(site["schedule"], "0 3 * * *");
+    let page = send(&harness, "GET", &site_path, &key, None).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("Nothing found on this site yet."));
+
+    let crawl = send(
+        &harness,
+        "POST",
+        &format!("{site_path}/crawl"),
+        &key,
+        Some(""),
+    )
+    .await;
+    assert_eq!(crawl.status, StatusCode::SEE_OTHER, "{}", crawl.body);
+    assert!(harness.enqueued().await.iter().any(|task| matches!(
+        &task.kind,
+        TaskKind::CrawlSite { site_id: queued, .. } if queued.as_str() == site_id
+    )));
+    let off = send(
+        &harness,
+        "POST",
+        &format!("{site_path}/enabled"),
+        &key,
+        Some("enabled=false"),
+    )
+    .await;
+    assert_eq!(off.status, StatusCode::SEE_OTHER);
+    let (_, site) = harness
+        .call("GET", &format!("/api/v1/sites/{site_id}"), &key, None)
+        .await;
+    assert_eq!(site["enabled"], false);
+    let refused = send(
+        &harness,
+        "POST",
+        &format!("{site_path}/crawl"),
+        &key,
+        Some(""),
+    )
+    .await;
+    assert_eq!(
+        refused.status,
+        StatusCode::CONFLICT,
+        "a disabled site is not crawled"
+    );
+    // Another tenant can neither see nor switch it.
+    let other = send(
+        &harness,
+        "POST",
+        &format!("{site_path}/enabled"),
+        &harness.key_b,
+        Some("enabled=true"),
+    )
+    .await;
+    assert_eq!(other.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_site_page_shows_what_the_site_copied_and_matches_are_reviewed_in_bulk() {
+    let harness = Harness::new().await;
+    let key = harness.key_a.clone();
+    let work = harness.register_work_a("w_console").await;
+    let other_work = harness.register_work_a("w_other").await;
+    let site = harness.create_site_a().await;
+    let mut ids = Vec::new();
+    for number in 0..4 {
+        ids.push(
+            harness
+                .insert_match(
+                    &work,
+                    &site,
+                    &format!("http://pirate.example/{number}.html"),
+                    0.9,
+                    number,
+                )
+                .await,
+        );
+    }
+    let unrelated = harness
+        .insert_match(
+            &other_work,
+            &site,
+            "http://pirate.example/other.html",
+            0.7,
+            0,
+        )
+        .await;
+    let page = send(&harness, "GET", &format!("/ui/sites/{site}"), &key, None).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body.contains("id=\"copied-works\">2<"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("id=\"copied-pages\">5<"),
+        "{}",
+        page.body
+    );
+
+    // Filtered by work: the other work's match is not listed.
+    let listed = send(
+        &harness,
+        "GET",
+        &format!("/ui/matches?work_id={work}&status="),
+        &key,
+        None,
+    )
+    .await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    assert_eq!(listed.body.matches("class=\"pick\"").count(), 4);
+    assert!(!listed.body.contains(unrelated.as_str()));
+
+    let back = format!("/ui/matches?work_id={work}");
+    let form = format!(
+        "back={}&note=%E6%95%B4%E7%AB%A0&action=confirm&pick%3A{}=on&pick%3A{}=on&pick%3A{}=on",
+        back.replace('?', "%3F").replace('=', "%3D"),
+        ids[0],
+        ids[1],
+        ids[2]
+    );
+    let reviewed = send(&harness, "POST", "/ui/matches/review", &key, Some(&form)).await;
+    assert_eq!(reviewed.status, StatusCode::SEE_OTHER, "{}", reviewed.body);
+    assert_eq!(reviewed.location.as_deref(), Some(back.as_str()));
+    for (index, id) in ids.iter().enumerate() {
+        let stored = harness
+            .state
+            .matches
+            .get_match(&harness.publisher_a, id)
+            .await
+            .unwrap();
+        let expected = if index < 3 {
+            MatchStatus::Confirmed
+        } else {
+            MatchStatus::New
+        };
+        assert_eq!(stored.status, expected, "match {index}");
+        if index < 3 {
+            assert_eq!(stored.reviews[0].note.as_deref(), Some("整章"));
+        }
+    }
+    let confirmed = send(&harness, "GET", "/ui/matches?status=confirmed", &key, None).await;
+    assert_eq!(confirmed.body.matches("class=\"pick\"").count(), 3);
+
+    let nothing = send(
+        &harness,
+        "POST",
+        "/ui/matches/review",
+        &key,
+        Some("action=dismiss&back=%2Fui%2Fmatches"),
+    )
+    .await;
+    assert_eq!(nothing.status, StatusCode::BAD_REQUEST);
+    assert!(
+        nothing.body.contains("select at least one match"),
+        "{}",
+        nothing.body
+    );
+    // B cannot review A's match by picking its id.
+    let foreign = format!("action=dismiss&pick%3A{}=on", ids[3]);
+    let refused = send(
+        &harness,
+        "POST",
+        "/ui/matches/review",
+        &harness.key_b,
+        Some(&foreign),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn reports_are_generated_listed_and_downloaded_from_the_console() {
+    let harness = Harness::new().await;
+    let key = harness.key_a.clone();
+    let work = harness.register_work_a("w_report").await;
+    let bad = send(
+        &harness,
+        "POST",
+        "/ui/reports",
+        &key,
+        Some("format=html&since=yesterday"),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.body.contains("is not a date"), "{}", bad.body);
+    let queued = send(
+        &harness,
+        "POST",
+        "/ui/reports",
+        &key,
+        Some(&format!(
+            "format=csv&work_id={work}&site_id=&since=2026-01-31"
+        )),
+    )
+    .await;
+    assert_eq!(queued.status, StatusCode::SEE_OTHER, "{}", queued.body);
+    let listed = send(&harness, "GET", "/ui/reports", &key, None).await;
+    assert!(listed.body.contains("queued"), "{}", listed.body);
+    assert!(listed.body.contains(&format!("work {work}")));
+    assert!(!listed.body.contains("class=\"download\""));
+
+    // A worker renders it; the console then offers the download.
+    let reports = harness
+        .state
+        .reports
+        .list_reports(
+            &harness.publisher_a,
+            &copyhound_core::ports::PageRequest {
+                after: None,
+                limit: 10,
+            },
+        )
+        .await
+        .unwrap();
+    let mut report = reports.items[0].clone();
+    harness
+        .state
+        .reports
+        .put_artifact(&report.id, b"match_id,page_url\n")
+        .await
+        .unwrap();
+    report.status = ReportStatus::Ready {
+        artifact: report.id.to_string(),
+        bytes: 18,
+    };
+    harness.state.reports.put_report(&report).await.unwrap();
+    let listed = send(&harness, "GET", "/ui/reports", &key, None).await;
+    let link = format!("/ui/reports/{}/artifact", report.id);
+    assert!(listed.body.contains(&link), "{}", listed.body);
+    let file = send(&harness, "GET", &link, &key, None).await;
+    assert_eq!(file.status, StatusCode::OK);
+    assert_eq!(file.body, "match_id,page_url\n");
+    assert_eq!(
+        file.disposition.as_deref(),
+        Some(format!("attachment; filename=\"copyhound-{}.csv\"", report.id).as_str())
+    );
+    let foreign = send(&harness, "GET", &link, &harness.key_b, None).await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+}
