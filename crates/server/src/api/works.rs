@@ -342,7 +342,7 @@ fn split_txt(
 }
 
 /// Splits a TXT upload on the upload pool, off the async runtime.
-async fn split_txt_off_runtime(
+pub(crate) async fn split_txt_off_runtime(
     pool: &UploadPool,
     body: axum::body::Bytes,
     pattern: Option<String>,
@@ -353,7 +353,7 @@ async fn split_txt_off_runtime(
 }
 
 /// Parses an EPUB upload on the upload pool, off the async runtime.
-async fn parse_epub_off_runtime(
+pub(crate) async fn parse_epub_off_runtime(
     pool: &UploadPool,
     body: axum::body::Bytes,
 ) -> ApiResult<register::EpubBook> {

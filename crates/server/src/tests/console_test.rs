@@ -78,7 +78,9 @@ async fn sites_are_added_crawled_and_switched_off_from_the_console() {
         refused.body
     );
     assert!(
-        refused.body.contains(">ftp:&#x2f;&#x2f;pirate.example&#x2f;</textarea>"),
+        refused
+            .body
+            .contains(">ftp:&#x2f;&#x2f;pirate.example&#x2f;</textarea>"),
         "the form keeps what was typed: {}",
         refused.body
     );
@@ -351,4 +353,199 @@ async fn reports_are_generated_listed_and_downloaded_from_the_console() {
     );
     let foreign = send(&harness, "GET", &link, &harness.key_b, None).await;
     assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+}
+
+/// A multipart upload as a browser sends it: one file and some text fields.
+fn multipart(file_name: &str, file: &[u8], fields: &[(&str, &str)]) -> (String, Vec<u8>) {
+    let boundary = "----copyhoundconsoletest";
+    let mut body = Vec::new();
+    for (name, value) in fields {
+        body.extend_from_slice(
+            format!(
+                "--{boundary}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n"
+            )
+            .as_bytes(),
+        );
+    }
+    body.extend_from_slice(
+        format!(
+            "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"{file_name}\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+        )
+        .as_bytes(),
+    );
+    body.extend_from_slice(file);
+    body.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    (format!("multipart/form-data; boundary={boundary}"), body)
+}
+
+async fn upload(
+    harness: &Harness,
+    key: &str,
+    file_name: &str,
+    file: &[u8],
+    fields: &[(&str, &str)],
+) -> Answer {
+    let (content_type, body) = multipart(file_name, file, fields);
+    let request = Request::builder()
+        .method("POST")
+        .uri("/ui/works/preview")
+        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"))
+        .header(header::CONTENT_TYPE, content_type)
+        .body(Body::from(body))
+        .unwrap();
+    let response = harness.router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    Answer {
+        status,
+        location: None,
+        disposition: None,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
+}
+
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {
+                char::from(byte).to_string()
+            }
+            other => format!("%{other:02X}"),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_work_is_uploaded_previewed_edited_and_registered_from_the_console() {
+    let harness = Harness::new().await;
+    let key = harness.key_a.clone();
+    let txt = "序言\n这是一部小说。\n第一章 风起\n天色已晚，林中起了大风。\n第二章 云涌\n少年背着柴往回走。\n第三章 雨落\n雨下了一夜。\n";
+    // GBK bytes: the preview decodes them as the API would.
+    let (gbk, _, _) = encoding_rs::GBK.encode(txt);
+    let preview = upload(
+        &harness,
+        &key,
+        "风起青萍.txt",
+        &gbk,
+        &[
+            ("title", "风起青萍"),
+            ("author", "佚名"),
+            ("kind", "novel"),
+            ("pattern", ""),
+        ],
+    )
+    .await;
+    assert_eq!(preview.status, StatusCode::OK, "{}", preview.body);
+    assert!(preview.body.contains("gb18030"), "{}", preview.body);
+    assert!(preview.body.contains("天色已晚"), "{}", preview.body);
+    let count = preview.body.matches("name=\"text_").count();
+    assert!(count >= 3, "{count} chapters: {}", preview.body);
+
+    // The reviewer drops the preface, retitles chapter one, merges chapter three into two.
+    let titles: Vec<String> = (0..count)
+        .map(|index| {
+            let marker = format!("name=\"title_{index}\" value=\"");
+            let start = preview.body.find(&marker).unwrap() + marker.len();
+            let end = start + preview.body[start..].find('"').unwrap();
+            preview.body[start..end].to_string()
+        })
+        .collect();
+    let first = titles
+        .iter()
+        .position(|title| title.contains("风起"))
+        .unwrap();
+    let mut form = format!(
+        "count={count}&title={}&author=&kind=novel&id=w_upload",
+        encode("风起青萍")
+    );
+    for (index, stored_title) in titles.iter().enumerate().skip(first) {
+        form.push_str(&format!("&keep_{index}=on"));
+        let title = if index == first {
+            "第一章 大风".to_string()
+        } else {
+            stored_title.clone()
+        };
+        let text = match index - first {
+            0 => "天色已晚，林中起了大风。",
+            1 => "少年背着柴往回走。",
+            _ => "雨下了一夜。",
+        };
+        form.push_str(&format!(
+            "&title_{index}={}&text_{index}={}",
+            encode(&title),
+            encode(text)
+        ));
+        if index - first == 2 {
+            form.push_str(&format!("&merge_{index}=on"));
+        }
+    }
+    let registered = send(&harness, "POST", "/ui/works/confirm", &key, Some(&form)).await;
+    assert_eq!(
+        registered.status,
+        StatusCode::SEE_OTHER,
+        "{}",
+        registered.body
+    );
+    assert_eq!(registered.location.as_deref(), Some("/ui/works/w_upload"));
+    let (_, work) = harness
+        .call("GET", "/api/v1/works/w_upload", &key, None)
+        .await;
+    let chapters = work["chapters"].as_array().unwrap();
+    assert_eq!(chapters.len(), 2, "{work}");
+    assert_eq!(chapters[0]["title"], "第一章 大风");
+    let (_, second) = harness
+        .call(
+            "GET",
+            &format!(
+                "/api/v1/works/w_upload/chapters/{}",
+                chapters[1]["id"].as_str().unwrap()
+            ),
+            &key,
+            None,
+        )
+        .await;
+    assert_eq!(
+        second["text"], "少年背着柴往回走。\n雨下了一夜。",
+        "{second}"
+    );
+
+    // JSON uploads preview too; a bad file is a clear error, and nothing is stored.
+    let json = br#"{"title": "News", "kind": "news", "chapters": [{"title": "A", "text": "first article"}]}"#;
+    let preview = upload(&harness, &key, "feed.json", json, &[]).await;
+    assert_eq!(preview.status, StatusCode::OK, "{}", preview.body);
+    assert!(preview.body.contains("first article"));
+    assert!(
+        preview.body.contains("<option value=\"news\" selected>"),
+        "{}",
+        preview.body
+    );
+    let broken = upload(&harness, &key, "broken.json", b"{\"title\": ", &[]).await;
+    assert_eq!(broken.status, StatusCode::BAD_REQUEST);
+    assert!(broken.body.contains("is not valid JSON"), "{}", broken.body);
+
+    // Deleting from the console; another tenant cannot.
+    let refused = send(
+        &harness,
+        "POST",
+        "/ui/works/w_upload/delete",
+        &harness.key_b,
+        Some(""),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::NOT_FOUND);
+    let deleted = send(
+        &harness,
+        "POST",
+        "/ui/works/w_upload/delete",
+        &key,
+        Some(""),
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::SEE_OTHER);
+    let (status, _) = harness
+        .call("GET", "/api/v1/works/w_upload", &key, None)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
 }

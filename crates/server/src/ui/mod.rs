@@ -30,7 +30,10 @@ pub fn routes() -> Router<AppState> {
         .route("/login", get(pages::login_form).post(pages::login))
         .route("/logout", post(pages::logout))
         .route("/ui/works", get(pages::works))
+        .route("/ui/works/preview", post(pages::preview_upload))
+        .route("/ui/works/confirm", post(pages::confirm_upload))
         .route("/ui/works/{work_id}", get(pages::work))
+        .route("/ui/works/{work_id}/delete", post(pages::delete_work))
         .route("/ui/sites", get(pages::sites).post(pages::create_site))
         .route("/ui/sites/{site_id}", get(pages::site))
         .route("/ui/sites/{site_id}/crawl", post(pages::crawl_site))
@@ -65,7 +68,7 @@ fn environment() -> &'static Environment<'static> {
 }
 
 /// The embedded templates.
-const TEMPLATES: [(&str, &str); 10] = [
+const TEMPLATES: [(&str, &str); 11] = [
     ("base.html", include_str!("templates/base.html")),
     ("login.html", include_str!("templates/login.html")),
     ("error.html", include_str!("templates/error.html")),
@@ -74,6 +77,10 @@ const TEMPLATES: [(&str, &str); 10] = [
     ("work.html", include_str!("templates/work.html")),
     ("policy.html", include_str!("templates/policy.html")),
     ("reports.html", include_str!("templates/reports.html")),
+    (
+        "work_preview.html",
+        include_str!("templates/work_preview.html"),
+    ),
     ("sites.html", include_str!("templates/sites.html")),
     ("match.html", include_str!("templates/match.html")),
 ];

@@ -838,3 +838,225 @@ pub(super) async fn report_artifact(
     }
     Ok(response)
 }
+
+/// Chapters the console previews for editing; longer works go through the API.
+const MAX_PREVIEW_CHAPTERS: usize = 2000;
+
+/// Reads the upload form, splits the file as the API would, and shows the
+/// chapters for editing. Nothing is stored.
+pub(super) async fn preview_upload(
+    UiCaller(caller): UiCaller,
+    axum::Extension(pool): axum::Extension<crate::uploads::UploadPool>,
+    mut multipart: axum::extract::Multipart,
+) -> UiResult {
+    let bad = |message: String| UiError::from(copyhound_core::Error::invalid(message));
+    let mut fields: BTreeMap<String, String> = BTreeMap::new();
+    let mut file: Option<(String, axum::body::Bytes)> = None;
+    while let Some(field) = multipart
+        .next_field()
+        .await
+        .map_err(|error| bad(format!("upload: {error}")))?
+    {
+        let name = field.name().unwrap_or_default().to_string();
+        if name == "file" {
+            let filename = field.file_name().unwrap_or("upload").to_string();
+            let bytes = field
+                .bytes()
+                .await
+                .map_err(|error| bad(format!("upload: {error}")))?;
+            file = Some((filename, bytes));
+        } else {
+            let value = field
+                .text()
+                .await
+                .map_err(|error| bad(format!("upload: {error}")))?;
+            fields.insert(name, value);
+        }
+    }
+    let (filename, bytes) = file.ok_or_else(|| bad("choose a file to upload".into()))?;
+    let field = |name: &str| {
+        fields
+            .get(name)
+            .map(|value| value.trim().to_string())
+            .unwrap_or_default()
+    };
+    let lower = filename.to_lowercase();
+    let starts_json = bytes.iter().find(|byte| !byte.is_ascii_whitespace()) == Some(&b'{');
+    let (format, encoding, mut title, mut author, mut kind, mut id, chapters, warnings) =
+        if lower.ends_with(".epub") || bytes.starts_with(b"PK\x03\x04") {
+            let book = crate::api::works::parse_epub_off_runtime(&pool, bytes).await?;
+            let chapters: Vec<(String, String)> = book
+                .chapters
+                .into_iter()
+                .map(|draft| (draft.title, draft.text))
+                .collect();
+            (
+                "EPUB",
+                None,
+                book.title,
+                book.author,
+                None,
+                None,
+                chapters,
+                book.warnings,
+            )
+        } else if lower.ends_with(".json") || starts_json {
+            let body: serde_json::Value = serde_json::from_slice(&bytes)
+                .map_err(|error| bad(format!("{filename} is not valid JSON: {error}")))?;
+            let text = |key: &str| {
+                body.get(key)
+                    .and_then(|value| value.as_str())
+                    .map(str::to_string)
+            };
+            let chapters = body
+                .get("chapters")
+                .and_then(|chapters| chapters.as_array())
+                .map(|chapters| {
+                    chapters
+                        .iter()
+                        .map(|chapter| {
+                            let part = |key: &str| {
+                                chapter
+                                    .get(key)
+                                    .and_then(|value| value.as_str())
+                                    .unwrap_or_default()
+                                    .to_string()
+                            };
+                            (part("title"), part("text"))
+                        })
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default();
+            (
+                "JSON",
+                None,
+                text("title"),
+                text("author"),
+                text("kind"),
+                text("id"),
+                chapters,
+                Vec::new(),
+            )
+        } else {
+            let pattern = Some(field("pattern")).filter(|pattern| !pattern.is_empty());
+            let (encoding, drafts, warnings) =
+                crate::api::works::split_txt_off_runtime(&pool, bytes, pattern).await?;
+            let chapters = drafts
+                .into_iter()
+                .map(|draft| (draft.title, draft.text))
+                .collect();
+            (
+                "TXT",
+                Some(encoding),
+                None,
+                None,
+                None,
+                None,
+                chapters,
+                warnings,
+            )
+        };
+    if chapters.len() > MAX_PREVIEW_CHAPTERS {
+        return Err(bad(format!(
+            "{} chapters are more than the console edits ({MAX_PREVIEW_CHAPTERS}); register this file through the API",
+            chapters.len()
+        )));
+    }
+    for (name, slot) in [("title", &mut title), ("author", &mut author)] {
+        let typed = field(name);
+        if !typed.is_empty() {
+            *slot = Some(typed);
+        }
+    }
+    if kind.is_none() {
+        kind = Some(field("kind")).filter(|kind| !kind.is_empty());
+    }
+    if id.is_none() {
+        id = Some(field("id")).filter(|id| !id.is_empty());
+    }
+    let chapters: Vec<serde_json::Value> = chapters
+        .into_iter()
+        .map(|(title, text)| json!({ "title": title, "chars": text.chars().count(), "text": text }))
+        .collect();
+    Ok(render(
+        "work_preview.html",
+        json!({
+            "publisher": caller.publisher_id,
+            "filename": filename,
+            "format": format,
+            "encoding": encoding,
+            "title": title.unwrap_or_default(),
+            "author": author.unwrap_or_default(),
+            "kind": kind.unwrap_or_else(|| "novel".into()),
+            "id": id,
+            "chapters": chapters,
+            "warnings": warnings,
+        }),
+    ))
+}
+
+/// Registers the previewed work as edited: kept chapters in order, each
+/// "merge" chapter appended to the one before.
+pub(super) async fn confirm_upload(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    Form(form): Form<BTreeMap<String, String>>,
+) -> UiResult {
+    let bad = |message: String| UiError::from(copyhound_core::Error::invalid(message));
+    let count: usize = form
+        .get("count")
+        .and_then(|count| count.parse().ok())
+        .filter(|count| *count <= MAX_PREVIEW_CHAPTERS)
+        .ok_or_else(|| bad("the preview form is incomplete; upload the file again".into()))?;
+    let on = |key: String| form.get(&key).is_some_and(|value| value == "on");
+    let mut chapters: Vec<(String, String)> = Vec::new();
+    for index in 0..count {
+        if !on(format!("keep_{index}")) {
+            continue;
+        }
+        let title = form
+            .get(&format!("title_{index}"))
+            .cloned()
+            .unwrap_or_default();
+        let text = form
+            .get(&format!("text_{index}"))
+            .cloned()
+            .unwrap_or_default();
+        match chapters.last_mut() {
+            Some(previous) if on(format!("merge_{index}")) => {
+                previous.1.push('\n');
+                previous.1.push_str(&text);
+            }
+            _ => chapters.push((title, text)),
+        }
+    }
+    let value = |key: &str| {
+        form.get(key)
+            .map(|value| value.trim().to_string())
+            .unwrap_or_default()
+    };
+    let id = Some(value("id")).filter(|id| !id.is_empty());
+    let body = json!({
+        "id": id,
+        "title": value("title"),
+        "author": value("author"),
+        "kind": value("kind"),
+        "chapters": chapters.iter().map(|(title, text)| json!({ "title": title, "text": text })).collect::<Vec<_>>(),
+    });
+    let body: crate::api::works::RegisterWork =
+        serde_json::from_value(body).map_err(|error| bad(error.to_string()))?;
+    let (_, axum::Json(detail)) =
+        crate::api::works::register_json(State(state), caller.clone(), crate::error::ApiJson(body))
+            .await?;
+    tracing::info!(work_id = %detail.work.id, by = %caller.key_id, chapters = chapters.len(), "work registered from the console");
+    Ok(Redirect::to(&format!("/ui/works/{}", detail.work.id)).into_response())
+}
+
+pub(super) async fn delete_work(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(work_id): axum::extract::Path<String>,
+) -> UiResult {
+    crate::api::works::delete_work(State(state), caller, crate::error::ApiPath(work_id)).await?;
+    Ok(Redirect::to("/ui/works").into_response())
+}
