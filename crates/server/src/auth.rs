@@ -34,6 +34,8 @@ pub struct Caller {
     pub role: Role,
     /// The tenant the key acts for; `None` for the bootstrap admin key.
     pub publisher_id: Option<PublisherId>,
+    /// Who holds the key, when its creator named them.
+    pub name: Option<String>,
 }
 
 /// A freshly issued key: the record to store and the key to show once.
@@ -62,6 +64,7 @@ pub fn issue_key(publisher_id: PublisherId, role: Role) -> IssuedKey {
         role,
         created_at: Utc::now(),
         revoked: false,
+        name: None,
     };
     IssuedKey { record, key }
 }
@@ -101,6 +104,7 @@ pub async fn authenticate(state: &AppState, presented: &str) -> Result<Caller> {
             key_id: BOOTSTRAP_ADMIN_ID.to_string(),
             role: Role::Admin,
             publisher_id: None,
+            name: None,
         });
     }
     let (id, secret) = parse_key(presented)?;
@@ -118,6 +122,7 @@ pub async fn authenticate(state: &AppState, presented: &str) -> Result<Caller> {
         key_id: record.id.to_string(),
         role: record.role,
         publisher_id: Some(record.publisher_id),
+        name: record.name,
     })
 }
 
@@ -180,6 +185,18 @@ pub struct PublisherCaller {
     pub key_id: String,
     /// The key's role: a publisher's admin key also edits its settings.
     pub role: Role,
+    /// Who holds the key, when named.
+    pub name: Option<String>,
+}
+
+impl PublisherCaller {
+    /// How audit trails name the caller: `Li Wei (key_abc)`, or the key id.
+    pub fn reviewer(&self) -> String {
+        match &self.name {
+            Some(name) => format!("{name} ({})", self.key_id),
+            None => self.key_id.clone(),
+        }
+    }
 }
 
 impl PublisherCaller {
@@ -190,6 +207,7 @@ impl PublisherCaller {
                 publisher_id,
                 key_id: caller.key_id,
                 role: caller.role,
+                name: caller.name,
             }),
             None => Err(Error::new(
                 ErrorKind::Forbidden,

@@ -124,6 +124,7 @@ pub fn date_or_time() -> Schema {
         admin::create_publisher,
         admin::list_publishers,
         admin::create_key,
+        admin::list_keys,
         admin::revoke_key,
         works::list_works,
         works::register_json,

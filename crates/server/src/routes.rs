@@ -101,6 +101,10 @@ pub fn api_routes() -> RouteTable {
             &v1("/admin/publishers/{publisher_id}/keys"),
             admin::create_key,
         )
+        .get(
+            &v1("/admin/publishers/{publisher_id}/keys"),
+            admin::list_keys,
+        )
         .delete(&v1("/admin/keys/{key_id}"), admin::revoke_key)
         .get(&v1("/works"), works::list_works)
         .post_upload(&v1("/works"), works::register_json)

@@ -141,6 +141,9 @@ pub struct ApiKey {
     pub created_at: Timestamp,
     /// Revoked keys authenticate nobody.
     pub revoked: bool,
+    /// Who holds the key (a person or a system); reviews record it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 super::persisted::persisted_v1!(Publisher => "publisher", ApiKey => "api_key");

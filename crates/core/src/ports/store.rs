@@ -161,6 +161,9 @@ pub fn parse_time(field: &str, raw: &str) -> Result<Timestamp> {
         })
 }
 
+/// Most keys [`PublisherStore::list_api_keys`] returns.
+pub const MAX_LISTED_KEYS: usize = 1000;
+
 /// Publishers and their API keys.
 #[async_trait]
 pub trait PublisherStore: fmt::Debug + Send + Sync + 'static {
@@ -176,6 +179,9 @@ pub trait PublisherStore: fmt::Debug + Send + Sync + 'static {
     async fn put_api_key(&self, key: &ApiKey) -> Result<()>;
     /// Returns an API key record or `NotFound`.
     async fn get_api_key(&self, id: &ApiKeyId) -> Result<ApiKey>;
+    /// Returns the publisher's keys (revoked ones included), oldest first, at
+    /// most [`MAX_LISTED_KEYS`].
+    async fn list_api_keys(&self, publisher_id: &PublisherId) -> Result<Vec<ApiKey>>;
 }
 
 /// Registered works and their chapters.

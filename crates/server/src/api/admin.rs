@@ -23,6 +23,13 @@ use crate::openapi::{id_string, non_blank, nullable};
 /// Longest publisher name, characters.
 pub const MAX_PUBLISHER_NAME_CHARS: usize = 200;
 
+/// Longest key holder name, characters.
+pub const MAX_KEY_NAME_CHARS: usize = 100;
+
+fn key_name_schema() -> Schema {
+    nullable(non_blank(MAX_KEY_NAME_CHARS))
+}
+
 fn nullable_id_schema() -> Schema {
     nullable(id_string())
 }
@@ -136,6 +143,10 @@ pub struct CreateKey {
     #[serde(default = "default_role")]
     #[schema(default = "publisher")]
     pub role: Role,
+    /// Who holds the key (`Li Wei`, `legal team`, `ingest job`); reviews record it.
+    #[serde(default)]
+    #[schema(schema_with = key_name_schema)]
+    pub name: Option<String>,
 }
 
 fn default_role() -> Role {
@@ -153,6 +164,60 @@ pub struct CreatedKey {
     pub publisher_id: PublisherId,
     /// Role.
     pub role: Role,
+    /// Who holds it.
+    pub name: Option<String>,
+}
+
+/// A key as listed: never its secret.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct KeySummary {
+    /// Key id (public).
+    pub id: ApiKeyId,
+    /// Who holds it.
+    pub name: Option<String>,
+    /// Role.
+    pub role: Role,
+    /// When it was created.
+    #[schema(value_type = String, format = DateTime)]
+    pub created_at: chrono::DateTime<Utc>,
+    /// Revoked keys authenticate nobody.
+    pub revoked: bool,
+}
+
+/// `GET /api/v1/admin/publishers/{publisher_id}/keys`: the publisher's keys, oldest first.
+#[utoipa::path(
+    get,
+    path = "/api/v1/admin/publishers/{publisher_id}/keys",
+    tag = "admin",
+    params(("publisher_id" = PublisherId, Path, description = "The publisher")),
+    responses(
+        (status = 200, description = "The keys (at most 1,000), without secrets", body = Vec<KeySummary>),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "Not an admin key", body = ErrorBody),
+        (status = 404, description = "No such publisher (or another publisher's, for a publisher's admin key)", body = ErrorBody),
+    )
+)]
+pub async fn list_keys(
+    State(state): State<AppState>,
+    admin: AdminCaller,
+    ApiPath(publisher_id): ApiPath<String>,
+) -> ApiResult<Json<Vec<KeySummary>>> {
+    let publisher_id = parse_id::<PublisherId>("publisher_id", &publisher_id)?;
+    admin.check_covers(&publisher_id)?;
+    state.publishers.get_publisher(&publisher_id).await?;
+    let keys = state.publishers.list_api_keys(&publisher_id).await?;
+    Ok(Json(
+        keys.into_iter()
+            .map(|key| KeySummary {
+                id: key.id,
+                name: key.name,
+                role: key.role,
+                created_at: key.created_at,
+                revoked: key.revoked,
+            })
+            .collect(),
+    ))
 }
 
 /// `POST /api/v1/admin/publishers/{publisher_id}/keys`: mints a key (shown once).
@@ -181,7 +246,13 @@ pub async fn create_key(
     admin.check_covers(&publisher_id)?;
     let caller = admin.0;
     state.publishers.get_publisher(&publisher_id).await?;
-    let issued = issue_key(publisher_id, body.role);
+    let name = body
+        .name
+        .as_deref()
+        .map(|name| required_text("name", name, MAX_KEY_NAME_CHARS))
+        .transpose()?;
+    let mut issued = issue_key(publisher_id, body.role);
+    issued.record.name = name;
     state.publishers.put_api_key(&issued.record).await?;
     tracing::info!(key_id = %issued.record.id, publisher_id = %issued.record.publisher_id, by = %caller.key_id, "api key created");
     let record = issued.record;
@@ -192,6 +263,7 @@ pub async fn create_key(
             key: issued.key,
             publisher_id: record.publisher_id,
             role: record.role,
+            name: record.name,
         }),
     ))
 }

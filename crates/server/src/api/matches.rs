@@ -440,7 +440,7 @@ pub async fn review(
         .filter(|note| !note.is_empty());
     let review = Review {
         status: body.action.status(),
-        by: caller.key_id.clone(),
+        by: caller.reviewer(),
         at: Utc::now(),
         note,
     };

@@ -549,3 +549,110 @@ async fn a_work_is_uploaded_previewed_edited_and_registered_from_the_console() {
         .await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn admins_add_named_people_whose_reviews_carry_their_name() {
+    let harness = Harness::new().await;
+    let (status, admin) = harness
+        .call(
+            "POST",
+            "/api/v1/admin/publishers/pub_a/keys",
+            super::ADMIN_KEY,
+            Some(serde_json::json!({"role": "admin", "name": "Admin A"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{admin}");
+    let admin = admin["key"].as_str().unwrap().to_string();
+    let reviewer_page = send(&harness, "GET", "/ui/keys", &harness.key_a, None).await;
+    assert_eq!(reviewer_page.status, StatusCode::FORBIDDEN);
+
+    let created = send(
+        &harness,
+        "POST",
+        "/ui/keys",
+        &admin,
+        Some("name=%E6%9D%8E%E4%BC%9F&role=publisher"),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::OK, "{}", created.body);
+    let start =
+        created.body.find("id=\"new-key-secret\">").unwrap() + "id=\"new-key-secret\">".len();
+    let end = start + created.body[start..].find('<').unwrap();
+    let secret = created.body[start..end].to_string();
+    assert!(secret.starts_with("chk_"), "{secret}");
+    let listed = send(&harness, "GET", "/ui/keys", &admin, None).await;
+    assert!(listed.body.contains("李伟"));
+    assert!(!listed.body.contains(&secret), "the secret is shown once");
+
+    let work = harness.register_work_a("w_people").await;
+    let site = harness.create_site_a().await;
+    let found = harness
+        .insert_match(&work, &site, "http://pirate.example/people.html", 0.9, 0)
+        .await;
+    let (status, _) = harness
+        .call(
+            "POST",
+            &format!("/api/v1/matches/{found}/review"),
+            &secret,
+            Some(serde_json::json!({"action": "confirm"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let stored = harness
+        .state
+        .matches
+        .get_match(&harness.publisher_a, &found)
+        .await
+        .unwrap();
+    let by = &stored.reviews[0].by;
+    assert!(by.starts_with("李伟 (key_") && by.ends_with(')'), "{by}");
+
+    // Revoked from the console: the key authenticates nobody; B's admin cannot revoke A's keys.
+    let key_id = secret
+        .trim_start_matches("chk_")
+        .rsplit_once('_')
+        .unwrap()
+        .0
+        .to_string();
+    let (_, b_admin) = harness
+        .call(
+            "POST",
+            "/api/v1/admin/publishers/pub_b/keys",
+            super::ADMIN_KEY,
+            Some(serde_json::json!({"role": "admin"})),
+        )
+        .await;
+    let b_admin = b_admin["key"].as_str().unwrap().to_string();
+    let foreign = send(
+        &harness,
+        "POST",
+        &format!("/ui/keys/{key_id}/revoke"),
+        &b_admin,
+        Some(""),
+    )
+    .await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+    let revoked = send(
+        &harness,
+        "POST",
+        &format!("/ui/keys/{key_id}/revoke"),
+        &admin,
+        Some(""),
+    )
+    .await;
+    assert_eq!(revoked.status, StatusCode::SEE_OTHER, "{}", revoked.body);
+    let (status, _) = harness.call("GET", "/api/v1/me", &secret, None).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, keys) = harness
+        .call("GET", "/api/v1/admin/publishers/pub_a/keys", &admin, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let revoked = keys
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|key| key["name"] == "李伟")
+        .unwrap();
+    assert_eq!(revoked["revoked"], true);
+    assert!(!keys.to_string().contains("secret"), "{keys}");
+}

@@ -39,6 +39,8 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/sites/{site_id}/crawl", post(pages::crawl_site))
         .route("/ui/sites/{site_id}/enabled", post(pages::set_site_enabled))
         .route("/ui/policy", get(pages::policy).post(pages::save_policy))
+        .route("/ui/keys", get(pages::keys).post(pages::create_key))
+        .route("/ui/keys/{key_id}/revoke", post(pages::revoke_key))
         .route(
             "/ui/reports",
             get(pages::reports).post(pages::create_report),
@@ -68,7 +70,7 @@ fn environment() -> &'static Environment<'static> {
 }
 
 /// The embedded templates.
-const TEMPLATES: [(&str, &str); 11] = [
+const TEMPLATES: [(&str, &str); 12] = [
     ("base.html", include_str!("templates/base.html")),
     ("login.html", include_str!("templates/login.html")),
     ("error.html", include_str!("templates/error.html")),
@@ -83,6 +85,7 @@ const TEMPLATES: [(&str, &str); 11] = [
     ),
     ("sites.html", include_str!("templates/sites.html")),
     ("match.html", include_str!("templates/match.html")),
+    ("keys.html", include_str!("templates/keys.html")),
 ];
 
 /// Renders a template; a rendering failure is logged and answered with a plain 500.

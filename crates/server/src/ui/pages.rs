@@ -1060,3 +1060,102 @@ pub(super) async fn delete_work(
     crate::api::works::delete_work(State(state), caller, crate::error::ApiPath(work_id)).await?;
     Ok(Redirect::to("/ui/works").into_response())
 }
+
+/// The caller as an admin of its own publisher, or `Forbidden`.
+fn publisher_admin(caller: &PublisherCaller) -> Result<crate::auth::AdminCaller, UiError> {
+    if caller.role != copyhound_core::model::Role::Admin {
+        return Err(UiError::from(copyhound_core::Error::new(
+            copyhound_core::ErrorKind::Forbidden,
+            "only the publisher's admin keys manage people and keys",
+        )));
+    }
+    Ok(crate::auth::AdminCaller(crate::auth::Caller {
+        key_id: caller.key_id.clone(),
+        role: caller.role,
+        publisher_id: Some(caller.publisher_id.clone()),
+        name: caller.name.clone(),
+    }))
+}
+
+async fn render_keys(
+    state: &AppState,
+    caller: &PublisherCaller,
+    created: Option<serde_json::Value>,
+    error: Option<String>,
+) -> UiResult {
+    let admin = publisher_admin(caller)?;
+    let axum::Json(keys) = crate::api::admin::list_keys(
+        State(state.clone()),
+        admin,
+        crate::error::ApiPath(caller.publisher_id.to_string()),
+    )
+    .await?;
+    let mut response = render(
+        "keys.html",
+        json!({ "publisher": caller.publisher_id, "keys": keys, "created": created,
+                "error": error, "own_key": caller.key_id }),
+    );
+    if error.is_some() {
+        *response.status_mut() = axum::http::StatusCode::BAD_REQUEST;
+    }
+    Ok(response)
+}
+
+pub(super) async fn keys(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
+    render_keys(&state, &caller, None, None).await
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct KeyForm {
+    #[serde(default)]
+    name: String,
+    role: String,
+}
+
+/// Creates a key and shows its secret once, on this response only.
+pub(super) async fn create_key(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    Form(form): Form<KeyForm>,
+) -> UiResult {
+    let admin = publisher_admin(&caller)?;
+    let body: Result<crate::api::admin::CreateKey, String> =
+        serde_json::from_value(json!({ "role": form.role, "name": form.name }))
+            .map_err(|error| format!("role: {error}"));
+    let created = match body {
+        Ok(body) => crate::api::admin::create_key(
+            State(state.clone()),
+            admin,
+            crate::error::ApiPath(caller.publisher_id.to_string()),
+            crate::error::ApiJson(body),
+        )
+        .await
+        .map(|(_, axum::Json(created))| created)
+        .map_err(|error| error.0.message().to_string()),
+        Err(message) => Err(message),
+    };
+    match created {
+        Ok(created) => {
+            let shown = serde_json::to_value(&created)
+                .map_err(|error| copyhound_core::Error::internal(error.to_string()))?;
+            let mut response = render_keys(&state, &caller, Some(shown), None).await?;
+            // The secret is on this page only: never cached.
+            response.headers_mut().insert(
+                axum::http::header::CACHE_CONTROL,
+                axum::http::HeaderValue::from_static("no-store"),
+            );
+            Ok(response)
+        }
+        Err(message) => render_keys(&state, &caller, None, Some(message)).await,
+    }
+}
+
+pub(super) async fn revoke_key(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(key_id): axum::extract::Path<String>,
+) -> UiResult {
+    let admin = publisher_admin(&caller)?;
+    crate::api::admin::revoke_key(State(state), admin, crate::error::ApiPath(key_id)).await?;
+    Ok(Redirect::to("/ui/keys").into_response())
+}

@@ -4,6 +4,8 @@ use copyhound_core::model::{ApiKey, Publisher};
 use copyhound_core::ports::{PageRequest, Paged, PublisherStore};
 use copyhound_core::{Error, Result};
 
+use redb::ReadableTable;
+
 use super::{API_KEYS, LocalStore, PUBLISHERS, db_error, get_doc, load_all, put_doc, scan_keys};
 use crate::codec;
 
@@ -66,5 +68,27 @@ impl PublisherStore for LocalStore {
             get_doc(&table, id.as_str())?.ok_or_else(|| Error::not_found(format!("api key {id}")))
         })
         .await
+    }
+
+    async fn list_api_keys(&self, publisher_id: &PublisherId) -> Result<Vec<ApiKey>> {
+        let publisher_id = publisher_id.clone();
+        let mut keys = self
+            .read(move |txn| {
+                // Keys are few per installation: one pass over the table.
+                let table = txn.open_table(API_KEYS).map_err(db_error)?;
+                let mut keys = Vec::new();
+                for entry in table.iter().map_err(db_error)? {
+                    let (id, _) = entry.map_err(db_error)?;
+                    let key: Option<ApiKey> = get_doc(&table, id.value())?;
+                    if let Some(key) = key.filter(|key| key.publisher_id == publisher_id) {
+                        keys.push(key);
+                    }
+                }
+                Ok(keys)
+            })
+            .await?;
+        keys.sort_by(|a, b| (a.created_at, &a.id).cmp(&(b.created_at, &b.id)));
+        keys.truncate(copyhound_core::ports::MAX_LISTED_KEYS);
+        Ok(keys)
     }
 }

@@ -54,4 +54,14 @@ impl PublisherStore for MongoStore {
             .await?
             .ok_or_else(|| Error::not_found(format!("api key {id}")))
     }
+
+    async fn list_api_keys(&self, publisher_id: &PublisherId) -> Result<Vec<ApiKey>> {
+        self.find_decoded_many(
+            API_KEYS,
+            doc! { "publisher_id": publisher_id.as_str() },
+            doc! { "created_at": 1, "_id": 1 },
+            Some(copyhound_core::ports::MAX_LISTED_KEYS),
+        )
+        .await
+    }
 }

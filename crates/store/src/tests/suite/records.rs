@@ -29,9 +29,32 @@ pub(crate) async fn publishers_sites_and_reports_round_trip(stores: &Stores) {
         role: Role::Admin,
         created_at: at(3),
         revoked: false,
+        name: Some("李伟".into()),
     };
     stores.publishers.put_api_key(&key).await.unwrap();
     assert_eq!(stores.publishers.get_api_key(&key.id).await.unwrap(), key);
+    // Listing: the publisher's keys only, oldest first.
+    let older = ApiKey {
+        id: "key_0".parse::<ApiKeyId>().unwrap(),
+        created_at: at(1),
+        name: None,
+        ..key.clone()
+    };
+    let foreign = ApiKey {
+        id: "key_2".parse::<ApiKeyId>().unwrap(),
+        publisher_id: "pub_b".parse().unwrap(),
+        ..key.clone()
+    };
+    stores.publishers.put_api_key(&older).await.unwrap();
+    stores.publishers.put_api_key(&foreign).await.unwrap();
+    assert_eq!(
+        stores
+            .publishers
+            .list_api_keys(&publisher.id)
+            .await
+            .unwrap(),
+        [older, key.clone()]
+    );
     let site = fixtures::site("pub_a", "site_a");
     stores.sites.put_site(&site).await.unwrap();
     assert_eq!(stores.sites.get_site(&site.id).await.unwrap(), site);
