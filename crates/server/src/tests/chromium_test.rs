@@ -20,6 +20,14 @@ use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 use super::Harness;
 use copyhound_core::model::MatchStatus;
 
+/// Where screenshots go: `COPYHOUND_SCREENSHOT_DIR` (the docs' images are
+/// made with `docs/screenshots`), else a temp directory.
+fn screenshot_dir() -> PathBuf {
+    std::env::var_os("COPYHOUND_SCREENSHOT_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| std::env::temp_dir().join("copyhound-ui"))
+}
+
 fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     for dir in std::env::split_paths(&path) {
@@ -147,6 +155,50 @@ impl Browser {
         result["result"]["value"].clone()
     }
 
+    /// Evaluates an expression that yields a promise, and returns its value.
+    async fn eval_async(&mut self, expression: &str) -> Value {
+        let result = self
+            .page(
+                "Runtime.evaluate",
+                json!({"expression": expression, "returnByValue": true, "awaitPromise": true}),
+            )
+            .await;
+        result["result"]["value"].clone()
+    }
+
+    /// Saves a full-page PNG as `name` in the screenshot directory.
+    async fn screenshot(&mut self, name: &str) {
+        let shot = self
+            .page(
+                "Page.captureScreenshot",
+                json!({"format": "png", "captureBeyondViewport": true}),
+            )
+            .await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot["data"].as_str().unwrap())
+            .unwrap();
+        let dir = screenshot_dir();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join(name), &png).unwrap();
+    }
+
+    /// Puts `path` into the file input matching `selector`, as a user's pick would.
+    async fn set_file(&mut self, selector: &str, path: &std::path::Path) {
+        let document = self.page("DOM.getDocument", json!({})).await;
+        let root = document["root"]["nodeId"].clone();
+        let node = self
+            .page(
+                "DOM.querySelector",
+                json!({"nodeId": root, "selector": selector}),
+            )
+            .await;
+        self.page(
+            "DOM.setFileInputFiles",
+            json!({"nodeId": node["nodeId"], "files": [path.display().to_string()]}),
+        )
+        .await;
+    }
+
     async fn wait_for(&mut self, expression: &str) {
         for _ in 0..150 {
             if self.eval(expression).await == json!(true) {
@@ -244,7 +296,7 @@ async fn review_a_match_in_headless_chromium() {
     let png = base64::engine::general_purpose::STANDARD
         .decode(screenshot["data"].as_str().unwrap())
         .unwrap();
-    let dir = std::env::temp_dir().join("copyhound-ui");
+    let dir = screenshot_dir();
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(dir.join("match-confirmed.png"), &png).unwrap();
     browser.navigate(&format!("{base}/")).await;
@@ -309,6 +361,211 @@ async fn review_a_match_in_headless_chromium() {
         json!(true),
         "the page pane opens at the copied passage"
     );
+
+    browser.child.kill().await.unwrap();
+    let _ = stop_tx.send(());
+    server.await.unwrap().unwrap();
+}
+
+/// A publisher's admin runs the console alone: registers a work by upload
+/// (previewing and retitling a chapter), adds a site and crawls it, reviews
+/// two matches at once, and generates and downloads a report.
+#[tokio::test]
+async fn a_publisher_runs_the_console_flows_in_headless_chromium() {
+    let Some(binary) = find_chromium() else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "chromium is required when CI=true (apt-get install -y chromium)"
+        );
+        eprintln!("note: skipping the console flows: no chromium binary on PATH");
+        return;
+    };
+    let harness = Harness::new().await;
+    let (status, admin) = harness
+        .call(
+            "POST",
+            "/api/v1/admin/publishers/pub_a/keys",
+            super::ADMIN_KEY,
+            Some(json!({"role": "admin", "name": "Wang Fang"})),
+        )
+        .await;
+    assert_eq!(status, axum::http::StatusCode::CREATED);
+    let admin = admin["key"].as_str().unwrap().to_string();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let base = format!("http://{}", listener.local_addr().unwrap());
+    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = tokio::spawn(crate::serve_listener(
+        harness.state.clone(),
+        listener,
+        async move {
+            let _ = stop_rx.await;
+        },
+    ));
+    let mut browser = Browser::launch(&binary).await;
+    browser.navigate(&format!("{base}/login")).await;
+    let login = format!(
+        "document.getElementById('key').value = {}; document.getElementById('login-form').submit(); true",
+        json!(admin)
+    );
+    browser.eval(&login).await;
+    browser
+        .wait_for("location.pathname === '/' && document.readyState === 'complete'")
+        .await;
+
+    // Register a work by upload: preview, retitle chapter one, confirm.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("风起青萍.txt");
+    std::fs::write(
+        &file,
+        "第一章 风起\n天色已晚，林中起了大风。\n第二章 云涌\n少年背着柴往回走。\n",
+    )
+    .unwrap();
+    browser.navigate(&format!("{base}/ui/works")).await;
+    browser.set_file("#upload-file", &file).await;
+    browser
+        .eval("document.querySelector('#upload-form input[name=title]').value = '风起青萍'; document.getElementById('upload-form').submit(); true")
+        .await;
+    browser
+        .wait_for("document.readyState === 'complete' && document.getElementById('preview-count')?.textContent === '2'")
+        .await;
+    browser.screenshot("console-upload-preview.png").await;
+    browser
+        .eval("document.querySelector('input[name=title_0]').value = '第一章 大风'; document.getElementById('confirm-upload').click(); true")
+        .await;
+    browser
+        .wait_for(
+            "document.readyState === 'complete' && location.pathname.startsWith('/ui/works/w')",
+        )
+        .await;
+    let work_path = browser.eval("location.pathname").await;
+    let work_id = work_path
+        .as_str()
+        .unwrap()
+        .rsplit('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let chapters = harness
+        .state
+        .works
+        .list_chapters(&work_id.parse().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(chapters.len(), 2);
+    assert_eq!(chapters[0].title, "第一章 大风");
+
+    // Add a site, then crawl it now: a queued run appears.
+    browser.navigate(&format!("{base}/ui/sites")).await;
+    browser
+        .eval("const f = document.getElementById('site-form'); f.name.value = '盗版小说网'; f.seeds.value = 'http://127.0.0.1:8001/'; f.submit(); true")
+        .await;
+    browser
+        .wait_for("document.readyState === 'complete' && !!document.getElementById('crawl-now')")
+        .await;
+    browser
+        .eval("document.getElementById('crawl-now').click(); true")
+        .await;
+    browser
+        .wait_for(
+            "document.readyState === 'complete' && document.body.textContent.includes('queued')",
+        )
+        .await;
+    let site_path = browser.eval("location.pathname").await;
+    let site_id: copyhound_core::ids::SiteId = browser
+        .eval("location.pathname.split('/').pop()")
+        .await
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+
+    // Two matches on the site, reviewed at once from the list.
+    let work: copyhound_core::ids::WorkId = work_id.parse().unwrap();
+    for number in 1..=3 {
+        harness
+            .insert_match(
+                &work,
+                &site_id,
+                &format!("http://127.0.0.1:8001/{number}.html"),
+                0.9,
+                0,
+            )
+            .await;
+    }
+    browser
+        .navigate(&format!("{base}/ui/matches?status=new"))
+        .await;
+    browser
+        .eval("const picks = document.querySelectorAll('input.pick'); picks[0].click(); picks[1].click(); document.querySelector('#bulk-form input[name=note]').value = '整章复制'; document.getElementById('bulk-confirm').click(); true")
+        .await;
+    browser
+        .wait_for("document.readyState === 'complete' && document.querySelectorAll('input.pick').length === 1")
+        .await;
+    browser.navigate(&format!("{base}/ui/matches")).await;
+    browser.screenshot("console-matches.png").await;
+    let confirmed = browser
+        .eval("[...document.querySelectorAll('#matches .status')].filter(s => s.textContent === 'confirmed').length")
+        .await;
+    assert_eq!(confirmed, json!(2));
+    browser
+        .navigate(&format!("{base}{}", site_path.as_str().unwrap()))
+        .await;
+    assert_eq!(
+        browser
+            .eval("document.getElementById('copied-pages').textContent")
+            .await,
+        json!("3")
+    );
+    browser.screenshot("console-site.png").await;
+
+    // Generate a report; a worker renders it; download it.
+    browser.navigate(&format!("{base}/ui/reports")).await;
+    browser
+        .eval("document.getElementById('report-format').value = 'html'; document.getElementById('generate').click(); true")
+        .await;
+    browser
+        .wait_for("document.readyState === 'complete' && document.querySelectorAll('#reports .report-status').length === 1")
+        .await;
+    let state = &harness.state;
+    let handler = copyhound_report::ReportHandler::new(
+        state.publishers.clone(),
+        state.reports.clone(),
+        state.matches.clone(),
+        state.works.clone(),
+        state.sites.clone(),
+        state.pages.clone(),
+    );
+    let task = harness
+        .enqueued()
+        .await
+        .into_iter()
+        .find(|task| {
+            matches!(
+                task.kind,
+                copyhound_core::model::TaskKind::GenerateReport { .. }
+            )
+        })
+        .unwrap();
+    copyhound_core::ports::TaskHandler::handle(&handler, &task)
+        .await
+        .unwrap();
+    browser.navigate(&format!("{base}/ui/reports")).await;
+    browser
+        .wait_for("!!document.querySelector('a.download')")
+        .await;
+    browser.screenshot("console-reports.png").await;
+    let download = browser
+        .eval_async("fetch(document.querySelector('a.download').href).then(async r => [r.status, r.headers.get('content-disposition'), (await r.text()).includes('盗版小说网') || (await r.clone().text()).length > 0])")
+        .await;
+    assert_eq!(download[0], json!(200), "{download}");
+    assert!(
+        download[1]
+            .as_str()
+            .unwrap()
+            .starts_with("attachment; filename=\"copyhound-"),
+        "{download}"
+    );
+    eprintln!("screenshots in {}", screenshot_dir().display());
 
     browser.child.kill().await.unwrap();
     let _ = stop_tx.send(());
