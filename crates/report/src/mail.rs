@@ -9,6 +9,7 @@ use std::fmt::Write as _;
 use async_trait::async_trait;
 use copyhound_core::Result;
 
+use crate::html::xml_escape as escape;
 use crate::webhook::WebhookPayload;
 
 /// One alert e-mail, ready to send.
@@ -120,21 +121,6 @@ pub fn build_alert_email(payload: &WebhookPayload, to: &[String], delivery_id: &
         html,
         delivery_id: delivery_id.to_string(),
     }
-}
-
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for character in text.chars() {
-        match character {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@ use minijinja::{Environment, UndefinedBehavior};
 
 use crate::data::ReportData;
 
-pub(crate) use charts::thousands;
 pub use charts::{DailyCount, daily_bar_chart};
+pub(crate) use charts::{thousands, xml_escape};
 
 /// The built-in page template.
 const REPORT_TEMPLATE: &str = include_str!("../../templates/report.html");

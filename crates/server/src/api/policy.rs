@@ -132,7 +132,34 @@ pub async fn get_policy(
 pub async fn put_policy(
     State(state): State<AppState>,
     caller: PublisherCaller,
-    ApiJson(policy): ApiJson<InfringementPolicy>,
+    ApiJson(body): ApiJson<serde_json::Value>,
 ) -> ApiResult<Json<PolicyView>> {
+    let policy = policy_from_json(body)?;
     Ok(Json(save_policy(&state, &caller, policy).await?))
+}
+
+/// Reads a policy body as its schema states it: each kind an object (serde
+/// would also take an array of the fields), and `min_copied_chars` any
+/// integral number (`74.0` is an integer to JSON Schema, not to serde).
+fn policy_from_json(mut body: serde_json::Value) -> copyhound_core::Result<InfringementPolicy> {
+    let object = body
+        .as_object_mut()
+        .ok_or_else(|| Error::invalid("the policy must be a JSON object"))?;
+    for kind in ["novel", "news"] {
+        let Some(thresholds) = object.get_mut(kind) else {
+            continue;
+        };
+        let thresholds = thresholds
+            .as_object_mut()
+            .ok_or_else(|| Error::invalid(format!("`{kind}` must be an object")))?;
+        if let Some(chars) = thresholds.get_mut("min_copied_chars")
+            && let Some(float) = chars.as_f64()
+            && !chars.is_u64()
+            && float.fract() == 0.0
+            && (0.0..=f64::from(u32::MAX)).contains(&float)
+        {
+            *chars = serde_json::Value::from(float as u64);
+        }
+    }
+    serde_json::from_value(body).map_err(|error| Error::invalid(format!("policy: {error}")))
 }

@@ -520,7 +520,6 @@ async fn a_matchs_evidence_package_is_a_warc_and_a_manifest_that_describes_it() 
 
 #[tokio::test]
 async fn a_report_in_warc_format_is_the_evidence_package_of_its_matches() {
-    use copyhound_core::ports::TaskHandler;
     let harness = Harness::new().await;
     let work = harness.register_work_a("w_rw").await;
     let site = harness.create_site_a().await;
@@ -545,22 +544,7 @@ async fn a_report_in_warc_format_is_the_evidence_package_of_its_matches() {
         .await;
     assert_eq!(status, StatusCode::ACCEPTED, "{report}");
     let id = report["id"].as_str().unwrap();
-    let state = &harness.state;
-    let handler = copyhound_report::ReportHandler::new(
-        state.publishers.clone(),
-        state.reports.clone(),
-        state.matches.clone(),
-        state.works.clone(),
-        state.sites.clone(),
-        state.pages.clone(),
-    );
-    let task = harness
-        .enqueued()
-        .await
-        .into_iter()
-        .find(|t| matches!(t.kind, TaskKind::GenerateReport { .. }))
-        .unwrap();
-    handler.handle(&task).await.unwrap();
+    harness.render_queued_reports().await;
     let (status, warc) = harness
         .call(
             "GET",

@@ -117,6 +117,28 @@ impl Harness {
         vec![Self::new().await]
     }
 
+    /// Renders every queued report, as a worker would.
+    pub async fn render_queued_reports(&self) {
+        use copyhound_core::ports::TaskHandler;
+        let state = &self.state;
+        let handler = copyhound_report::ReportHandler::new(
+            state.publishers.clone(),
+            state.reports.clone(),
+            state.matches.clone(),
+            state.works.clone(),
+            state.sites.clone(),
+            state.pages.clone(),
+        );
+        for task in self.enqueued().await {
+            if matches!(
+                task.kind,
+                copyhound_core::model::TaskKind::GenerateReport { .. }
+            ) {
+                handler.handle(&task).await.unwrap();
+            }
+        }
+    }
+
     /// Tasks enqueued and not yet delivered, oldest first.
     pub async fn enqueued(&self) -> Vec<Task> {
         self.queue.ready_tasks(usize::MAX).await.unwrap()

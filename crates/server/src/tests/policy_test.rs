@@ -77,12 +77,27 @@ async fn admins_edit_the_policy_everyone_reads_it_per_tenant() {
         json!({"novel": {"min_chapter_coverage": 0}}),
         json!({"novel": {"min_copied_chars": -1}}),
         json!({"poetry": {}}),
+        json!({"novel": [null, null]}),
+        json!({"novel": null}),
+        json!({"novel": {"min_copied_chars": 74.5}}),
+        json!([]),
     ] {
         let (status, body) = harness
             .call("PUT", "/api/v1/policy", &admin_a, Some(bad.clone()))
             .await;
         assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
     }
+    // An integral float is an integer, as the schema says.
+    let (status, view) = harness
+        .call(
+            "PUT",
+            "/api/v1/policy",
+            &admin_a,
+            Some(json!({"news": {"min_copied_chars": 150.0}})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["effective"]["news"]["min_copied_chars"], 150);
     // Nothing of A's policy shows for B, and B's admin changes only B's.
     let (_, view) = harness
         .call("GET", "/api/v1/policy", &harness.key_b, None)

@@ -27,6 +27,37 @@ use crate::error::{ApiQuery, parse_id};
 
 type UiResult = Result<Response, UiError>;
 
+/// Most works and sites a page lists in its pickers and tables.
+const LISTED: u32 = 200;
+
+/// The publisher's works and sites (the first [`LISTED`] of each).
+async fn works_and_sites(
+    state: &AppState,
+    publisher_id: &copyhound_core::ids::PublisherId,
+) -> Result<
+    (
+        copyhound_core::ports::Paged<copyhound_core::model::Work>,
+        copyhound_core::ports::Paged<copyhound_core::model::Site>,
+    ),
+    UiError,
+> {
+    let works = state
+        .works
+        .list_works(publisher_id, &first_page(LISTED))
+        .await?;
+    let sites = state
+        .sites
+        .list_sites(Some(publisher_id), &first_page(LISTED))
+        .await?;
+    Ok((works, sites))
+}
+
+/// A page that answers a refused form: 400, the form shown again with why.
+fn refused(mut response: Response) -> Response {
+    *response.status_mut() = axum::http::StatusCode::BAD_REQUEST;
+    response
+}
+
 /// Days shown in the dashboard chart.
 const CHART_DAYS: i64 = 30;
 /// Most matches the dashboard reads to draw its chart.
@@ -87,14 +118,7 @@ pub(super) async fn dashboard(
     State(state): State<AppState>,
     UiCaller(caller): UiCaller,
 ) -> UiResult {
-    let works = state
-        .works
-        .list_works(&caller.publisher_id, &first_page(200))
-        .await?;
-    let sites = state
-        .sites
-        .list_sites(Some(&caller.publisher_id), &first_page(200))
-        .await?;
+    let (works, sites) = works_and_sites(&state, &caller.publisher_id).await?;
     let since = Utc::now() - Duration::days(CHART_DAYS - 1);
     let start_day = since.date_naive();
     let filter = MatchFilter {
@@ -161,7 +185,7 @@ pub(super) async fn dashboard(
 pub(super) async fn works(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
     let works = state
         .works
-        .list_works(&caller.publisher_id, &first_page(200))
+        .list_works(&caller.publisher_id, &first_page(LISTED))
         .await?;
     Ok(render(
         "works.html",
@@ -197,7 +221,7 @@ pub(super) async fn work(
 pub(super) async fn sites(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
     let sites = state
         .sites
-        .list_sites(Some(&caller.publisher_id), &first_page(200))
+        .list_sites(Some(&caller.publisher_id), &first_page(LISTED))
         .await?;
     Ok(render(
         "sites.html",
@@ -269,15 +293,13 @@ pub(super) async fn create_site(
             // The form again, with what was typed and why it was refused.
             let sites = state
                 .sites
-                .list_sites(Some(&caller.publisher_id), &first_page(200))
+                .list_sites(Some(&caller.publisher_id), &first_page(LISTED))
                 .await?;
-            let mut response = render(
+            Ok(refused(render(
                 "sites.html",
                 json!({ "publisher": caller.publisher_id, "sites": sites.items, "site": null,
                         "form": form, "error": message }),
-            );
-            *response.status_mut() = axum::http::StatusCode::BAD_REQUEST;
-            Ok(response)
+            )))
         }
     }
 }
@@ -445,14 +467,7 @@ async fn render_matches(
     let page = crate::api::page_request(query.after.clone(), query.limit)?;
     let found = state.matches.list_matches(&filter, &page).await?;
     let items: Vec<MatchSummary> = found.items.iter().map(MatchSummary::from).collect();
-    let works = state
-        .works
-        .list_works(&caller.publisher_id, &first_page(200))
-        .await?;
-    let sites = state
-        .sites
-        .list_sites(Some(&caller.publisher_id), &first_page(200))
-        .await?;
+    let (works, sites) = works_and_sites(state, &caller.publisher_id).await?;
     // The filters again, for the next-page link and the way back from a review.
     let filters: Vec<(&str, String)> = [
         ("status", query.status.clone()),
@@ -477,16 +492,17 @@ async fn render_matches(
     } else {
         format!("/ui/matches?{query_string}")
     };
-    let mut response = render(
+    let response = render(
         "dashboard.html",
         json!({ "publisher": caller.publisher_id, "listing": true, "newest": items, "next": found.next,
                 "query": query_string, "back": back, "works": works.items, "sites": sites.items,
                 "filters": filters.into_iter().collect::<BTreeMap<_, _>>(), "error": error }),
     );
-    if error.is_some() {
-        *response.status_mut() = axum::http::StatusCode::BAD_REQUEST;
-    }
-    Ok(response)
+    Ok(if error.is_some() {
+        refused(response)
+    } else {
+        response
+    })
 }
 
 /// Percent-encodes a query value.
@@ -715,9 +731,7 @@ pub(super) async fn save_policy(
         Err(message) => {
             // The form shows what is stored, and why the change was refused.
             let view = crate::api::policy::load_policy(&state, &caller.publisher_id).await?;
-            let mut response = render_policy(&caller, &view, Some(message), false);
-            *response.status_mut() = axum::http::StatusCode::BAD_REQUEST;
-            Ok(response)
+            Ok(refused(render_policy(&caller, &view, Some(message), false)))
         }
     }
 }
@@ -732,26 +746,14 @@ async fn render_reports(
         .reports
         .list_reports(&caller.publisher_id, &first_page(100))
         .await?;
-    let works = state
-        .works
-        .list_works(&caller.publisher_id, &first_page(200))
-        .await?;
-    let sites = state
-        .sites
-        .list_sites(Some(&caller.publisher_id), &first_page(200))
-        .await?;
-    let status = if error.is_some() {
-        axum::http::StatusCode::BAD_REQUEST
-    } else {
-        axum::http::StatusCode::OK
-    };
-    let mut response = render(
+    let (works, sites) = works_and_sites(state, &caller.publisher_id).await?;
+    let failed = error.is_some();
+    let response = render(
         "reports.html",
         json!({ "publisher": caller.publisher_id, "reports": reports.items, "works": works.items,
                 "sites": sites.items, "error": error }),
     );
-    *response.status_mut() = status;
-    Ok(response)
+    Ok(if failed { refused(response) } else { response })
 }
 
 pub(super) async fn reports(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
@@ -1090,15 +1092,13 @@ async fn render_keys(
         crate::error::ApiPath(caller.publisher_id.to_string()),
     )
     .await?;
-    let mut response = render(
+    let failed = error.is_some();
+    let response = render(
         "keys.html",
         json!({ "publisher": caller.publisher_id, "keys": keys, "created": created,
                 "error": error, "own_key": caller.key_id }),
     );
-    if error.is_some() {
-        *response.status_mut() = axum::http::StatusCode::BAD_REQUEST;
-    }
-    Ok(response)
+    Ok(if failed { refused(response) } else { response })
 }
 
 pub(super) async fn keys(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
