@@ -151,6 +151,7 @@ async fn run_corpus(
             kind: PublisherKind::Books,
             created_at: Utc::now(),
             policy: Default::default(),
+            alerts: Default::default(),
         })
         .await?;
     let now = Utc::now();

@@ -102,6 +102,7 @@ impl Harness {
             kind: PublisherKind::Books,
             created_at: Utc::now(),
             policy: Default::default(),
+            alerts: Default::default(),
         };
         self.stores
             .publishers

@@ -48,6 +48,7 @@ async fn works_with_pending_chapters_are_enqueued_again() {
             kind: PublisherKind::Books,
             created_at: Utc::now(),
             policy: Default::default(),
+            alerts: Default::default(),
         };
         stores.publishers.put_publisher(&record).await.unwrap();
         for number in 0..works {

@@ -46,7 +46,7 @@ pub use html::{DailyCount, HtmlOptions, daily_bar_chart, render_html};
 pub use input::{ChapterInfo, ReportInput, load_report_input};
 pub use mail::{AlertEmail, MailTransport, build_alert_email};
 pub use pdf::{render_pdf, render_pdf_with_chromium};
-pub use scheduler::ReportScheduler;
+pub use scheduler::{ReportScheduler, SchedulerStores};
 pub use takedown::{TakedownNotice, TakedownOptions, TakedownTemplates, render_takedown_notices};
 pub use webhook::{
     AlertMatch, DeliveryAttempt, DeliveryLog, DeliveryOutcome, RetryPolicy, SIGNATURE_HEADER,

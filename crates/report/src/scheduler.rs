@@ -22,7 +22,9 @@ use copyhound_core::ids::{PublisherId, ReportId};
 use copyhound_core::model::{
     AlertState, Match, MatchStatus, Report, ReportScope, ReportStatus, Task, TaskKind, Timestamp,
 };
-use copyhound_core::ports::{MatchFilter, MatchStore, ReportStore, TaskQueue, collect_all};
+use copyhound_core::ports::{
+    MatchFilter, MatchStore, PageRequest, PublisherStore, ReportStore, TaskQueue, collect_all,
+};
 use copyhound_core::schedule::{Cron, last_slot, parse_schedule};
 use tokio::sync::watch;
 use tracing::{info, warn};
@@ -55,6 +57,17 @@ impl Channel<'_> {
     }
 }
 
+/// The stores a scheduler reads and writes.
+#[derive(Clone, Debug)]
+pub struct SchedulerStores {
+    /// Reports and alert state.
+    pub reports: Arc<dyn ReportStore>,
+    /// Confirmed matches.
+    pub matches: Arc<dyn MatchStore>,
+    /// Publishers' own alert settings.
+    pub publishers: Arc<dyn PublisherStore>,
+}
+
 /// Runs the `[reports]` schedules and alerts.
 #[derive(Debug)]
 pub struct ReportScheduler {
@@ -62,6 +75,7 @@ pub struct ReportScheduler {
     crons: Vec<Cron>,
     reports: Arc<dyn ReportStore>,
     matches: Arc<dyn MatchStore>,
+    publishers: Arc<dyn PublisherStore>,
     queue: Arc<dyn TaskQueue>,
     state_dir: PathBuf,
     transport: Arc<dyn WebhookTransport>,
@@ -71,21 +85,26 @@ pub struct ReportScheduler {
 }
 
 impl ReportScheduler {
-    /// Checks the schedules' cron expressions; `None` when nothing is configured.
-    /// Webhooks go out through `transport`, e-mail through `mail` (required
-    /// when an alert has `email_to`).
+    /// Checks the schedules' cron expressions; `None` when there is nothing
+    /// to run (no schedule, no configured alert, no mail server for the
+    /// publishers' own alert settings). Webhooks go out through `transport`,
+    /// e-mail through `mail` (required when a configured alert has `email_to`).
     pub fn new(
         config: &Config,
-        reports: Arc<dyn ReportStore>,
-        matches: Arc<dyn MatchStore>,
+        stores: SchedulerStores,
         queue: Arc<dyn TaskQueue>,
         transport: Arc<dyn WebhookTransport>,
         mail: Option<Arc<dyn MailTransport>>,
     ) -> anyhow::Result<Option<Self>> {
         let settings = config.reports.clone();
-        if settings.schedules.is_empty() && settings.alerts.is_empty() {
+        if settings.schedules.is_empty() && settings.alerts.is_empty() && mail.is_none() {
             return Ok(None);
         }
+        let SchedulerStores {
+            reports,
+            matches,
+            publishers,
+        } = stores;
         let crons = settings
             .schedules
             .iter()
@@ -114,6 +133,7 @@ impl ReportScheduler {
             crons,
             reports,
             matches,
+            publishers,
             queue,
             state_dir: config.data_dir.join("alerts"),
             transport,
@@ -186,7 +206,41 @@ impl ReportScheduler {
         for hook in &self.config.alerts {
             self.check_alert(hook, now).await?;
         }
+        if self.mail.is_some() {
+            self.check_publisher_alerts(now).await?;
+        }
         Ok(())
+    }
+
+    /// Sends the e-mail alerts publishers set up themselves (`Publisher::alerts`).
+    /// One publisher's failure is logged and does not hold back the others.
+    async fn check_publisher_alerts(&self, now: Timestamp) -> anyhow::Result<()> {
+        let mut page = PageRequest {
+            after: None,
+            limit: 200,
+        };
+        loop {
+            let listed = self.publishers.list_publishers(&page).await?;
+            for publisher in &listed.items {
+                if publisher.alerts.email_to.is_empty() {
+                    continue;
+                }
+                let hook = copyhound_core::config::AlertHook {
+                    publisher: publisher.id.to_string(),
+                    webhook_url: None,
+                    secret: None,
+                    email_to: publisher.alerts.email_to.clone(),
+                    threshold_new_confirmed: publisher.alerts.threshold_new_confirmed,
+                };
+                if let Err(error) = self.check_alert(&hook, now).await {
+                    warn!(publisher_id = %publisher.id, error = %format!("{error:#}"), "publisher alert failed");
+                }
+            }
+            match listed.next {
+                Some(next) => page.after = Some(next),
+                None => return Ok(()),
+            }
+        }
     }
 
     async fn check_alert(
@@ -408,8 +462,11 @@ mod tests {
         let build = |config: &Config| {
             ReportScheduler::new(
                 config,
-                stores.reports.clone(),
-                stores.matches.clone(),
+                SchedulerStores {
+                    reports: stores.reports.clone(),
+                    matches: stores.matches.clone(),
+                    publishers: stores.publishers.clone(),
+                },
                 queue.clone(),
                 Arc::new(NoTransport),
                 None,

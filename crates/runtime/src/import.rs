@@ -244,6 +244,7 @@ fn read_work(folder: &Path) -> anyhow::Result<ImportedWork> {
         },
         created_at: now,
         policy: Default::default(),
+        alerts: Default::default(),
     };
     let work = Work {
         id: work_id,

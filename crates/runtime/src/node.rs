@@ -159,8 +159,11 @@ impl Node {
         let stores = &self.backends.stores;
         ReportScheduler::new(
             &self.config,
-            stores.reports.clone(),
-            stores.matches.clone(),
+            copyhound_report::SchedulerStores {
+                reports: stores.reports.clone(),
+                matches: stores.matches.clone(),
+                publishers: stores.publishers.clone(),
+            },
             self.backends.queue.clone(),
             Arc::new(HttpWebhookTransport::new()?),
             SmtpMailTransport::from_config(&self.config.smtp)?

@@ -72,6 +72,7 @@ impl Harness {
             kind: PublisherKind::News,
             created_at: Utc::now(),
             policy: Default::default(),
+            alerts: Default::default(),
         };
         self.stores
             .publishers

@@ -100,6 +100,7 @@ async fn schedules_enqueue_each_slot_once_and_alerts_post_signed_json_once() {
         kind: PublisherKind::Books,
         created_at: Utc::now(),
         policy: Default::default(),
+        alerts: Default::default(),
     };
     backends
         .stores
@@ -168,6 +169,7 @@ async fn node_with_a_confirmed_match(config: &Config) -> Node {
             kind: PublisherKind::Books,
             created_at: Utc::now(),
             policy: Default::default(),
+            alerts: Default::default(),
         })
         .await
         .unwrap();
@@ -284,4 +286,58 @@ async fn email_alerts_reach_an_smtp_server_once() {
     assert!(message.contains("X-CopyHound-Delivery: dlv_"), "{message}");
     let log = std::fs::read_to_string(dir.path().join("alerts/deliveries.jsonl")).unwrap();
     assert!(log.contains("\"outcome\":\"delivered\""), "{log}");
+}
+
+/// Alerts a publisher set up in the console: no `[[reports.alerts]]`, only
+/// the installation's mail server and the publisher's own recipients.
+#[tokio::test]
+async fn a_publishers_own_e_mail_alert_is_sent_once() {
+    use copyhound_core::test_services::{SMTP_URL, service_url};
+    let Some(smtp) = service_url(SMTP_URL, "the SMTP alert test") else {
+        return;
+    };
+    let maildir = std::path::PathBuf::from(std::env::var("COPYHOUND_TEST_SMTP_MAILDIR").unwrap());
+    let (host, port) = smtp.trim_start_matches("smtp://").rsplit_once(':').unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    config.smtp.host = host.into();
+    config.smtp.port = port.parse().unwrap();
+    config.smtp.security = copyhound_core::config::SmtpSecurity::None;
+    config.smtp.from = "CopyHound <alerts@copyhound.test>".into();
+    config.validate().unwrap();
+    let node = node_with_a_confirmed_match(&config).await;
+    let recipient = format!("desk+{}@p01.example", uuid::Uuid::now_v7().simple());
+    let publishers = &node.backends().stores.publishers;
+    let mut publisher = publishers
+        .get_publisher(&"P01".parse().unwrap())
+        .await
+        .unwrap();
+    publisher.alerts.email_to = vec![recipient.clone()];
+    publishers.put_publisher(&publisher).await.unwrap();
+
+    let scheduler = node
+        .report_scheduler()
+        .unwrap()
+        .expect("a mail server alone runs the scheduler");
+    scheduler.tick(Utc::now()).await.unwrap();
+    scheduler.tick(Utc::now()).await.unwrap();
+    let mut delivered = 0;
+    for _ in 0..50 {
+        delivered = std::fs::read_dir(maildir.join("new"))
+            .map(|entries| {
+                entries
+                    .filter_map(|entry| std::fs::read_to_string(entry.unwrap().path()).ok())
+                    .filter(|message| message.contains(&recipient))
+                    .count()
+            })
+            .unwrap_or_default();
+        if delivered > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(delivered, 1, "one e-mail for one alert");
 }

@@ -36,6 +36,7 @@ async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
         kind: PublisherKind::Books,
         created_at: Utc::now(),
         policy: Default::default(),
+        alerts: Default::default(),
     };
     state.publishers.put_publisher(&publisher).await?;
     let issued = issue_key(publisher_id.clone(), Role::Publisher);
@@ -107,6 +108,7 @@ async fn main() -> anyhow::Result<()> {
         config: ServerConfig::default(),
         site_policy: SitePolicy::default(),
         matcher: copyhound_core::config::MatcherConfig::default(),
+        mail_configured: false,
     };
     let seeding = Instant::now();
     let key = seed(&state, matches).await?;

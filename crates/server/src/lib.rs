@@ -73,6 +73,8 @@ pub struct AppState {
     pub site_policy: SitePolicy,
     /// The installation's infringement thresholds, which publisher policies override.
     pub matcher: copyhound_core::config::MatcherConfig,
+    /// Whether a mail server is configured (`[smtp]`), so e-mail alerts go out.
+    pub mail_configured: bool,
 }
 
 /// Returns the whole application: `/api/v1`, `/health`, `/metrics` and the admin UI at `/`.

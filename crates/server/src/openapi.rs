@@ -18,7 +18,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{KnownFormat, RefOr};
 use utoipa::{Modify, OpenApi};
 
-use crate::api::{MAX_CURSOR_LEN, admin, matches, policy, reports, sites, system, works};
+use crate::api::{MAX_CURSOR_LEN, admin, alerts, matches, policy, reports, sites, system, works};
 
 /// Characters Rust's `str::trim` removes (Unicode `White_Space`), as a regex class body.
 const WHITESPACE_CLASS: &str =
@@ -119,6 +119,8 @@ pub fn date_or_time() -> Schema {
         system::metrics,
         system::openapi,
         system::me,
+        alerts::get_alerts,
+        alerts::put_alerts,
         policy::get_policy,
         policy::put_policy,
         admin::create_publisher,

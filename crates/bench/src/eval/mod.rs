@@ -257,6 +257,7 @@ fn eval_publisher() -> anyhow::Result<Publisher> {
         kind: PublisherKind::Books,
         created_at: Utc::now(),
         policy: Default::default(),
+        alerts: Default::default(),
     })
 }
 

@@ -93,6 +93,7 @@ fn app_state(node: &Node) -> AppState {
         config: node.config().server.clone(),
         site_policy: SitePolicy::for_crawler(&node.config().crawler),
         matcher: node.config().matcher.clone(),
+        mail_configured: !node.config().smtp.host.is_empty(),
     }
 }
 

@@ -129,6 +129,7 @@ async fn ensure_publisher(backends: &Backends, id: &PublisherId) -> anyhow::Resu
         kind: PublisherKind::Books,
         created_at: Utc::now(),
         policy: Default::default(),
+        alerts: Default::default(),
     };
     backends.stores.publishers.put_publisher(&publisher).await?;
     Ok(())

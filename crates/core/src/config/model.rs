@@ -596,15 +596,7 @@ fn remote_or_embedded(url: Option<&str>, data_dir: &Path, component: &str) -> Ba
 /// Checks that `address` looks like `name@domain` or `Name <name@domain>`,
 /// without line breaks (they would inject mail headers).
 fn check_address(key: &str, address: &str) -> Result<()> {
-    let bare = match (address.find('<'), address.strip_suffix('>')) {
-        (Some(open), Some(inner)) => &inner[open + 1..],
-        _ => address,
-    };
-    let valid = !address.contains(['\r', '\n'])
-        && bare.split_once('@').is_some_and(|(local, domain)| {
-            !local.is_empty() && !domain.is_empty() && !bare.contains(char::is_whitespace)
-        });
-    if valid {
+    if crate::model::is_email_address(address) {
         Ok(())
     } else {
         Err(config_error(format!(

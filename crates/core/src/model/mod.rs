@@ -18,8 +18,9 @@ pub use matches::{CopiedSpan, EvidenceExcerpt, Match, MatchStatus, Review};
 pub use page::{FetchMeta, Page, PageVersion, Pagination, shown_text};
 pub use persisted::{Persisted, SCHEMA_VERSION_FIELD};
 pub use publisher::{
-    ApiKey, InfringementPolicy, MAX_POLICY_CHARS, MIN_POLICY_CHARS, MIN_POLICY_COVERAGE, Publisher,
-    PublisherKind, Role, Thresholds,
+    AlertSettings, ApiKey, InfringementPolicy, MAX_ALERT_RECIPIENTS, MAX_POLICY_CHARS,
+    MIN_POLICY_CHARS, MIN_POLICY_COVERAGE, Publisher, PublisherKind, Role, Thresholds,
+    is_email_address,
 };
 pub use report::{AlertState, Report, ReportFormat, ReportScope, ReportStatus};
 pub use site::{CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Render, Site};

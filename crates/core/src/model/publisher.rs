@@ -32,6 +32,107 @@ pub struct Publisher {
     /// are the installation's (`[matcher]`).
     #[serde(default, skip_serializing_if = "InfringementPolicy::is_default")]
     pub policy: InfringementPolicy,
+    /// Who gets e-mail alerts, and when; set by the publisher's admins.
+    #[serde(default, skip_serializing_if = "AlertSettings::is_off")]
+    pub alerts: AlertSettings,
+}
+
+/// A publisher's e-mail alerts: sent through the installation's mail server
+/// when this many matches were confirmed since the last alert.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AlertSettings {
+    /// Recipients (`legal@publisher.example` or `Legal <legal@publisher.example>`); none: no e-mail.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(schema_with = email_list_schema))]
+    pub email_to: Vec<String>,
+    /// Confirmed matches since the last alert that trigger one.
+    #[serde(default = "one")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10000))]
+    pub threshold_new_confirmed: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+/// The schema of `email_to`: what [`is_email_address`] accepts, as a pattern.
+#[cfg(feature = "openapi")]
+fn email_list_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
+    const NAME: &str = "[^\\u0000-\\u001f\\u007f-\\u009f<]*";
+    const PART: &str = "[^\\s@<>\\u0000-\\u001f\\u007f-\\u009f]+";
+    let pattern = format!("^(?:{NAME}<{PART}@{PART}>|{PART}@{PART})$");
+    ArrayBuilder::new()
+        .items(
+            ObjectBuilder::new()
+                .schema_type(Type::String)
+                .max_length(Some(254))
+                .pattern(Some(pattern)),
+        )
+        .max_items(Some(MAX_ALERT_RECIPIENTS))
+        .into()
+}
+
+impl Default for AlertSettings {
+    fn default() -> Self {
+        Self {
+            email_to: Vec::new(),
+            threshold_new_confirmed: 1,
+        }
+    }
+}
+
+/// Most alert recipients per publisher.
+pub const MAX_ALERT_RECIPIENTS: usize = 20;
+
+impl AlertSettings {
+    /// Whether no e-mail goes out.
+    pub fn is_off(&self) -> bool {
+        self.email_to.is_empty() && self.threshold_new_confirmed == 1
+    }
+
+    /// Checks the recipients and the threshold.
+    pub fn validate(&self) -> crate::Result<()> {
+        if self.email_to.len() > MAX_ALERT_RECIPIENTS {
+            return Err(crate::Error::invalid(format!(
+                "at most {MAX_ALERT_RECIPIENTS} alert recipients"
+            )));
+        }
+        if let Some(bad) = self
+            .email_to
+            .iter()
+            .find(|address| !is_email_address(address))
+        {
+            return Err(crate::Error::invalid(format!(
+                "{bad:?} is not an e-mail address"
+            )));
+        }
+        if !(1..=10_000).contains(&self.threshold_new_confirmed) {
+            return Err(crate::Error::invalid(
+                "threshold_new_confirmed must be within 1..=10000",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Whether `address` looks like `name@domain` or `Name <name@domain>`, at
+/// most 254 characters, without line breaks (they would inject mail headers).
+pub fn is_email_address(address: &str) -> bool {
+    let bare = match (address.find('<'), address.strip_suffix('>')) {
+        (Some(open), Some(inner)) => &inner[open + 1..],
+        _ => address,
+    };
+    address.chars().count() <= 254
+        && !address.chars().any(char::is_control)
+        && bare.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty()
+                && !domain.is_empty()
+                && !domain.contains('@')
+                && !bare.contains(char::is_whitespace)
+        })
 }
 
 /// A publisher's bar for an infringement, per kind of work.

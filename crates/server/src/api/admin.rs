@@ -91,6 +91,7 @@ pub async fn create_publisher(
         kind: body.kind,
         created_at: Utc::now(),
         policy: Default::default(),
+        alerts: Default::default(),
     };
     state.publishers.put_publisher(&publisher).await?;
     tracing::info!(publisher_id = %publisher.id, by = %caller.key_id, "publisher created");

@@ -4,6 +4,7 @@
 //! follow-up work. Shared helpers live here.
 
 pub mod admin;
+pub mod alerts;
 pub mod matches;
 pub mod policy;
 pub mod reports;

@@ -2,6 +2,7 @@
 //! backends a user runs (one test binary).
 
 mod access_test;
+mod alerts_test;
 mod api_test;
 mod chromium_test;
 mod console_test;
@@ -79,6 +80,7 @@ pub(crate) async fn embedded_state(dir: &std::path::Path) -> (AppState, Arc<Loca
             allow_private_addresses: true,
         },
         matcher: copyhound_core::config::MatcherConfig::default(),
+        mail_configured: false,
     };
     (state, queue)
 }

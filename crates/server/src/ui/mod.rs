@@ -38,6 +38,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/sites/{site_id}", get(pages::site))
         .route("/ui/sites/{site_id}/crawl", post(pages::crawl_site))
         .route("/ui/sites/{site_id}/enabled", post(pages::set_site_enabled))
+        .route("/ui/alerts", get(pages::alerts).post(pages::save_alerts))
         .route("/ui/policy", get(pages::policy).post(pages::save_policy))
         .route("/ui/keys", get(pages::keys).post(pages::create_key))
         .route("/ui/keys/{key_id}/revoke", post(pages::revoke_key))
@@ -70,7 +71,7 @@ fn environment() -> &'static Environment<'static> {
 }
 
 /// The embedded templates.
-const TEMPLATES: [(&str, &str); 12] = [
+const TEMPLATES: [(&str, &str); 13] = [
     ("base.html", include_str!("templates/base.html")),
     ("login.html", include_str!("templates/login.html")),
     ("error.html", include_str!("templates/error.html")),
@@ -86,6 +87,7 @@ const TEMPLATES: [(&str, &str); 12] = [
     ("sites.html", include_str!("templates/sites.html")),
     ("match.html", include_str!("templates/match.html")),
     ("keys.html", include_str!("templates/keys.html")),
+    ("alerts.html", include_str!("templates/alerts.html")),
 ];
 
 /// Renders a template; a rendering failure is logged and answered with a plain 500.

@@ -1159,3 +1159,61 @@ pub(super) async fn revoke_key(
     crate::api::admin::revoke_key(State(state), admin, crate::error::ApiPath(key_id)).await?;
     Ok(Redirect::to("/ui/keys").into_response())
 }
+
+fn render_alerts(
+    caller: &PublisherCaller,
+    view: &crate::api::alerts::AlertsView,
+    error: Option<String>,
+    saved: bool,
+) -> Response {
+    render(
+        "alerts.html",
+        json!({
+            "publisher": caller.publisher_id,
+            "view": view,
+            "admin": caller.role == copyhound_core::model::Role::Admin,
+            "error": error,
+            "saved": saved,
+        }),
+    )
+}
+
+pub(super) async fn alerts(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
+    let view = crate::api::alerts::load_alerts(&state, &caller.publisher_id).await?;
+    Ok(render_alerts(&caller, &view, None, false))
+}
+
+/// The alerts form: one recipient per line.
+#[derive(Debug, Deserialize)]
+pub(super) struct AlertsForm {
+    #[serde(default)]
+    email_to: String,
+    #[serde(default)]
+    threshold_new_confirmed: String,
+}
+
+pub(super) async fn save_alerts(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    Form(form): Form<AlertsForm>,
+) -> UiResult {
+    let outcome = match form.threshold_new_confirmed.trim().parse::<u32>() {
+        Ok(threshold) => {
+            let settings = copyhound_core::model::AlertSettings {
+                email_to: form.email_to.lines().map(str::to_string).collect(),
+                threshold_new_confirmed: threshold,
+            };
+            crate::api::alerts::save_alerts(&state, &caller, settings)
+                .await
+                .map_err(|error| error.message().to_string())
+        }
+        Err(_) => Err("the threshold must be a whole number".to_string()),
+    };
+    match outcome {
+        Ok(view) => Ok(render_alerts(&caller, &view, None, true)),
+        Err(message) => {
+            let view = crate::api::alerts::load_alerts(&state, &caller.publisher_id).await?;
+            Ok(refused(render_alerts(&caller, &view, Some(message), false)))
+        }
+    }
+}

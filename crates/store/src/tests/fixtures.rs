@@ -50,6 +50,7 @@ pub(crate) fn publisher(id: &str) -> Publisher {
         kind: PublisherKind::Books,
         created_at: at(0),
         policy: Default::default(),
+        alerts: Default::default(),
     }
 }
 

@@ -1,0 +1,124 @@
+//! A publisher's own e-mail alerts: who gets one, after how many newly
+//! confirmed matches. The scheduler reads them from the store beside the
+//! installation's `[[reports.alerts]]`, and sends through its mail server.
+//! Everyone in the publisher reads them; its admin keys edit them.
+
+use axum::Json;
+use axum::extract::State;
+use copyhound_core::ids::PublisherId;
+use copyhound_core::model::{AlertSettings, Role};
+use copyhound_core::{Error, ErrorKind};
+use serde::Serialize;
+use utoipa::ToSchema;
+
+use crate::AppState;
+use crate::auth::PublisherCaller;
+use crate::error::{ApiJson, ApiResult, ErrorBody};
+
+/// Body of the alert routes.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct AlertsView {
+    /// The settings.
+    pub settings: AlertSettings,
+    /// Whether the installation has a mail server (`[smtp]`); without one no e-mail goes out.
+    pub mail_server: bool,
+}
+
+/// Returns the alert settings of `publisher_id`.
+pub async fn load_alerts(
+    state: &AppState,
+    publisher_id: &PublisherId,
+) -> copyhound_core::Result<AlertsView> {
+    let publisher = state.publishers.get_publisher(publisher_id).await?;
+    Ok(AlertsView {
+        settings: publisher.alerts,
+        mail_server: state.mail_configured,
+    })
+}
+
+/// Stores `settings` for the caller's publisher (admin keys only).
+pub async fn save_alerts(
+    state: &AppState,
+    caller: &PublisherCaller,
+    mut settings: AlertSettings,
+) -> copyhound_core::Result<AlertsView> {
+    if caller.role != Role::Admin {
+        return Err(Error::new(
+            ErrorKind::Forbidden,
+            "only the publisher's admin keys edit its alerts",
+        ));
+    }
+    settings.email_to = settings
+        .email_to
+        .iter()
+        .map(|address| address.trim().to_string())
+        .filter(|address| !address.is_empty())
+        .collect();
+    settings.validate()?;
+    let mut publisher = state.publishers.get_publisher(&caller.publisher_id).await?;
+    publisher.alerts = settings;
+    state.publishers.put_publisher(&publisher).await?;
+    tracing::info!(publisher_id = %caller.publisher_id, by = %caller.key_id, recipients = publisher.alerts.email_to.len(), "alert settings updated");
+    Ok(AlertsView {
+        settings: publisher.alerts,
+        mail_server: state.mail_configured,
+    })
+}
+
+/// `GET /api/v1/alerts`: the caller's e-mail alerts.
+#[utoipa::path(
+    get,
+    path = "/api/v1/alerts",
+    tag = "policy",
+    responses(
+        (status = 200, description = "The settings", body = AlertsView),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+    )
+)]
+pub async fn get_alerts(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+) -> ApiResult<Json<AlertsView>> {
+    Ok(Json(load_alerts(&state, &caller.publisher_id).await?))
+}
+
+/// `PUT /api/v1/alerts`: replaces the caller's e-mail alerts.
+#[utoipa::path(
+    put,
+    path = "/api/v1/alerts",
+    tag = "policy",
+    request_body = AlertSettings,
+    responses(
+        (status = 200, description = "The stored settings", body = AlertsView),
+        (status = 400, description = "An address or the threshold is invalid", body = ErrorBody),
+        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        (status = 403, description = "Not an admin key of a publisher", body = ErrorBody),
+        (status = 413, description = "Body too large", body = ErrorBody),
+    )
+)]
+pub async fn put_alerts(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiJson(body): ApiJson<serde_json::Value>,
+) -> ApiResult<Json<AlertsView>> {
+    let settings = settings_from_json(body)?;
+    Ok(Json(save_alerts(&state, &caller, settings).await?))
+}
+
+/// Reads the body as its schema states it: an object, and the threshold any
+/// integral number (`5.0` is an integer to JSON Schema, not to serde).
+fn settings_from_json(mut body: serde_json::Value) -> copyhound_core::Result<AlertSettings> {
+    let object = body
+        .as_object_mut()
+        .ok_or_else(|| Error::invalid("the alert settings must be a JSON object"))?;
+    if let Some(threshold) = object.get_mut("threshold_new_confirmed")
+        && let Some(float) = threshold.as_f64()
+        && !threshold.is_u64()
+        && float.fract() == 0.0
+        && (0.0..=f64::from(u32::MAX)).contains(&float)
+    {
+        *threshold = serde_json::Value::from(float as u64);
+    }
+    serde_json::from_value(body).map_err(|error| Error::invalid(format!("alerts: {error}")))
+}

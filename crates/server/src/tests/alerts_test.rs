@@ -1,0 +1,124 @@
+//! A publisher's own e-mail alerts: read by any key of the publisher, edited
+//! by its admins, addresses checked (no header injection), per tenant; the
+//! console form edits them and says when no mail server is configured.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use serde_json::json;
+use tower::ServiceExt;
+
+use super::{ADMIN_KEY, Harness, assert_error};
+use crate::auth::SESSION_COOKIE;
+
+#[tokio::test]
+async fn admins_set_who_gets_e_mail_alerts() {
+    let harness = Harness::new().await;
+    let (status, view) = harness
+        .call("GET", "/api/v1/alerts", &harness.key_a, None)
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(
+        view["settings"],
+        json!({"email_to": [], "threshold_new_confirmed": 1})
+    );
+    assert_eq!(view["mail_server"], false);
+
+    let wanted = json!({"email_to": ["legal@a.example", "Rights Desk <rights@a.example>"], "threshold_new_confirmed": 3});
+    let (status, body) = harness
+        .call(
+            "PUT",
+            "/api/v1/alerts",
+            &harness.key_a,
+            Some(wanted.clone()),
+        )
+        .await;
+    assert_error(status, &body, StatusCode::FORBIDDEN, "forbidden", "admin");
+    let (status, admin) = harness
+        .call(
+            "POST",
+            "/api/v1/admin/publishers/pub_a/keys",
+            ADMIN_KEY,
+            Some(json!({"role": "admin"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let admin = admin["key"].as_str().unwrap().to_string();
+    let (status, view) = harness
+        .call("PUT", "/api/v1/alerts", &admin, Some(wanted.clone()))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["settings"], wanted);
+    let stored = harness
+        .state
+        .publishers
+        .get_publisher(&harness.publisher_a)
+        .await
+        .unwrap();
+    assert_eq!(stored.alerts.email_to.len(), 2);
+
+    for bad in [
+        json!({"email_to": ["not an address"]}),
+        json!({"email_to": ["a@b.example\r\nBcc: all@victim.example"]}),
+        json!({"email_to": ["a@b@c"]}),
+        json!({"email_to": vec!["x@a.example"; 21]}),
+        json!({"threshold_new_confirmed": 0}),
+        json!({"email_to": "legal@a.example"}),
+        json!([]),
+    ] {
+        let (status, body) = harness
+            .call("PUT", "/api/v1/alerts", &admin, Some(bad.clone()))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+    }
+    let (status, view) = harness
+        .call(
+            "PUT",
+            "/api/v1/alerts",
+            &admin,
+            Some(json!({"email_to": ["legal@a.example"], "threshold_new_confirmed": 2.0})),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::OK,
+        "an integral float is an integer: {view}"
+    );
+    // B sees its own (none).
+    let (_, view) = harness
+        .call("GET", "/api/v1/alerts", &harness.key_b, None)
+        .await;
+    assert_eq!(view["settings"]["email_to"], json!([]));
+
+    // The console form: one address per line.
+    let request = Request::builder()
+        .method("POST")
+        .uri("/ui/alerts")
+        .header(header::COOKIE, format!("{SESSION_COOKIE}={admin}"))
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(
+            "email_to=legal%40a.example%0D%0Adesk%40a.example%0D%0A&threshold_new_confirmed=5",
+        ))
+        .unwrap();
+    let response = harness.router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let html = String::from_utf8(
+        axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap()
+            .to_vec(),
+    )
+    .unwrap();
+    assert!(html.contains("id=\"alerts-saved\""), "{html}");
+    assert!(html.contains("id=\"no-mail-server\""), "{html}");
+    let stored = harness
+        .state
+        .publishers
+        .get_publisher(&harness.publisher_a)
+        .await
+        .unwrap();
+    assert_eq!(
+        stored.alerts.email_to,
+        ["legal@a.example", "desk@a.example"]
+    );
+    assert_eq!(stored.alerts.threshold_new_confirmed, 5);
+}
