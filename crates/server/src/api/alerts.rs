@@ -40,7 +40,7 @@ pub async fn load_alerts(
 pub async fn save_alerts(
     state: &AppState,
     caller: &PublisherCaller,
-    mut settings: AlertSettings,
+    settings: AlertSettings,
 ) -> copyhound_core::Result<AlertsView> {
     if caller.role != Role::Admin {
         return Err(Error::new(
@@ -48,12 +48,6 @@ pub async fn save_alerts(
             "only the publisher's admin keys edit its alerts",
         ));
     }
-    settings.email_to = settings
-        .email_to
-        .iter()
-        .map(|address| address.trim().to_string())
-        .filter(|address| !address.is_empty())
-        .collect();
     settings.validate()?;
     let mut publisher = state.publishers.get_publisher(&caller.publisher_id).await?;
     publisher.alerts = settings;

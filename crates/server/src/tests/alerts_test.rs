@@ -58,6 +58,8 @@ async fn admins_set_who_gets_e_mail_alerts() {
 
     for bad in [
         json!({"email_to": ["not an address"]}),
+        json!({"email_to": [""]}),
+        json!({"email_to": [" legal@a.example"]}),
         json!({"email_to": ["a@b.example\r\nBcc: all@victim.example"]}),
         json!({"email_to": ["a@b@c"]}),
         json!({"email_to": vec!["x@a.example"; 21]}),

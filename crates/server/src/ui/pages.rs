@@ -1200,7 +1200,13 @@ pub(super) async fn save_alerts(
     let outcome = match form.threshold_new_confirmed.trim().parse::<u32>() {
         Ok(threshold) => {
             let settings = copyhound_core::model::AlertSettings {
-                email_to: form.email_to.lines().map(str::to_string).collect(),
+                email_to: form
+                    .email_to
+                    .lines()
+                    .map(str::trim)
+                    .filter(|line| !line.is_empty())
+                    .map(str::to_string)
+                    .collect(),
                 threshold_new_confirmed: threshold,
             };
             crate::api::alerts::save_alerts(&state, &caller, settings)
