@@ -120,6 +120,51 @@ async fn sites_are_added_crawled_and_switched_off_from_the_console() {
     assert_eq!(page.status, StatusCode::OK);
     assert!(page.body.contains("Nothing found on this site yet."));
 
+    // Edited from its page: a bad seed is refused beside the form; then renamed, schedule cleared.
+    let refused_edit = send(
+        &harness,
+        "POST",
+        &format!("{site_path}/edit"),
+        &key,
+        Some("name=x&seeds=javascript%3Aalert(1)&schedule=&max_pages_per_run=500&rate_limit_per_second=2"),
+    )
+    .await;
+    assert_eq!(
+        refused_edit.status,
+        StatusCode::BAD_REQUEST,
+        "{}",
+        refused_edit.body
+    );
+    assert!(refused_edit.body.contains("id=\"site-error\""));
+    assert!(
+        refused_edit.body.contains("<details open>"),
+        "the edit form stays open"
+    );
+    let edited = send(
+        &harness,
+        "POST",
+        &format!("{site_path}/edit"),
+        &key,
+        Some("name=%E6%96%B0%E5%90%8D&seeds=http%3A%2F%2F127.0.0.1%3A8001%2F&schedule=&max_pages_per_run=700&rate_limit_per_second=2"),
+    )
+    .await;
+    assert_eq!(edited.status, StatusCode::SEE_OTHER, "{}", edited.body);
+    let (_, site) = harness
+        .call("GET", &format!("/api/v1/sites/{site_id}"), &key, None)
+        .await;
+    assert_eq!(site["name"], "新名");
+    assert_eq!(site["schedule"], serde_json::Value::Null);
+    assert_eq!(site["max_pages_per_run"], 700);
+    let foreign_edit = send(
+        &harness,
+        "POST",
+        &format!("{site_path}/edit"),
+        &harness.key_b,
+        Some("name=x&seeds=http%3A%2F%2F127.0.0.1%3A8001%2F"),
+    )
+    .await;
+    assert_eq!(foreign_edit.status, StatusCode::NOT_FOUND);
+
     let crawl = send(
         &harness,
         "POST",

@@ -37,6 +37,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/sites", get(pages::sites).post(pages::create_site))
         .route("/ui/sites/{site_id}", get(pages::site))
         .route("/ui/sites/{site_id}/crawl", post(pages::crawl_site))
+        .route("/ui/sites/{site_id}/edit", post(pages::edit_site))
         .route("/ui/sites/{site_id}/enabled", post(pages::set_site_enabled))
         .route("/ui/alerts", get(pages::alerts).post(pages::save_alerts))
         .route("/ui/policy", get(pages::policy).post(pages::save_policy))

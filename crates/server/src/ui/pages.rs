@@ -245,8 +245,8 @@ pub(super) struct SiteForm {
 }
 
 impl SiteForm {
-    /// The API's body, or the field that is not a number.
-    fn to_body(&self) -> Result<crate::api::sites::CreateSite, String> {
+    /// The API's body (of `POST` or `PATCH`), or the field that is not a number.
+    fn to_body<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
         let number = |label: &str, raw: &str| -> Result<Option<serde_json::Value>, String> {
             let raw = raw.trim();
             if raw.is_empty() {
@@ -276,7 +276,7 @@ pub(super) async fn create_site(
     UiCaller(caller): UiCaller,
     Form(form): Form<SiteForm>,
 ) -> UiResult {
-    let created = match form.to_body() {
+    let created = match form.to_body::<crate::api::sites::CreateSite>() {
         Ok(body) => crate::api::sites::create_site(
             State(state.clone()),
             caller.clone(),
@@ -377,6 +377,35 @@ fn summarize_copies(found: &[copyhound_core::model::Match], truncated: bool) -> 
     })
 }
 
+/// Edits a site from its page; a refused edit shows the page again with why.
+pub(super) async fn edit_site(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(site_id): axum::extract::Path<String>,
+    Form(form): Form<SiteForm>,
+) -> UiResult {
+    let updated = match form.to_body::<crate::api::sites::UpdateSite>() {
+        Ok(body) => crate::api::sites::update_site(
+            State(state.clone()),
+            caller.clone(),
+            crate::error::ApiPath(site_id.clone()),
+            crate::error::ApiJson(body),
+        )
+        .await
+        .map(|_| ())
+        .map_err(|error| error.0),
+        Err(message) => Err(copyhound_core::Error::invalid(message)),
+    };
+    match updated {
+        Ok(()) => Ok(Redirect::to(&format!("/ui/sites/{site_id}")).into_response()),
+        // Unknown or foreign ids answer as the API does.
+        Err(error) if error.kind() != copyhound_core::ErrorKind::InvalidInput => Err(error.into()),
+        Err(error) => Ok(refused(
+            site_page(&state, &caller, &site_id, Some(error.message().to_string())).await?,
+        )),
+    }
+}
+
 pub(super) async fn crawl_site(
     State(state): State<AppState>,
     UiCaller(caller): UiCaller,
@@ -419,16 +448,27 @@ pub(super) async fn site(
     UiCaller(caller): UiCaller,
     axum::extract::Path(site_id): axum::extract::Path<String>,
 ) -> UiResult {
-    let site_id = parse_id::<SiteId>("site_id", &site_id)?;
-    let site = owned_site(&state, &caller.publisher_id, &site_id).await?;
+    site_page(&state, &caller, &site_id, None).await
+}
+
+/// A site's page: its settings (and the edit form), what it copied, its runs.
+async fn site_page(
+    state: &AppState,
+    caller: &PublisherCaller,
+    site_id: &str,
+    error: Option<String>,
+) -> UiResult {
+    let site_id = parse_id::<SiteId>("site_id", site_id)?;
+    let site = owned_site(state, &caller.publisher_id, &site_id).await?;
     let runs = state
         .sites
         .list_crawl_runs(&site_id, &first_page(20))
         .await?;
-    let copied = copied_by_site(&state, &caller.publisher_id, &site_id).await?;
+    let copied = copied_by_site(state, &caller.publisher_id, &site_id).await?;
     Ok(render(
         "sites.html",
-        json!({ "publisher": caller.publisher_id, "site": site, "runs": runs.items, "copied": copied }),
+        json!({ "publisher": caller.publisher_id, "site": site, "runs": runs.items, "copied": copied,
+                "error": error }),
     ))
 }
 
