@@ -548,6 +548,19 @@ async fn a_publisher_runs_the_console_flows_in_headless_chromium() {
             .starts_with("attachment; filename=\"copyhound-"),
         "{download}"
     );
+
+    // The same console in Chinese, kept by the switch link's cookie.
+    browser.navigate(&format!("{base}/ui/lang/zh")).await;
+    browser
+        .navigate(&format!("{base}{}", site_path.as_str().unwrap()))
+        .await;
+    assert_eq!(
+        browser
+            .eval("document.querySelector('header a[href=\"/ui/works\"]').textContent")
+            .await,
+        json!("作品")
+    );
+    browser.screenshot("console-site-zh.png").await;
     eprintln!("screenshots in {}", screenshot_dir().display());
 
     browser.child.kill().await.unwrap();

@@ -701,3 +701,86 @@ async fn admins_add_named_people_whose_reviews_carry_their_name() {
     assert_eq!(revoked["revoked"], true);
     assert!(!keys.to_string().contains("secret"), "{keys}");
 }
+
+#[tokio::test]
+async fn the_console_speaks_chinese_when_asked() {
+    let harness = Harness::new().await;
+    let ask = |accept: Option<&str>, cookie: &str| {
+        let mut builder = Request::builder().uri("/ui/sites").header(
+            header::COOKIE,
+            format!("{SESSION_COOKIE}={}{cookie}", harness.key_a),
+        );
+        if let Some(accept) = accept {
+            builder = builder.header(header::ACCEPT_LANGUAGE, accept);
+        }
+        builder.body(Body::empty()).unwrap()
+    };
+    let body = |response: axum::response::Response| async move {
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    };
+    let english = body(harness.router.clone().oneshot(ask(None, "")).await.unwrap()).await;
+    assert!(english.contains("Add a site") && english.contains("<html lang=\"en\">"));
+    let chinese = body(
+        harness
+            .router
+            .clone()
+            .oneshot(ask(Some("zh-CN,zh;q=0.9"), ""))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(chinese.contains("添加站点"), "{chinese}");
+    assert!(chinese.contains("<html lang=\"zh-CN\">"));
+    assert!(chinese.contains(">站点<") && chinese.contains(">English<"));
+    // The cookie set by the switch link wins over the browser's language.
+    let switch = harness
+        .router
+        .clone()
+        .oneshot(
+            Request::builder()
+                .uri("/ui/lang/en")
+                .header(header::REFERER, "http://127.0.0.1:8080/ui/sites?x=1")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(switch.status(), StatusCode::SEE_OTHER);
+    assert_eq!(switch.headers()[header::LOCATION], "/ui/sites?x=1");
+    let cookie = switch.headers()[header::SET_COOKIE]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(cookie.starts_with("copyhound_lang=en;"), "{cookie}");
+    let english = body(
+        harness
+            .router
+            .clone()
+            .oneshot(ask(Some("zh-CN"), "; copyhound_lang=en"))
+            .await
+            .unwrap(),
+    )
+    .await;
+    assert!(english.contains("Add a site"));
+    // A foreign referer never redirects off the console.
+    let switch = harness
+        .router
+        .clone()
+        .oneshot(
+            Request::builder()
+                .uri("/ui/lang/zh")
+                .header(header::REFERER, "//evil.example/")
+                .body(Body::empty())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    let location = switch.headers()[header::LOCATION].to_str().unwrap();
+    assert!(
+        location.starts_with('/') && !location.starts_with("//"),
+        "{location}"
+    );
+}

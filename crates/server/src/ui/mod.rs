@@ -4,6 +4,7 @@
 //! post forms with it); every page is scoped to that key's publisher exactly like
 //! the API.
 
+mod i18n;
 mod pages;
 
 use std::sync::OnceLock;
@@ -27,6 +28,7 @@ use crate::error::ApiError;
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(pages::dashboard))
+        .route("/ui/lang/{lang}", get(i18n::switch))
         .route("/login", get(pages::login_form).post(pages::login))
         .route("/logout", post(pages::logout))
         .route("/ui/works", get(pages::works))
@@ -56,6 +58,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/matches/{match_id}", get(pages::match_page))
         .route("/ui/matches/{match_id}/review", post(pages::review))
         .route("/ui/matches/{match_id}/evidence", get(pages::evidence))
+        .layer(axum::middleware::from_fn(i18n::scope))
 }
 
 fn environment() -> &'static Environment<'static> {
@@ -67,6 +70,7 @@ fn environment() -> &'static Environment<'static> {
                 .add_template(name, source)
                 .expect("embedded templates are valid");
         }
+        environment.add_filter("t", i18n::translate);
         environment
     })
 }
@@ -93,9 +97,13 @@ const TEMPLATES: [(&str, &str); 13] = [
 
 /// Renders a template; a rendering failure is logged and answered with a plain 500.
 pub fn render(name: &str, context: impl Serialize) -> Response {
-    let rendered = environment().get_template(name).and_then(|template| {
-        template.render(minijinja::Value::from(minijinja::value::Serde(&context)))
-    });
+    let context = minijinja::context! {
+        lang => i18n::current().code(),
+        ..minijinja::Value::from(minijinja::value::Serde(&context))
+    };
+    let rendered = environment()
+        .get_template(name)
+        .and_then(|template| template.render(context));
     match rendered {
         Ok(html) => Html(html).into_response(),
         Err(error) => {

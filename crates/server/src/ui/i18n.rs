@@ -1,0 +1,423 @@
+//! The console in Chinese or English. Templates are written in English and
+//! mark what they show with the `t` filter; a request's language comes from
+//! the `copyhound_lang` cookie (set by the header's 中文 / English links), else
+//! from `Accept-Language`, else English. Text the dictionary lacks shows in
+//! English, so a new string never breaks a page.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use axum::extract::Request;
+use axum::http::header::{ACCEPT_LANGUAGE, COOKIE, REFERER, SET_COOKIE};
+use axum::http::{HeaderMap, HeaderValue};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+
+/// A console language.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lang {
+    /// English (the templates' own text).
+    En,
+    /// Simplified Chinese.
+    Zh,
+}
+
+impl Lang {
+    /// The code used in the cookie and `<html lang>`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::En => "en",
+            Self::Zh => "zh",
+        }
+    }
+}
+
+/// The cookie that keeps a user's choice.
+const LANG_COOKIE: &str = "copyhound_lang";
+
+tokio::task_local! {
+    static LANG: Lang;
+}
+
+/// The language of the request being rendered (English outside a request).
+pub fn current() -> Lang {
+    LANG.try_with(|lang| *lang).unwrap_or(Lang::En)
+}
+
+/// Returns the language a request asks for.
+fn requested(headers: &HeaderMap) -> Lang {
+    let cookie = headers
+        .get_all(COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .filter_map(|pair| pair.trim().split_once('='))
+        .find(|(name, _)| *name == LANG_COOKIE)
+        .map(|(_, value)| value.trim().to_string());
+    match cookie.as_deref() {
+        Some("zh") => return Lang::Zh,
+        Some("en") => return Lang::En,
+        _ => {}
+    }
+    let accepted = headers
+        .get(ACCEPT_LANGUAGE)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default();
+    // The first listed language decides (browsers list the preferred first).
+    let first = accepted.split(',').next().unwrap_or_default().trim();
+    if first.to_ascii_lowercase().starts_with("zh") {
+        Lang::Zh
+    } else {
+        Lang::En
+    }
+}
+
+/// Middleware: renders the request's pages in its language.
+pub async fn scope(request: Request, next: Next) -> Response {
+    let lang = requested(request.headers());
+    LANG.scope(lang, next.run(request)).await
+}
+
+/// `GET /ui/lang/{lang}`: remembers the choice and goes back.
+pub async fn switch(
+    axum::extract::Path(lang): axum::extract::Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let code = if lang == "zh" { "zh" } else { "en" };
+    // Back to the page the link was on, on this site only.
+    let back = headers
+        .get(REFERER)
+        .and_then(|value| value.to_str().ok())
+        .and_then(|referer| {
+            let path = referer.split_once("://").map_or(referer, |(_, rest)| {
+                rest.find('/').map_or("/", |slash| &rest[slash..])
+            });
+            (path.starts_with('/') && !path.starts_with("//")).then(|| path.to_string())
+        })
+        .unwrap_or_else(|| "/".to_string());
+    let mut response = Redirect::to(&back).into_response();
+    if let Ok(cookie) = HeaderValue::from_str(&format!(
+        "{LANG_COOKIE}={code}; Path=/; Max-Age=31536000; SameSite=Lax"
+    )) {
+        response.headers_mut().insert(SET_COOKIE, cookie);
+    }
+    response
+}
+
+/// The `t` filter: `text` in the language being rendered.
+pub fn translate(text: String) -> String {
+    if current() == Lang::En {
+        return text;
+    }
+    dictionary()
+        .get(text.as_str())
+        .map_or(text, |translated| (*translated).to_string())
+}
+
+fn dictionary() -> &'static HashMap<&'static str, &'static str> {
+    static DICTIONARY: OnceLock<HashMap<&'static str, &'static str>> = OnceLock::new();
+    DICTIONARY.get_or_init(|| ZH.iter().copied().collect())
+}
+
+/// English text of the templates and its Chinese.
+const ZH: &[(&str, &str)] = &[
+    // Navigation and common words.
+    ("Dashboard", "概览"),
+    ("Works", "作品"),
+    ("Sites", "站点"),
+    ("Matches", "匹配"),
+    ("Reports", "报告"),
+    ("Alerts", "提醒"),
+    ("Policy", "判定规则"),
+    ("People", "成员"),
+    ("Log out", "退出"),
+    ("Log in", "登录"),
+    ("Save", "保存"),
+    ("Saved.", "已保存。"),
+    ("Cancel", "取消"),
+    ("Error", "错误"),
+    ("Back to the dashboard", "返回概览"),
+    ("any", "全部"),
+    ("yes", "是"),
+    ("no", "否"),
+    ("new", "新发现"),
+    ("confirmed", "已确认"),
+    ("dismissed", "已排除"),
+    ("licensed", "已授权"),
+    ("taken down", "已下架"),
+    ("taken_down", "已下架"),
+    ("reopen", "重新打开"),
+    ("queued", "排队中"),
+    ("running", "进行中"),
+    ("ready", "已生成"),
+    ("failed", "失败"),
+    ("succeeded", "已完成"),
+    // Login.
+    (
+        "Paste a publisher API key (chk_…). It is kept in an HttpOnly cookie.",
+        "粘贴出版方 API 密钥（chk_…），它只保存在 HttpOnly Cookie 中。",
+    ),
+    // Dashboard and matches.
+    ("works", "部作品"),
+    ("watched sites", "个监控站点"),
+    ("matches seen in 30 days", "条匹配（30 天内）"),
+    ("New matches per day (30 days)", "每日新匹配（30 天）"),
+    ("Newest infringements", "最新侵权"),
+    ("Status", "状态"),
+    ("Work", "作品"),
+    ("Site", "站点"),
+    ("Score at least", "最低分数"),
+    ("Seen since", "发现于此日期之后"),
+    ("Filter", "筛选"),
+    ("Selected:", "所选："),
+    ("Note (optional)", "备注（可选）"),
+    ("Confirm", "确认侵权"),
+    ("Dismiss", "排除"),
+    ("Taken down", "已下架"),
+    ("Reopen", "重新打开"),
+    ("all on this page", "全选本页"),
+    ("Page", "页面"),
+    ("Work / chapter", "作品 / 章节"),
+    ("Score", "分数"),
+    ("Coverage", "覆盖率"),
+    ("Last seen (UTC)", "最近发现（UTC）"),
+    ("No matches yet.", "暂无匹配。"),
+    ("Next page →", "下一页 →"),
+    // Match detail.
+    ("Match", "匹配"),
+    ("Evidence:", "证据："),
+    ("captured response (WARC)", "抓取的原始响应（WARC）"),
+    ("manifest with SHA-256 digests", "含 SHA-256 摘要的清单"),
+    ("Copies:", "抄袭："),
+    ("Score:", "分数："),
+    ("chapter coverage:", "章节覆盖率："),
+    ("page coverage:", "页面覆盖率："),
+    ("first seen (UTC):", "首次发现（UTC）："),
+    ("last seen:", "最近发现："),
+    (
+        "Note for the audit trail (optional)",
+        "审核记录备注（可选）",
+    ),
+    ("Confirm infringement", "确认侵权"),
+    ("Licensed", "已授权"),
+    ("Side by side", "对照"),
+    ("Registered chapter", "登记的章节"),
+    ("Crawled page", "抓取的页面"),
+    ("chapter text unavailable", "章节文本不可用"),
+    ("page text unavailable", "页面文本不可用"),
+    ("Evidence excerpts", "证据摘录"),
+    ("Chapter", "章节"),
+    ("Review history", "审核记录"),
+    // Works.
+    ("Id", "编号"),
+    ("Title", "标题"),
+    ("Author", "作者"),
+    ("Kind", "类型"),
+    ("Language", "语言"),
+    ("Updated", "更新时间"),
+    (
+        "No works registered yet: upload one below.",
+        "尚未登记作品：请在下方上传。",
+    ),
+    ("Showing the first 200.", "仅显示前 200 项。"),
+    ("Register a work", "登记作品"),
+    (
+        "File (TXT in UTF-8 or GBK, EPUB, or JSON)",
+        "文件（UTF-8 或 GBK 编码的 TXT、EPUB 或 JSON）",
+    ),
+    ("from the file when empty", "留空则取自文件"),
+    ("novel", "小说"),
+    ("news", "新闻"),
+    (
+        "Chapter heading (TXT; regular expression, empty: 第X章 / 第X回 / Chapter N)",
+        "章节标题（TXT；正则表达式，留空则识别 第X章 / 第X回 / Chapter N）",
+    ),
+    ("Preview the chapters", "预览章节"),
+    (
+        "Nothing is stored until you confirm.",
+        "确认前不会保存任何内容。",
+    ),
+    ("Delete work", "删除作品"),
+    ("chapters", "章"),
+    ("indexed", "已索引"),
+    ("pending", "待处理"),
+    ("Licensed hosts", "授权站点"),
+    ("none", "无"),
+    // Upload preview.
+    ("Preview:", "预览："),
+    ("Keep", "保留"),
+    ("Merge into previous", "并入上一章"),
+    ("Title and text", "标题与正文"),
+    ("characters", "字"),
+    (
+        "Edit titles and text, drop a chapter, or merge it into the one before; nothing is stored until you confirm.",
+        "可修改标题和正文、删除章节或将其并入上一章；确认前不会保存任何内容。",
+    ),
+    ("Register", "登记"),
+    // Sites.
+    ("Watched sites", "监控站点"),
+    ("Name", "名称"),
+    ("Seeds", "起始网址"),
+    ("Schedule", "计划"),
+    ("Enabled", "启用"),
+    ("on demand", "按需"),
+    ("No sites yet: add one below.", "暂无站点：请在下方添加。"),
+    ("Add a site", "添加站点"),
+    ("Start URLs, one per line", "起始网址，每行一个"),
+    (
+        "Schedule (cron, UTC; empty: on demand)",
+        "计划（cron，UTC；留空为按需）",
+    ),
+    ("Pages per run", "每次抓取页数"),
+    ("Requests per second", "每秒请求数"),
+    ("Add site", "添加站点"),
+    ("Seeds:", "起始网址："),
+    ("Schedule:", "计划："),
+    ("Enabled:", "启用："),
+    ("Depth:", "深度："),
+    ("Budget:", "预算："),
+    ("pages", "页"),
+    ("Rate:", "速率："),
+    ("Crawl now", "立即抓取"),
+    ("Disable", "停用"),
+    ("Enable", "启用"),
+    ("Edit", "编辑"),
+    ("What this site copied", "此站点抄袭的内容"),
+    ("Best coverage", "最高覆盖率"),
+    ("Pages", "页面数"),
+    ("First seen (UTC)", "首次发现（UTC）"),
+    ("Last seen", "最近发现"),
+    ("Nothing found on this site yet.", "尚未在此站点发现抄袭。"),
+    ("Crawl runs", "抓取记录"),
+    ("Run", "编号"),
+    ("Created", "创建时间"),
+    ("Fetched", "已抓取"),
+    ("New", "新增"),
+    ("Changed", "变更"),
+    ("Failed", "失败"),
+    ("Recent errors", "最近错误"),
+    ("No runs yet.", "暂无抓取记录。"),
+    // Reports.
+    ("Generate a report", "生成报告"),
+    ("Format", "格式"),
+    (
+        "HTML (charts, side-by-side evidence)",
+        "HTML（图表与对照证据）",
+    ),
+    ("CSV, one row per match", "CSV（每条匹配一行）"),
+    ("Evidence package (WARC)", "证据包（WARC）"),
+    ("all works", "全部作品"),
+    ("all sites", "全部站点"),
+    ("Generate", "生成"),
+    ("Generated", "已生成的报告"),
+    ("Report", "报告"),
+    ("Scope", "范围"),
+    ("Requested (UTC)", "请求时间（UTC）"),
+    ("everything", "全部"),
+    ("Download", "下载"),
+    ("No reports yet.", "暂无报告。"),
+    // Policy.
+    ("Infringement policy", "侵权判定规则"),
+    ("Kind of work", "作品类型"),
+    ("Minimum copied characters", "最少抄袭字数"),
+    (
+        "Minimum share of a short chapter (%)",
+        "短章节最低抄袭比例（%）",
+    ),
+    ("In force", "当前生效"),
+    ("Novels", "小说"),
+    ("News articles", "新闻稿"),
+    (
+        "Only the publisher's admin keys edit the policy.",
+        "只有出版方管理员密钥可以修改规则。",
+    ),
+    // Alerts.
+    ("E-mail alerts", "邮件提醒"),
+    (
+        "Alert after this many newly confirmed matches",
+        "新确认的侵权达到此数量时发送提醒",
+    ),
+    ("No recipients: no e-mail.", "没有收件人则不发送邮件。"),
+    (
+        "Only the publisher's admin keys edit alerts.",
+        "只有出版方管理员密钥可以修改提醒。",
+    ),
+    // People.
+    ("People and API keys", "成员与 API 密钥"),
+    ("Key", "密钥"),
+    ("Holder", "持有人"),
+    ("Role", "角色"),
+    ("Created (UTC)", "创建时间（UTC）"),
+    ("State", "状态"),
+    ("admin", "管理员"),
+    ("reviewer", "审核员"),
+    ("revoked", "已吊销"),
+    ("active", "有效"),
+    ("Revoke", "吊销"),
+    ("your key", "当前密钥"),
+    ("Add a person or system", "添加成员或系统"),
+    ("Create key", "创建密钥"),
+    // Longer text.
+    (
+        "An e-mail goes to these people once the given number of matches has been confirmed since the last alert: a table of the pages, works and chapters. However many scheduler processes run, each alert is sent once.",
+        "自上次提醒以来新确认的侵权达到设定数量时，向以下收件人发送邮件，列出页面、作品与章节。无论运行多少个调度进程，每条提醒只发送一次。",
+    ),
+    (
+        "The operator has not configured a mail server ([smtp]): no e-mail goes out until they do.",
+        "运维尚未配置邮件服务器（[smtp]），配置之前不会发送邮件。",
+    ),
+    (
+        "Recipients, one per line (legal@publisher.example or Legal <legal@publisher.example>)",
+        "收件人，每行一个（legal@publisher.example 或 Legal <legal@publisher.example>）",
+    ),
+    (
+        "Everyone who works in the console or calls the API holds a key of this publisher. A reviewer key reads and reviews; an admin key also manages keys and the infringement policy. Reviews record the holder's name.",
+        "使用控制台或调用 API 的每个人都持有本出版方的一把密钥。审核员密钥可查看和审核；管理员密钥还可管理密钥和侵权判定规则。审核记录会写明持有人姓名。",
+    ),
+    (
+        "Reports render in the background; reload to see new ones ready. Scheduled reports appear here too.",
+        "报告在后台生成，刷新页面即可看到；定时报告也会出现在这里。",
+    ),
+    ("Page:", "页面："),
+    ("Not reviewed yet.", "尚未审核。"),
+    ("No matches.", "暂无匹配。"),
+    ("Chapters", "章节"),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cookie_wins_then_the_first_accepted_language() {
+        let headers = |pairs: &[(axum::http::HeaderName, &str)]| {
+            let mut map = HeaderMap::new();
+            for (name, value) in pairs {
+                map.append(name.clone(), HeaderValue::from_str(value).unwrap());
+            }
+            map
+        };
+        assert_eq!(requested(&headers(&[])), Lang::En);
+        assert_eq!(
+            requested(&headers(&[(ACCEPT_LANGUAGE, "zh-CN,zh;q=0.9,en;q=0.8")])),
+            Lang::Zh
+        );
+        assert_eq!(
+            requested(&headers(&[(ACCEPT_LANGUAGE, "en-US,zh;q=0.5")])),
+            Lang::En
+        );
+        assert_eq!(
+            requested(&headers(&[
+                (ACCEPT_LANGUAGE, "zh-CN"),
+                (COOKIE, "copyhound_session=x; copyhound_lang=en")
+            ])),
+            Lang::En
+        );
+        assert_eq!(
+            requested(&headers(&[(COOKIE, "copyhound_lang=zh")])),
+            Lang::Zh
+        );
+        let keys: std::collections::HashSet<&str> = ZH.iter().map(|(en, _)| *en).collect();
+        assert_eq!(keys.len(), ZH.len(), "each English text once");
+    }
+}
