@@ -570,6 +570,43 @@ async fn a_work_is_uploaded_previewed_edited_and_registered_from_the_console() {
     assert_eq!(broken.status, StatusCode::BAD_REQUEST);
     assert!(broken.body.contains("is not valid JSON"), "{}", broken.body);
 
+    // Licensed hosts, edited on the work's page; a bad host is refused beside the form.
+    let bad = send(
+        &harness,
+        "POST",
+        "/ui/works/w_upload/licensed-hosts",
+        &key,
+        Some("hosts=not+a+host%21"),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert!(bad.body.contains("id=\"hosts-error\""), "{}", bad.body);
+    let saved = send(
+        &harness,
+        "POST",
+        "/ui/works/w_upload/licensed-hosts",
+        &key,
+        Some("hosts=partner.example%0D%0Ahttps%3A%2F%2Fbooks.partner.example%2Fshelf%0D%0A"),
+    )
+    .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    let (_, hosts) = harness
+        .call("GET", "/api/v1/works/w_upload/licensed-hosts", &key, None)
+        .await;
+    assert_eq!(
+        hosts["hosts"],
+        serde_json::json!(["books.partner.example", "partner.example"])
+    );
+    let foreign = send(
+        &harness,
+        "POST",
+        "/ui/works/w_upload/licensed-hosts",
+        &harness.key_b,
+        Some("hosts=x.example"),
+    )
+    .await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+
     // Deleting from the console; another tenant cannot.
     let refused = send(
         &harness,

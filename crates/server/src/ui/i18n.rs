@@ -242,6 +242,10 @@ const ZH: &[(&str, &str)] = &[
     ("indexed", "已索引"),
     ("pending", "待处理"),
     ("Licensed hosts", "授权站点"),
+    (
+        "Hosts licensed to carry this work, one per line; their copies are recorded as licensed",
+        "获授权转载本作品的站点，每行一个；其上的副本记为已授权",
+    ),
     ("none", "无"),
     // Upload preview.
     ("Preview:", "预览："),

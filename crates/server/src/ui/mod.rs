@@ -36,6 +36,10 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/works/confirm", post(pages::confirm_upload))
         .route("/ui/works/{work_id}", get(pages::work))
         .route("/ui/works/{work_id}/delete", post(pages::delete_work))
+        .route(
+            "/ui/works/{work_id}/licensed-hosts",
+            post(pages::set_licensed_hosts),
+        )
         .route("/ui/sites", get(pages::sites).post(pages::create_site))
         .route("/ui/sites/{site_id}", get(pages::site))
         .route("/ui/sites/{site_id}/crawl", post(pages::crawl_site))

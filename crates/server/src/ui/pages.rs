@@ -198,8 +198,18 @@ pub(super) async fn work(
     UiCaller(caller): UiCaller,
     axum::extract::Path(work_id): axum::extract::Path<String>,
 ) -> UiResult {
-    let work_id = parse_id::<WorkId>("work_id", &work_id)?;
-    let detail = load_work_detail(&state, &caller.publisher_id, &work_id).await?;
+    work_page(&state, &caller, &work_id, None).await
+}
+
+/// A work's page: its chapters' state, licensed hosts (and their form), matches.
+async fn work_page(
+    state: &AppState,
+    caller: &PublisherCaller,
+    work_id: &str,
+    error: Option<String>,
+) -> UiResult {
+    let work_id = parse_id::<WorkId>("work_id", work_id)?;
+    let detail = load_work_detail(state, &caller.publisher_id, &work_id).await?;
     let query = MatchQuery {
         work_id: Some(work_id.to_string()),
         ..MatchQuery::default()
@@ -214,8 +224,52 @@ pub(super) async fn work(
     let matches: Vec<MatchSummary> = matches.items.iter().map(MatchSummary::from).collect();
     Ok(render(
         "work.html",
-        json!({ "publisher": caller.publisher_id, "detail": detail, "matches": matches }),
+        json!({ "publisher": caller.publisher_id, "detail": detail, "matches": matches, "error": error }),
     ))
+}
+
+#[derive(Debug, Deserialize)]
+pub(super) struct HostsForm {
+    #[serde(default)]
+    hosts: String,
+}
+
+/// Replaces a work's licensed hosts (one per line) as the API route does.
+pub(super) async fn set_licensed_hosts(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(work_id): axum::extract::Path<String>,
+    Form(form): Form<HostsForm>,
+) -> UiResult {
+    let body = crate::api::works::LicensedHosts {
+        hosts: form
+            .hosts
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .map(str::to_string)
+            .collect(),
+    };
+    let saved = crate::api::works::put_licensed_hosts(
+        State(state.clone()),
+        caller.clone(),
+        crate::error::ApiPath(work_id.clone()),
+        crate::error::ApiJson(body),
+    )
+    .await;
+    match saved {
+        Ok(_) => Ok(Redirect::to(&format!("/ui/works/{work_id}")).into_response()),
+        Err(error) if error.0.kind() == copyhound_core::ErrorKind::InvalidInput => Ok(refused(
+            work_page(
+                &state,
+                &caller,
+                &work_id,
+                Some(error.0.message().to_string()),
+            )
+            .await?,
+        )),
+        Err(error) => Err(error.into()),
+    }
 }
 
 pub(super) async fn sites(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
