@@ -363,7 +363,7 @@ impl ReportScheduler {
             .as_ref()
             .context("an e-mail alert without a mail server")?;
         let body = serde_json::to_vec(payload)?;
-        let delivery_id = format!("dlv_{}", &copyhound_core::ids::sha256_hex(&body)[..32]);
+        let delivery_id = crate::webhook::delivery_id(&body);
         let email = build_alert_email(payload, to, &delivery_id);
         let policy = RetryPolicy::default();
         let mut attempts = Vec::new();

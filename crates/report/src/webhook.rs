@@ -164,6 +164,12 @@ pub fn verify_signature(secret: &[u8], body: &[u8], header_value: &str) -> bool 
     verifier.verify_slice(&bytes).is_ok()
 }
 
+/// Returns the stable id of an alert body: the same for every retry and for
+/// every channel (webhook, e-mail) that carries it.
+pub fn delivery_id(body: &[u8]) -> String {
+    format!("dlv_{}", &copyhound_core::ids::sha256_hex(body)[..32])
+}
+
 /// Returns `payload` serialized and signed with `secret`.
 pub fn sign_webhook(payload: &WebhookPayload, secret: &[u8]) -> Result<WebhookRequest> {
     if secret.is_empty() {
@@ -176,7 +182,7 @@ pub fn sign_webhook(payload: &WebhookPayload, secret: &[u8]) -> Result<WebhookRe
             error,
         )
     })?;
-    let delivery_id = format!("dlv_{}", &copyhound_core::ids::sha256_hex(&body)[..32]);
+    let delivery_id = delivery_id(&body);
     let headers = vec![
         ("Content-Type".to_string(), "application/json".to_string()),
         ("User-Agent".to_string(), "CopyHound-Webhook/1".to_string()),

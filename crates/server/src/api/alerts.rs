@@ -106,13 +106,6 @@ fn settings_from_json(mut body: serde_json::Value) -> copyhound_core::Result<Ale
     let object = body
         .as_object_mut()
         .ok_or_else(|| Error::invalid("the alert settings must be a JSON object"))?;
-    if let Some(threshold) = object.get_mut("threshold_new_confirmed")
-        && let Some(float) = threshold.as_f64()
-        && !threshold.is_u64()
-        && float.fract() == 0.0
-        && (0.0..=f64::from(u32::MAX)).contains(&float)
-    {
-        *threshold = serde_json::Value::from(float as u64);
-    }
+    super::integral_field(object, "threshold_new_confirmed");
     serde_json::from_value(body).map_err(|error| Error::invalid(format!("alerts: {error}")))
 }

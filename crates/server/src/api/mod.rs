@@ -129,6 +129,20 @@ pub async fn owned_run(
     Ok((run, site))
 }
 
+/// Rewrites `object[field]` from an integral float (`74.0`, an integer to
+/// JSON Schema, not to serde's integer types) to that integer; other values
+/// are left for deserialization to judge.
+pub fn integral_field(object: &mut serde_json::Map<String, serde_json::Value>, field: &str) {
+    if let Some(number) = object.get_mut(field)
+        && let Some(float) = number.as_f64()
+        && !number.is_u64()
+        && float.fract() == 0.0
+        && (0.0..=f64::from(u32::MAX)).contains(&float)
+    {
+        *number = serde_json::Value::from(float as u64);
+    }
+}
+
 /// Returns `text` trimmed, refusing blank text or more than `max_chars`
 /// characters (counted as sent, the way the OpenAPI document's `maxLength` counts).
 pub fn required_text(field: &str, text: &str, max_chars: usize) -> Result<String> {

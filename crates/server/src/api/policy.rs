@@ -152,14 +152,7 @@ fn policy_from_json(mut body: serde_json::Value) -> copyhound_core::Result<Infri
         let thresholds = thresholds
             .as_object_mut()
             .ok_or_else(|| Error::invalid(format!("`{kind}` must be an object")))?;
-        if let Some(chars) = thresholds.get_mut("min_copied_chars")
-            && let Some(float) = chars.as_f64()
-            && !chars.is_u64()
-            && float.fract() == 0.0
-            && (0.0..=f64::from(u32::MAX)).contains(&float)
-        {
-            *chars = serde_json::Value::from(float as u64);
-        }
+        super::integral_field(thresholds, "min_copied_chars");
     }
     serde_json::from_value(body).map_err(|error| Error::invalid(format!("policy: {error}")))
 }

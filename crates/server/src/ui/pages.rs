@@ -576,11 +576,9 @@ async fn render_matches(
     .into_iter()
     .filter_map(|(name, value)| value.map(|value| (name, value)))
     .collect();
-    let query_string = filters
-        .iter()
-        .map(|(name, value)| format!("{name}={}", urlencoding(value)))
-        .collect::<Vec<_>>()
-        .join("&");
+    let query_string = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(&filters)
+        .finish();
     let back = if query_string.is_empty() {
         "/ui/matches".to_string()
     } else {
@@ -597,20 +595,6 @@ async fn render_matches(
     } else {
         response
     })
-}
-
-/// Percent-encodes a query value.
-fn urlencoding(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for byte in value.bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(char::from(byte));
-            }
-            other => out.push_str(&format!("%{other:02X}")),
-        }
-    }
-    out
 }
 
 /// Matches reviewed by one bulk action at most.
