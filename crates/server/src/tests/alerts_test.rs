@@ -2,13 +2,10 @@
 //! by its admins, addresses checked (no header injection), per tenant; the
 //! console form edits them and says when no mail server is configured.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+use axum::http::StatusCode;
 use serde_json::json;
-use tower::ServiceExt;
 
 use super::{ADMIN_KEY, Harness, assert_error};
-use crate::auth::SESSION_COOKIE;
 
 #[tokio::test]
 async fn admins_set_who_gets_e_mail_alerts() {
@@ -92,24 +89,16 @@ async fn admins_set_who_gets_e_mail_alerts() {
     assert_eq!(view["settings"]["email_to"], json!([]));
 
     // The console form: one address per line.
-    let request = Request::builder()
-        .method("POST")
-        .uri("/ui/alerts")
-        .header(header::COOKIE, format!("{SESSION_COOKIE}={admin}"))
-        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-        .body(Body::from(
-            "email_to=legal%40a.example%0D%0Adesk%40a.example%0D%0A&threshold_new_confirmed=5",
-        ))
-        .unwrap();
-    let response = harness.router.clone().oneshot(request).await.unwrap();
-    assert_eq!(response.status(), StatusCode::OK);
-    let html = String::from_utf8(
-        axum::body::to_bytes(response.into_body(), usize::MAX)
-            .await
-            .unwrap()
-            .to_vec(),
+    let answer = super::send(
+        &harness,
+        "POST",
+        "/ui/alerts",
+        &admin,
+        Some("email_to=legal%40a.example%0D%0Adesk%40a.example%0D%0A&threshold_new_confirmed=5"),
     )
-    .unwrap();
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    let html = answer.body;
     assert!(html.contains("id=\"alerts-saved\""), "{html}");
     assert!(html.contains("id=\"no-mail-server\""), "{html}");
     let stored = harness

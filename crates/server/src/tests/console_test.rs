@@ -9,55 +9,8 @@ use copyhound_core::model::TaskKind;
 use copyhound_core::model::{MatchStatus, ReportStatus};
 use tower::ServiceExt;
 
-use super::Harness;
+use super::{Answer, Harness, send};
 use crate::auth::SESSION_COOKIE;
-
-struct Answer {
-    status: StatusCode,
-    location: Option<String>,
-    disposition: Option<String>,
-    body: String,
-}
-
-async fn send(
-    harness: &Harness,
-    method: &str,
-    path: &str,
-    key: &str,
-    form: Option<&str>,
-) -> Answer {
-    let builder = Request::builder()
-        .method(method)
-        .uri(path)
-        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"));
-    let request = match form {
-        Some(form) => builder
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .body(Body::from(form.to_string())),
-        None => builder.body(Body::empty()),
-    }
-    .unwrap();
-    let response = harness.router.clone().oneshot(request).await.unwrap();
-    let header_text = |name| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_string)
-    };
-    let location = header_text(header::LOCATION);
-    let disposition = header_text(header::CONTENT_DISPOSITION);
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    Answer {
-        status,
-        location,
-        disposition,
-        body: String::from_utf8_lossy(&bytes).into_owned(),
-    }
-}
 
 #[tokio::test]
 async fn sites_are_added_crawled_and_switched_off_from_the_console() {

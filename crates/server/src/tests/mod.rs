@@ -30,6 +30,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use crate::AppState;
+use crate::auth::SESSION_COOKIE;
 use copyhound_core::model::Task;
 use copyhound_queue::LocalTaskQueue;
 
@@ -353,4 +354,53 @@ pub(crate) fn assert_error(
         message.contains(fragment),
         "message `{message}` lacks `{fragment}`"
     );
+}
+
+/// A console page's answer, as a browser sees it.
+pub(crate) struct Answer {
+    pub status: StatusCode,
+    pub location: Option<String>,
+    pub disposition: Option<String>,
+    pub body: String,
+}
+
+/// Sends a console request with the session cookie of `key`, and a form body if any.
+pub(crate) async fn send(
+    harness: &Harness,
+    method: &str,
+    path: &str,
+    key: &str,
+    form: Option<&str>,
+) -> Answer {
+    let builder = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"));
+    let request = match form {
+        Some(form) => builder
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .body(Body::from(form.to_string())),
+        None => builder.body(Body::empty()),
+    }
+    .unwrap();
+    let response = harness.router.clone().oneshot(request).await.unwrap();
+    let header_text = |name| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_string)
+    };
+    let location = header_text(header::LOCATION);
+    let disposition = header_text(header::CONTENT_DISPOSITION);
+    let status = response.status();
+    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+        .await
+        .unwrap();
+    Answer {
+        status,
+        location,
+        disposition,
+        body: String::from_utf8_lossy(&bytes).into_owned(),
+    }
 }

@@ -1,13 +1,10 @@
 //! The infringement policy: read by any key of the publisher, edited by its
 //! admin keys only, range-checked, per tenant; and the UI form that edits it.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+use axum::http::StatusCode;
 use serde_json::json;
-use tower::ServiceExt;
 
 use super::{ADMIN_KEY, Harness, assert_error};
-use crate::auth::SESSION_COOKIE;
 
 async fn admin_key_of(harness: &Harness, publisher: &str) -> String {
     let (status, key) = harness
@@ -23,23 +20,9 @@ async fn admin_key_of(harness: &Harness, publisher: &str) -> String {
 }
 
 async fn ui(harness: &Harness, key: &str, form: Option<&str>) -> (StatusCode, String) {
-    let builder = Request::builder()
-        .uri("/ui/policy")
-        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"));
-    let request = match form {
-        Some(form) => builder
-            .method("POST")
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .body(Body::from(form.to_string())),
-        None => builder.body(Body::empty()),
-    }
-    .unwrap();
-    let response = harness.router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    (status, String::from_utf8_lossy(&bytes).into_owned())
+    let method = if form.is_some() { "POST" } else { "GET" };
+    let answer = super::send(harness, method, "/ui/policy", key, form).await;
+    (answer.status, answer.body)
 }
 
 #[tokio::test]

@@ -1,28 +1,16 @@
 //! Every admin UI page, walked as a logged-in reviewer with more than one page
 //! of data, following "next page" links to the end.
 
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
-use tower::ServiceExt;
+use axum::http::StatusCode;
 
 use super::Harness;
-use crate::auth::SESSION_COOKIE;
 
 /// More matches than one UI page (the default page is 50).
 const MATCHES: usize = 120;
 
 async fn get_page(harness: &Harness, path: &str, key: &str) -> (StatusCode, String) {
-    let request = Request::builder()
-        .uri(path)
-        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"))
-        .body(Body::empty())
-        .unwrap();
-    let response = harness.router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
-        .await
-        .unwrap();
-    (status, String::from_utf8_lossy(&bytes).into_owned())
+    let answer = super::send(harness, "GET", path, key, None).await;
+    (answer.status, answer.body)
 }
 
 /// Returns the target of the page's "next page" link, unescaped.
