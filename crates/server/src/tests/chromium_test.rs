@@ -28,6 +28,49 @@ fn screenshot_dir() -> PathBuf {
         .unwrap_or_else(|| std::env::temp_dir().join("copyhound-ui"))
 }
 
+/// The console served on a loopback port for a browser test.
+struct Console {
+    base: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    server: tokio::task::JoinHandle<copyhound_core::Result<()>>,
+}
+
+impl Console {
+    async fn start(harness: &Harness) -> Self {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(crate::serve_listener(
+            harness.state.clone(),
+            listener,
+            async move {
+                let _ = stopped.await;
+            },
+        ));
+        Self { base, stop, server }
+    }
+
+    async fn stop(self) {
+        let _ = self.stop.send(());
+        self.server.await.unwrap().unwrap();
+    }
+}
+
+/// The chromium binary, or `None` after a note; with CI=true a missing browser fails.
+fn chromium_or_skip(test: &str) -> Option<PathBuf> {
+    let binary = find_chromium();
+    if binary.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "chromium is required when CI=true (apt-get install -y chromium)"
+        );
+        eprintln!(
+            "note: skipping {test}: no chromium binary on PATH (apt-get install -y chromium)"
+        );
+    }
+    binary
+}
+
 fn find_chromium() -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     for dir in std::env::split_paths(&path) {
@@ -155,6 +198,15 @@ impl Browser {
         result["result"]["value"].clone()
     }
 
+    /// Fills the login form of the current page with `key` and submits it.
+    async fn log_in(&mut self, key: &str) {
+        let login = format!(
+            "document.getElementById('key').value = {}; document.getElementById('login-form').submit(); true",
+            json!(key)
+        );
+        self.eval(&login).await;
+    }
+
     /// Evaluates an expression that yields a promise, and returns its value.
     async fn eval_async(&mut self, expression: &str) -> Value {
         let result = self
@@ -218,14 +270,7 @@ impl Browser {
 
 #[tokio::test]
 async fn review_a_match_in_headless_chromium() {
-    let Some(binary) = find_chromium() else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "chromium is required when CI=true (apt-get install -y chromium)"
-        );
-        eprintln!(
-            "note: skipping the UI test: no chromium binary on PATH (apt-get install -y chromium)"
-        );
+    let Some(binary) = chromium_or_skip("the UI test") else {
         return;
     };
     let harness = Harness::new().await;
@@ -242,25 +287,13 @@ async fn review_a_match_in_headless_chromium() {
             )
             .await;
     }
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(crate::serve_listener(
-        harness.state.clone(),
-        listener,
-        async move {
-            let _ = stop_rx.await;
-        },
-    ));
+    let console = Console::start(&harness).await;
+    let base = console.base.clone();
 
     let mut browser = Browser::launch(&binary).await;
     browser.navigate(&format!("{base}/")).await;
     browser.wait_for("location.pathname === '/login'").await;
-    let login = format!(
-        "document.getElementById('key').value = {}; document.getElementById('login-form').submit(); true",
-        json!(harness.key_a)
-    );
-    browser.eval(&login).await;
+    browser.log_in(&harness.key_a).await;
     browser.wait_for("location.pathname === '/' && document.readyState === 'complete' && !!document.querySelector('#chart svg')").await;
     let bars = browser
         .eval("document.querySelectorAll('#chart rect').length")
@@ -363,8 +396,7 @@ async fn review_a_match_in_headless_chromium() {
     );
 
     browser.child.kill().await.unwrap();
-    let _ = stop_tx.send(());
-    server.await.unwrap().unwrap();
+    console.stop().await;
 }
 
 /// A publisher's admin runs the console alone: registers a work by upload
@@ -372,12 +404,7 @@ async fn review_a_match_in_headless_chromium() {
 /// two matches at once, and generates and downloads a report.
 #[tokio::test]
 async fn a_publisher_runs_the_console_flows_in_headless_chromium() {
-    let Some(binary) = find_chromium() else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "chromium is required when CI=true (apt-get install -y chromium)"
-        );
-        eprintln!("note: skipping the console flows: no chromium binary on PATH");
+    let Some(binary) = chromium_or_skip("the console flows") else {
         return;
     };
     let harness = Harness::new().await;
@@ -391,23 +418,11 @@ async fn a_publisher_runs_the_console_flows_in_headless_chromium() {
         .await;
     assert_eq!(status, axum::http::StatusCode::CREATED);
     let admin = admin["key"].as_str().unwrap().to_string();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let base = format!("http://{}", listener.local_addr().unwrap());
-    let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = tokio::spawn(crate::serve_listener(
-        harness.state.clone(),
-        listener,
-        async move {
-            let _ = stop_rx.await;
-        },
-    ));
+    let console = Console::start(&harness).await;
+    let base = console.base.clone();
     let mut browser = Browser::launch(&binary).await;
     browser.navigate(&format!("{base}/login")).await;
-    let login = format!(
-        "document.getElementById('key').value = {}; document.getElementById('login-form').submit(); true",
-        json!(admin)
-    );
-    browser.eval(&login).await;
+    browser.log_in(&admin).await;
     browser
         .wait_for("location.pathname === '/' && document.readyState === 'complete'")
         .await;
@@ -564,6 +579,5 @@ async fn a_publisher_runs_the_console_flows_in_headless_chromium() {
     eprintln!("screenshots in {}", screenshot_dir().display());
 
     browser.child.kill().await.unwrap();
-    let _ = stop_tx.send(());
-    server.await.unwrap().unwrap();
+    console.stop().await;
 }
