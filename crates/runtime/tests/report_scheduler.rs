@@ -91,37 +91,9 @@ async fn schedules_enqueue_each_slot_once_and_alerts_post_signed_json_once() {
         email_to: Vec::new(),
         threshold_new_confirmed: 1,
     }];
-    let node = Node::build(&config).await.unwrap();
+    let node = node_with_a_confirmed_match(&config).await;
     let backends = node.backends();
     let publisher_id: PublisherId = "P01".parse().unwrap();
-    let publisher = Publisher {
-        id: publisher_id.clone(),
-        name: "P01".into(),
-        kind: PublisherKind::Books,
-        created_at: Utc::now(),
-        policy: Default::default(),
-        alerts: Default::default(),
-    };
-    backends
-        .stores
-        .publishers
-        .put_publisher(&publisher)
-        .await
-        .unwrap();
-    let found = confirmed_match(&publisher_id);
-    backends.stores.matches.upsert_match(&found).await.unwrap();
-    let review = Review {
-        status: MatchStatus::Confirmed,
-        by: "test".into(),
-        at: Utc::now(),
-        note: None,
-    };
-    backends
-        .stores
-        .matches
-        .review_match(&publisher_id, &found.id, &review)
-        .await
-        .unwrap();
 
     let scheduler = node.report_scheduler().unwrap().unwrap();
     scheduler.tick(Utc::now()).await.unwrap();
