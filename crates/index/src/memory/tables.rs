@@ -173,9 +173,7 @@ fn scan(
     let limit = max_distance.min(16) as u16;
     let mut base = range.start;
     while base < end {
-        let chunk: &[u16; CHUNK] = filters[base..base + CHUNK]
-            .try_into()
-            .expect("a chunk is CHUNK filters");
+        let chunk = &filters[base..base + CHUNK];
         let mut passing = chunk
             .iter()
             .enumerate()
