@@ -301,28 +301,31 @@ pub(super) struct SiteForm {
 impl SiteForm {
     /// The API's body (of `POST` or `PATCH`), or the field that is not a number.
     fn to_body<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
-        let number = |label: &str, raw: &str| -> Result<Option<serde_json::Value>, String> {
-            let raw = raw.trim();
-            if raw.is_empty() {
-                return Ok(None);
-            }
-            raw.parse::<f64>()
-                .ok()
-                .filter(|value| value.is_finite() && *value >= 0.0)
-                .map(|value| Some(json!(value)))
-                .ok_or_else(|| format!("{label} must be a number"))
-        };
-        let pages = number("pages per run", &self.max_pages_per_run)?
-            .map(|value| value.as_f64().map(|pages| pages as u64).unwrap_or(0));
+        let pages = optional_number::<u32>("pages per run", &self.max_pages_per_run)?;
+        let rate = optional_number::<f64>("requests per second", &self.rate_limit_per_second)?;
+        if rate.is_some_and(|rate| !rate.is_finite()) {
+            return Err("requests per second must be a number".into());
+        }
         let body = json!({
             "name": self.name,
             "seeds": self.seeds.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>(),
             "schedule": self.schedule.trim(),
             "max_pages_per_run": pages,
-            "rate_limit_per_second": number("requests per second", &self.rate_limit_per_second)?,
+            "rate_limit_per_second": rate,
         });
         serde_json::from_value(body).map_err(|error| error.to_string())
     }
+}
+
+/// A form's number field: empty is `None`; anything else must parse.
+fn optional_number<N: std::str::FromStr>(label: &str, raw: &str) -> Result<Option<N>, String> {
+    let raw = raw.trim();
+    if raw.is_empty() {
+        return Ok(None);
+    }
+    raw.parse()
+        .map(Some)
+        .map_err(|_| format!("{label} must be a number"))
 }
 
 pub(super) async fn create_site(
