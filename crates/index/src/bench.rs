@@ -11,8 +11,6 @@ use rand::{Rng, RngCore, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use copyhound_core::Result;
-#[cfg(feature = "redis")]
-use copyhound_core::config::IndexLayout;
 use copyhound_core::ports::{EntryKind, FingerprintIndex, IndexEntry};
 
 use crate::MemoryFingerprintIndex;
@@ -105,9 +103,7 @@ pub async fn run_bench(params: BenchParams) -> Result<BenchReport> {
     );
     #[cfg(feature = "redis")]
     if let Some(url) = &params.redis_url {
-        for layout in [IndexLayout::Exact, IndexLayout::Compact] {
-            rows.push(redis_row(url, layout, &entries, &queries, &params, &scan_hits).await?);
-        }
+        rows.push(redis_row(url, &entries, &queries, &params, &scan_hits).await?);
     }
     rows.push(BenchRow {
         name: "linear scan".into(),
@@ -202,7 +198,6 @@ async fn measure(
 #[cfg(feature = "redis")]
 async fn redis_row(
     url: &str,
-    layout: IndexLayout,
     entries: &[IndexEntry],
     queries: &[u64],
     params: &BenchParams,
@@ -216,18 +211,13 @@ async fn redis_row(
         cluster: params.redis_cluster,
         prefix,
         max_distance: params.k,
-        layout,
     };
     let index =
         RedisFingerprintIndex::connect_with(url, &config, RedisIndexOptions::for_config(&config))
             .await?;
     let before = index.stats().await?.memory_bytes;
-    let name = match layout {
-        IndexLayout::Exact => "redis exact",
-        IndexLayout::Compact => "redis compact",
-    };
     let row = measure(
-        name,
+        "redis",
         &index,
         None,
         entries,

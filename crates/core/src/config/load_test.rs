@@ -89,19 +89,12 @@ fn env_overrides_file_and_flags_override_env() {
 }
 
 #[test]
-fn index_layout_is_named_in_snake_case() {
-    let (config, _) = ConfigLoader::default()
-        .env(env(&[("COPYHOUND_INDEX_LAYOUT", "compact")]))
-        .load()
-        .unwrap();
-    assert_eq!(config.index.layout, crate::config::IndexLayout::Compact);
-    let (config, _) = ConfigLoader::default().load().unwrap();
-    assert_eq!(config.index.layout, crate::config::IndexLayout::Exact);
+fn the_removed_index_layout_setting_is_refused_by_name() {
     let error = ConfigLoader::default()
-        .set("index.layout", "tiny")
+        .set("index.layout", "compact")
         .load()
         .unwrap_err();
-    assert!(error.to_string().contains("index.layout"), "{error}");
+    assert!(error.to_string().contains("layout"), "{error}");
 }
 
 #[test]

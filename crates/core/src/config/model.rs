@@ -111,9 +111,6 @@ pub struct IndexConfig {
     pub prefix: String,
     /// Largest Hamming distance answered exactly; fixed per index.
     pub max_distance: u32,
-    /// Redis table layout, fixed per index: `exact` (fast queries) or
-    /// `compact` (about half the memory, slower queries).
-    pub layout: IndexLayout,
 }
 
 impl Default for IndexConfig {
@@ -123,20 +120,8 @@ impl Default for IndexConfig {
             cluster: false,
             prefix: "copyhound:index:".into(),
             max_distance: 3,
-            layout: IndexLayout::Exact,
         }
     }
-}
-
-/// How the Redis index lays out its tables (see `crates/index/design.md`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IndexLayout {
-    /// `max_distance + 1` tables, one bucket read per table.
-    #[default]
-    Exact,
-    /// `max_distance / 2 + 1` tables probed at radius 1.
-    Compact,
 }
 
 /// Task queue. No URL: the embedded queue under `data_dir`.

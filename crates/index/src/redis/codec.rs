@@ -12,8 +12,7 @@ use std::collections::BTreeMap;
 use copyhound_core::ports::EntryKind;
 use copyhound_core::{Error, ErrorKind, Result};
 
-/// Fewest owner-id bits a member carries (the rest of its bytes hold the residue).
-const MIN_ID_BITS: u32 = 24;
+use super::probe::FILTER_BITS;
 
 /// Key names of one index.
 #[derive(Clone, Debug)]
@@ -94,46 +93,33 @@ pub fn kind_of_byte(byte: u8) -> Result<EntryKind> {
     })
 }
 
-/// Fixed-width bucket members: the residue (fingerprint bits not in the key)
-/// and the owner id, packed big-endian into as few bytes as leave the id at
-/// least 24 bits (10 bytes and 31-bit ids at 15-bit buckets).
+/// Fixed-width bucket members: the entry's filter in its table (see
+/// `probe.rs`) and the owner id, packed big-endian into 5 bytes.
 #[derive(Clone, Copy, Debug)]
-pub struct Members {
-    width: usize,
-    id_bits: u32,
-}
+pub struct Members;
 
 impl Members {
-    pub fn new(residue_bits: u32) -> Self {
-        let width = (residue_bits + MIN_ID_BITS).div_ceil(8);
-        Self {
-            width: width as usize,
-            id_bits: (8 * width - residue_bits).min(32),
-        }
-    }
-
-    pub fn width(&self) -> usize {
-        self.width
-    }
-
-    pub fn id_bits(&self) -> u32 {
-        self.id_bits
-    }
+    /// Bits of an owner id (16.7M owners per shard).
+    pub const ID_BITS: u32 = 24;
+    /// Bytes per member.
+    pub const WIDTH: usize = ((FILTER_BITS + Self::ID_BITS) / 8) as usize;
 
     #[inline]
-    pub fn encode(&self, residue: u64, id: u32, out: &mut Vec<u8>) {
-        let packed = (u128::from(residue) << self.id_bits) | u128::from(id);
-        out.extend_from_slice(&packed.to_be_bytes()[16 - self.width..]);
+    pub fn encode(filter: u64, id: u32, out: &mut Vec<u8>) {
+        let packed = filter << Self::ID_BITS | u64::from(id);
+        out.extend_from_slice(&packed.to_be_bytes()[8 - Self::WIDTH..]);
     }
 
-    /// Returns (residue, owner id) of one member (`width` bytes).
+    /// Returns (filter, owner id) of one member ([`Members::WIDTH`] bytes).
     #[inline]
-    pub fn decode(&self, member: &[u8]) -> (u64, u32) {
-        let mut bytes = [0_u8; 16];
-        bytes[16 - self.width..].copy_from_slice(member);
-        let packed = u128::from_be_bytes(bytes);
-        let id = (packed & ((1 << self.id_bits) - 1)) as u32;
-        ((packed >> self.id_bits) as u64, id)
+    pub fn decode(member: &[u8]) -> (u64, u32) {
+        let mut bytes = [0_u8; 8];
+        bytes[8 - Self::WIDTH..].copy_from_slice(member);
+        let packed = u64::from_be_bytes(bytes);
+        (
+            packed >> Self::ID_BITS,
+            (packed & ((1 << Self::ID_BITS) - 1)) as u32,
+        )
     }
 }
 
@@ -221,41 +207,122 @@ impl GroupRecord {
 
     /// Decodes a record; an absent key is the empty record of version 0.
     pub fn decode(bytes: &[u8]) -> Result<Self> {
-        if bytes.is_empty() {
-            return Ok(Self::default());
-        }
-        let mut reader = Reader { bytes, at: 0 };
-        let version = u64::from_be_bytes(reader.take(8)?.try_into().map_err(|_| corrupt())?);
-        let mut owners = Vec::new();
-        while reader.at < bytes.len() {
-            let seq = u32::try_from(reader.varint()?).map_err(|_| corrupt())?;
-            let name_length = reader.varint()? as usize;
-            let name = std::str::from_utf8(reader.take(name_length)?)
-                .map_err(|_| corrupt())?
-                .to_owned();
-            let mut entries = OwnerEntries::new();
-            for _ in 0..reader.varint()? {
-                let kind = reader.take(1)?[0];
-                kind_of_byte(kind)?;
-                let first = u32::try_from(reader.varint()?).map_err(|_| corrupt())?;
-                let length = u32::try_from(reader.varint()?).map_err(|_| corrupt())?;
-                for offset in 0..length {
-                    let ordinal = first.checked_add(offset).ok_or_else(corrupt)?;
-                    let fingerprint =
-                        u64::from_be_bytes(reader.take(8)?.try_into().map_err(|_| corrupt())?);
-                    entries.insert((kind, ordinal), fingerprint);
-                }
-            }
-            if owners
-                .last()
-                .is_some_and(|last: &OwnerRecord| last.seq >= seq)
-            {
-                return Err(corrupt());
-            }
-            owners.push(OwnerRecord { seq, name, entries });
-        }
+        let (version, views) = view_group(bytes)?;
+        let owners = views
+            .into_iter()
+            .map(|view| OwnerRecord {
+                seq: view.seq,
+                name: view.name.to_owned(),
+                entries: view
+                    .runs()
+                    .flat_map(|run| {
+                        let kind = run.kind;
+                        run.entries()
+                            .map(move |(ordinal, fingerprint)| ((kind, ordinal), fingerprint))
+                    })
+                    .collect(),
+            })
+            .collect();
         Ok(Self { version, owners })
     }
+}
+
+/// One owner of a group record, read in place: queries resolve candidates
+/// against records without building the maps (or any allocation) a write needs.
+#[derive(Clone, Copy, Debug)]
+pub struct OwnerView<'a> {
+    pub seq: u32,
+    pub name: &'a str,
+    /// The owner's runs, already checked by [`view_group`].
+    runs: &'a [u8],
+    run_count: u64,
+}
+
+impl<'a> OwnerView<'a> {
+    /// Returns the (ordinal, fingerprint) entries of kind byte `kind`.
+    pub fn entries(&self, kind: u8) -> impl Iterator<Item = (u32, u64)> + 'a {
+        self.runs()
+            .filter(move |run| run.kind == kind)
+            .flat_map(RunView::entries)
+    }
+
+    fn runs(&self) -> impl Iterator<Item = RunView<'a>> + 'a {
+        let mut reader = Reader {
+            bytes: self.runs,
+            at: 0,
+        };
+        // Checked when the view was made, so a read cannot fail here.
+        (0..self.run_count).map_while(move |_| read_run(&mut reader).ok())
+    }
+}
+
+/// Consecutive ordinals of one kind and their fingerprints (8 bytes each).
+#[derive(Debug)]
+struct RunView<'a> {
+    kind: u8,
+    first: u32,
+    fingerprints: &'a [u8],
+}
+
+impl<'a> RunView<'a> {
+    fn entries(self) -> impl Iterator<Item = (u32, u64)> + 'a {
+        let first = self.first;
+        self.fingerprints
+            .chunks_exact(8)
+            .enumerate()
+            .map(move |(offset, bytes)| {
+                let mut fingerprint = [0_u8; 8];
+                fingerprint.copy_from_slice(bytes);
+                (first + offset as u32, u64::from_be_bytes(fingerprint))
+            })
+    }
+}
+
+fn read_run<'a>(reader: &mut Reader<'a>) -> Result<RunView<'a>> {
+    let kind = reader.take(1)?[0];
+    kind_of_byte(kind)?;
+    let first = u32::try_from(reader.varint()?).map_err(|_| corrupt())?;
+    let length = u32::try_from(reader.varint()?).map_err(|_| corrupt())?;
+    if length == 0 || first.checked_add(length - 1).is_none() {
+        return Err(corrupt());
+    }
+    let fingerprints = reader.take(8 * length as usize)?;
+    Ok(RunView {
+        kind,
+        first,
+        fingerprints,
+    })
+}
+
+/// Reads a group record in place: its version and its owners in `seq` order.
+/// An absent key is the empty record of version 0.
+pub fn view_group(bytes: &[u8]) -> Result<(u64, Vec<OwnerView<'_>>)> {
+    if bytes.is_empty() {
+        return Ok((0, Vec::new()));
+    }
+    let mut reader = Reader { bytes, at: 0 };
+    let version = u64::from_be_bytes(reader.take(8)?.try_into().map_err(|_| corrupt())?);
+    let mut owners: Vec<OwnerView<'_>> = Vec::new();
+    while reader.at < bytes.len() {
+        let seq = u32::try_from(reader.varint()?).map_err(|_| corrupt())?;
+        let name_length = reader.varint()? as usize;
+        let name = std::str::from_utf8(reader.take(name_length)?).map_err(|_| corrupt())?;
+        let run_count = reader.varint()?;
+        let start = reader.at;
+        for _ in 0..run_count {
+            read_run(&mut reader)?;
+        }
+        if owners.last().is_some_and(|last| last.seq >= seq) {
+            return Err(corrupt());
+        }
+        owners.push(OwnerView {
+            seq,
+            name,
+            runs: &bytes[start..reader.at],
+            run_count,
+        });
+    }
+    Ok((version, owners))
 }
 
 /// Splits entries (sorted by kind, ordinal) into runs of consecutive ordinals of one kind.
@@ -320,20 +387,14 @@ mod tests {
 
     #[test]
     fn members_round_trip() {
-        for residue_bits in [40, 48, 49, 56, 63] {
-            let members = Members::new(residue_bits);
-            assert!(members.id_bits() >= 24);
-            let residue = u64::MAX >> (64 - residue_bits);
-            let id = (1_u32 << members.id_bits()) - 1;
-            let mut out = Vec::new();
-            members.encode(residue, id, &mut out);
-            members.encode(5, 7, &mut out);
-            assert_eq!(out.len(), 2 * members.width());
-            assert_eq!(members.decode(&out[..members.width()]), (residue, id));
-            assert_eq!(members.decode(&out[members.width()..]), (5, 7));
-        }
-        assert_eq!(Members::new(49).width(), 10);
-        assert_eq!(Members::new(49).id_bits(), 31);
+        let mut out = Vec::new();
+        let (filter, id) = ((1 << FILTER_BITS) - 1, (1 << Members::ID_BITS) - 1);
+        Members::encode(filter, id, &mut out);
+        Members::encode(5, 7, &mut out);
+        assert_eq!(Members::WIDTH, 5);
+        assert_eq!(out.len(), 2 * Members::WIDTH);
+        assert_eq!(Members::decode(&out[..Members::WIDTH]), (filter, id));
+        assert_eq!(Members::decode(&out[Members::WIDTH..]), (5, 7));
     }
 
     #[test]

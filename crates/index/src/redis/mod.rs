@@ -1,12 +1,13 @@
 //! The production index: segment tables in Redis, shared by every worker.
 //! See `design.md` for the layout, the write protocol and the cluster story.
 //!
-//! Each (kind, table, bucket) is one binary string of fixed-width members
-//! (fingerprint bits not fixed by the key, then the owner id), so a query
-//! fetches its buckets with one `MGET` and verifies distances locally; only
-//! hits need a second, pipelined read (their group records, for names and
-//! ordinals). Owners are spread over shards by hash, and within a shard over
-//! a fixed number of record groups; all keys of a shard share a hash tag.
+//! Each (kind, table, bucket) is one binary string of 5-byte members (a
+//! 16-bit filter of the fingerprint, then the owner id), so a query fetches
+//! its buckets with one `MGET` and drops most strangers locally; the owners
+//! that pass are resolved and verified with a second, pipelined read of their
+//! group records, which hold every fingerprint once. Owners are spread over
+//! shards by hash, and within a shard over a fixed number of record groups;
+//! all keys of a shard share a hash tag.
 
 mod codec;
 mod probe;
@@ -20,18 +21,18 @@ use async_trait::async_trait;
 use futures_util::{StreamExt, TryStreamExt, stream};
 use xxhash_rust::xxh3::xxh3_64;
 
-use copyhound_core::config::{IndexConfig, IndexLayout};
+use copyhound_core::config::IndexConfig;
 use copyhound_core::ports::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
 use copyhound_core::{Error, ErrorKind, Result};
 
 use crate::layout::hamming;
-use codec::{GroupRecord, Keys, Members, OwnerEntries, kind_byte};
+use codec::{GroupRecord, Keys, Members, OwnerEntries, kind_byte, view_group};
 use copyhound_redis::{Connection, redis_error};
 use probe::ProbeLayout;
 use scripts::{Geometry, OwnerWrite, Plan};
 
 /// Format version recorded in the meta key.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 /// Entries per commit script: bounds how long one script blocks Redis
 /// (~0.2 s on the dev machine), while a bulk load still rewrites each bucket
 /// about once per script.
@@ -60,21 +61,16 @@ pub struct RedisIndexOptions {
     pub bucket_bits: u32,
     /// Owner record groups per shard (a power of two).
     pub groups: u32,
-    /// The compact layout (half the copies, 8x the bucket reads) instead of the exact one.
-    pub compact: bool,
 }
 
 impl RedisIndexOptions {
     /// Returns the defaults for a config: 1 shard on a single Redis, 16 on a
-    /// cluster; 8192 record groups; the layout the config names (`exact`:
-    /// 14-bit buckets, `compact`: 15-bit).
+    /// cluster; 14-bit buckets; 8192 record groups.
     pub fn for_config(config: &IndexConfig) -> Self {
-        let compact = config.layout == IndexLayout::Compact;
         Self {
             shards: if config.cluster { 16 } else { 1 },
-            bucket_bits: if compact { 15 } else { 14 },
+            bucket_bits: 13,
             groups: 8192,
-            compact,
         }
     }
 }
@@ -87,7 +83,6 @@ pub struct RedisFingerprintIndex {
     writer: Option<Arc<tokio::sync::Mutex<Connection>>>,
     keys: Keys,
     layout: ProbeLayout,
-    members: Members,
     seq_bits: u32,
     options: RedisIndexOptions,
 }
@@ -121,17 +116,12 @@ impl RedisFingerprintIndex {
         config: &IndexConfig,
         options: RedisIndexOptions,
     ) -> Result<Self> {
-        let layout = ProbeLayout::new(
-            config.max_distance,
-            options.bucket_bits,
-            u32::from(options.compact),
-        )?;
-        let members = Members::new(layout.residue_bits());
+        let layout = ProbeLayout::new(config.max_distance, options.bucket_bits)?;
         let group_bits = options.groups.trailing_zeros();
         if options.shards == 0
             || !(8..=24).contains(&options.bucket_bits)
             || !options.groups.is_power_of_two()
-            || group_bits + 8 > members.id_bits()
+            || group_bits + 8 > Members::ID_BITS
             || config.prefix.contains(['{', '}'])
         {
             return Err(Error::new(
@@ -139,7 +129,7 @@ impl RedisFingerprintIndex {
                 format!(
                     "redis index needs shards >= 1, bucket_bits in 8..=24, groups a power of two \
                      up to 2^{} and a prefix without braces",
-                    members.id_bits() - 8
+                    Members::ID_BITS - 8
                 ),
             ));
         }
@@ -154,8 +144,7 @@ impl RedisFingerprintIndex {
             connection,
             writer,
             keys: Keys::new(&config.prefix, options.bucket_bits),
-            seq_bits: members.id_bits() - group_bits,
-            members,
+            seq_bits: Members::ID_BITS - group_bits,
             layout,
             options,
         };
@@ -191,7 +180,6 @@ impl RedisFingerprintIndex {
             ("shards", self.options.shards),
             ("bucket_bits", self.options.bucket_bits),
             ("groups", self.options.groups),
-            ("radius", u32::from(self.options.compact)),
         ];
         let mut pipeline = redis::pipe();
         for (field, value) in wanted {
@@ -235,7 +223,6 @@ impl RedisFingerprintIndex {
     fn geometry(&self) -> Geometry<'_> {
         Geometry {
             layout: &self.layout,
-            members: self.members,
             keys: &self.keys,
             seq_bits: self.seq_bits,
         }
@@ -320,7 +307,7 @@ impl RedisFingerprintIndex {
         let mut sets = Vec::new();
         let mut deletes = Vec::new();
         for ((key, removes, adds), value) in plan.buckets.iter().zip(current) {
-            let value = scripts::edit_bucket(value, removes, adds, self.members.width());
+            let value = scripts::edit_bucket(value, removes, adds, Members::WIDTH);
             if value.is_empty() {
                 deletes.push(key.as_slice());
             } else {
@@ -379,7 +366,7 @@ impl RedisFingerprintIndex {
             .key(self.keys.writes(shard))
             .arg(plan.groups.len())
             .arg(plan.count_delta)
-            .arg(self.members.width());
+            .arg(Members::WIDTH);
         for (key, version, record) in &plan.groups {
             invocation
                 .arg(key.as_slice())
@@ -434,59 +421,46 @@ impl RedisFingerprintIndex {
         Ok(())
     }
 
-    /// Fetches and verifies the buckets of `queries` on one shard: per query,
-    /// (owner id, fingerprint, distance), sorted and without repeats.
+    /// Reads the buckets of `queries` on one shard: per query, the (owner id,
+    /// table) pairs whose filters pass, sorted and without repeats.
     async fn candidates(
         &self,
         shard: u32,
         kind: EntryKind,
         queries: &[u64],
         k: u32,
-    ) -> Result<Vec<Vec<(u32, u64, u32)>>> {
+    ) -> Result<Vec<Vec<(u32, u8)>>> {
         let tables = self.layout.tables_for(k);
-        let radius = self.layout.radius(k);
         let prefix = self.keys.bucket_prefix(shard);
         let mut key = prefix.clone();
         let mut pipeline = redis::pipe();
         for query in queries {
             pipeline.cmd("MGET");
             for table in 0..tables {
-                self.layout.probes(table, *query, radius, |bucket| {
-                    key.truncate(prefix.len());
-                    self.keys.bucket_suffix(&mut key, kind, table, bucket);
-                    pipeline.arg(key.as_slice());
-                });
+                key.truncate(prefix.len());
+                self.keys
+                    .bucket_suffix(&mut key, kind, table, self.layout.bucket(table, *query));
+                pipeline.arg(key.as_slice());
             }
         }
         let replies: Vec<Vec<Option<Vec<u8>>>> = pipeline
             .query_async(&mut self.connection())
             .await
             .map_err(redis_error("failed to query the index"))?;
-        let width = self.members.width();
         let mut results = Vec::with_capacity(queries.len());
         for (query, buckets) in queries.iter().zip(replies) {
             let mut found = Vec::new();
-            let mut values = buckets.iter();
-            for table in 0..tables {
-                let own_bucket = self.layout.bucket(table, *query);
-                let own_residue = self.layout.residue(table, *query);
-                self.layout.probes(table, *query, radius, |bucket| {
-                    let Some(Some(value)) = values.next() else {
-                        return;
-                    };
-                    // Distance over the key bits, then over the residue, before any decoding.
-                    let key_distance = hamming(bucket, own_bucket);
-                    for member in value.chunks_exact(width) {
-                        let (residue, owner) = self.members.decode(member);
-                        if key_distance + hamming(residue, own_residue) > k {
-                            continue;
-                        }
-                        let fingerprint = self.layout.restore(table, bucket, residue);
-                        if self.layout.reports(table, *query, fingerprint, k) {
-                            found.push((owner, fingerprint, hamming(fingerprint, *query)));
-                        }
+            for (table, value) in buckets.iter().enumerate() {
+                let Some(value) = value else {
+                    continue;
+                };
+                let own = self.layout.filter(table, *query);
+                for member in value.chunks_exact(Members::WIDTH) {
+                    let (filter, owner) = Members::decode(member);
+                    if self.layout.may_match(table, own, filter, k) {
+                        found.push((owner, table as u8));
                     }
-                });
+                }
             }
             found.sort_unstable();
             found.dedup();
@@ -503,59 +477,64 @@ impl RedisFingerprintIndex {
         max_distance: u32,
     ) -> Result<Vec<Vec<IndexHit>>> {
         let mut hits: Vec<Vec<IndexHit>> = vec![Vec::new(); queries.len()];
+        let geometry = self.geometry();
         for shard in 0..self.options.shards {
             let candidates = self.candidates(shard, kind, queries, max_distance).await?;
-            if candidates.iter().all(Vec::is_empty) {
+            let mut groups: Vec<u32> = candidates
+                .iter()
+                .flatten()
+                .map(|(owner, _)| geometry.split_id(*owner).0)
+                .collect();
+            if groups.is_empty() {
                 continue;
             }
-            let owners = self
-                .owners_of(shard, candidates.iter().flatten().map(|found| found.0))
-                .await?;
-            for (slot, list) in hits.iter_mut().zip(candidates) {
-                for (owner_id, fingerprint, distance) in list {
-                    // The records are the truth: an owner changed between
-                    // the two reads shows its new entries.
-                    let Some(owner) = owners.get(&owner_id) else {
+            groups.sort_unstable();
+            groups.dedup();
+            let keys: Vec<Vec<u8>> = groups
+                .iter()
+                .map(|group| self.keys.group(shard, *group))
+                .collect();
+            let records = read_values(&mut self.connection(), &keys).await?;
+            let views = records
+                .iter()
+                .map(|bytes| view_group(bytes.as_deref().unwrap_or_default()).map(|view| view.1))
+                .collect::<Result<Vec<_>>>()?;
+            let owner = |id: u32| {
+                let (group, seq) = geometry.split_id(id);
+                let owners = &views[groups.binary_search(&group).ok()?];
+                let position = owners.binary_search_by_key(&seq, |owner| owner.seq).ok()?;
+                Some(owners[position])
+            };
+            // The records are the truth: an owner changed between the two
+            // reads shows its new entries, and a member whose owner no longer
+            // lists a matching fingerprint yields nothing.
+            for ((slot, list), query) in hits.iter_mut().zip(candidates).zip(queries) {
+                for (owner_id, table) in list {
+                    let Some(owner) = owner(owner_id) else {
                         continue;
                     };
-                    let matching = owner.entries.iter().filter(|((kind_of, _), stored)| {
-                        *kind_of == kind_byte(kind) && **stored == fingerprint
-                    });
-                    for ((_, ordinal), _) in matching {
-                        let entry = IndexEntry {
-                            owner: owner.name.clone(),
-                            kind,
-                            ordinal: *ordinal,
+                    for (ordinal, fingerprint) in owner.entries(kind_byte(kind)) {
+                        if self.layout.reports(
+                            usize::from(table),
+                            *query,
                             fingerprint,
-                        };
-                        slot.push(IndexHit { entry, distance });
+                            max_distance,
+                        ) {
+                            slot.push(IndexHit {
+                                entry: IndexEntry {
+                                    owner: owner.name.to_owned(),
+                                    kind,
+                                    ordinal,
+                                    fingerprint,
+                                },
+                                distance: hamming(fingerprint, *query),
+                            });
+                        }
                     }
                 }
             }
         }
         Ok(hits)
-    }
-
-    /// Reads the owners behind `owner_ids` on one shard: id -> record.
-    async fn owners_of(
-        &self,
-        shard: u32,
-        owner_ids: impl Iterator<Item = u32>,
-    ) -> Result<HashMap<u32, codec::OwnerRecord>> {
-        let geometry = self.geometry();
-        let mut groups: Vec<u32> = owner_ids.map(|id| geometry.split_id(id).0).collect();
-        groups.sort_unstable();
-        groups.dedup();
-        let records = self
-            .read_groups(&mut self.connection(), shard, &groups)
-            .await?;
-        let mut owners = HashMap::new();
-        for (group, (_, record)) in records {
-            for owner in record.owners {
-                owners.insert(geometry.owner_id(group, owner.seq), owner);
-            }
-        }
-        Ok(owners)
     }
 }
 

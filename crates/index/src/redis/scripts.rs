@@ -103,7 +103,6 @@ return 1
 #[derive(Clone, Copy, Debug)]
 pub struct Geometry<'a> {
     pub layout: &'a ProbeLayout,
-    pub members: Members,
     pub keys: &'a Keys,
     /// Bits of an owner id below its group number.
     pub seq_bits: u32,
@@ -145,6 +144,8 @@ impl Plan {
 }
 
 /// A member change: kind byte, add (or remove), owner id, fingerprint.
+/// Two fingerprints of one owner may share a member in a table; the bucket
+/// then holds it twice, and removing one leaves the other.
 type MemberChange = (u8, bool, u32, u64);
 
 /// Plans the change of each owner from what `records` hold to `target(current)`.
@@ -231,7 +232,7 @@ fn bucket_edits(
                 kind << 5 | table as u8,
                 layout.bucket(table, fingerprint),
                 add,
-                layout.residue(table, fingerprint),
+                layout.filter(table, fingerprint),
                 id,
             ));
         }
@@ -240,7 +241,7 @@ fn bucket_edits(
     let prefix = geometry.keys.bucket_prefix(shard);
     let mut edits: Vec<Edit> = Vec::new();
     let mut last = None;
-    for (kind_table, bucket, add, residue, id) in placed {
+    for (kind_table, bucket, add, filter, id) in placed {
         if last != Some((kind_table, bucket)) {
             last = Some((kind_table, bucket));
             let mut key = Vec::with_capacity(prefix.len() + 4);
@@ -253,7 +254,7 @@ fn bucket_edits(
         }
         let edit = edits.last_mut().expect("an edit was pushed");
         let out = if add { &mut edit.2 } else { &mut edit.1 };
-        geometry.members.encode(residue, id, out);
+        Members::encode(filter, id, out);
     }
     Ok(edits)
 }

@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use async_trait::async_trait;
 
 use copyhound_core::ErrorKind;
-use copyhound_core::config::{IndexConfig, IndexLayout};
+use copyhound_core::config::IndexConfig;
 use copyhound_core::ports::{EntryKind, FingerprintIndex, IndexEntry};
 
 use super::{Factory, conformance_suite};
@@ -26,40 +26,41 @@ struct RedisFactory {
 
 impl RedisFactory {
     fn for_test(test: &str, shards: u32) -> Option<Self> {
-        Self::with_layout(test, shards, false)
+        Self::with_bits(test, shards, 13)
     }
 
-    fn with_layout(test: &str, shards: u32, compact: bool) -> Option<Self> {
-        Some(Self::with_layout_at(
+    /// Buckets keyed by `bucket_bits` of each segment: the rest of a segment
+    /// is in the filter, where it must match exactly.
+    fn with_bits(test: &str, shards: u32, bucket_bits: u32) -> Option<Self> {
+        Some(Self::with_bits_at(
             redis_url_for_test(test)?,
             shards,
-            compact,
+            bucket_bits,
         ))
     }
 
-    fn with_layout_at(url: String, shards: u32, compact: bool) -> Self {
+    fn with_bits_at(url: String, shards: u32, bucket_bits: u32) -> Self {
         Self {
             url,
             cluster: false,
             scripted: false,
             options: RedisIndexOptions {
                 shards,
-                bucket_bits: if compact { 15 } else { 14 },
+                bucket_bits,
                 // Few groups, so tests share groups between owners.
                 groups: 256,
-                compact,
             },
             cleanups: Mutex::new(Vec::new()),
         }
     }
 
     /// On the test Redis Cluster, owners over `shards` hash tags.
-    fn on_cluster(test: &str, shards: u32, compact: bool) -> Option<Self> {
+    fn on_cluster(test: &str, shards: u32, bucket_bits: u32) -> Option<Self> {
         let url = redis_cluster_url_for_test(test)?;
         Some(Self {
             url,
             cluster: true,
-            ..Self::with_layout_at(String::new(), shards, compact)
+            ..Self::with_bits_at(String::new(), shards, bucket_bits)
         })
     }
 
@@ -74,11 +75,6 @@ impl RedisFactory {
             cluster: self.cluster,
             prefix,
             max_distance,
-            layout: if self.options.compact {
-                IndexLayout::Compact
-            } else {
-                IndexLayout::Exact
-            },
         }
     }
 }
@@ -111,41 +107,92 @@ mod three_shards {
 mod scripted_writes {
     use super::*;
     conformance_suite!(
-        RedisFactory::with_layout(module_path!(), 2, true).map(|factory| RedisFactory {
+        RedisFactory::for_test(module_path!(), 2).map(|factory| RedisFactory {
             scripted: true,
             ..factory
         })
     );
 }
 
-mod compact_single_shard {
+/// Whole segments as keys: the filter is all bits after the segment.
+mod whole_segment_keys {
     use super::*;
-    conformance_suite!(RedisFactory::with_layout(module_path!(), 1, true));
+    conformance_suite!(RedisFactory::with_bits(module_path!(), 1, 16));
 }
 
-mod compact_three_shards {
+/// Short keys: six segment bits in the filter must match exactly.
+mod short_keys_three_shards {
     use super::*;
-    conformance_suite!(RedisFactory::with_layout(module_path!(), 3, true));
+    conformance_suite!(RedisFactory::with_bits(module_path!(), 3, 10));
 }
 
 /// A real Redis Cluster: shards spread over its primaries, writes through
 /// the commit script, queries fanned out per slot.
-mod cluster_exact {
+mod cluster_sixteen_shards {
     use super::*;
-    conformance_suite!(RedisFactory::on_cluster(module_path!(), 16, false));
+    conformance_suite!(RedisFactory::on_cluster(module_path!(), 16, 13));
 }
 
-mod cluster_compact {
+mod cluster_three_shards_short_keys {
     use super::*;
-    conformance_suite!(RedisFactory::on_cluster(module_path!(), 3, true));
+    conformance_suite!(RedisFactory::on_cluster(module_path!(), 3, 10));
+}
+
+/// Neighbours whose differing bits all lie in table 0's filter (bits 16..28
+/// from the top, after the key at every bucket width tested) are found at
+/// exactly their distance: the filter may only drop what is beyond `k`.
+#[tokio::test]
+async fn neighbours_differing_only_in_the_filter_are_found() {
+    let test = "neighbours_differing_only_in_the_filter_are_found";
+    for bucket_bits in [10, 13, 16] {
+        let Some(factory) = RedisFactory::with_bits(test, 1, bucket_bits) else {
+            return;
+        };
+        let index = factory.index(3).await;
+        let stored = [0x0123_4567_89ab_cdef_u64, 0xfedc_ba98_7654_3210, 0];
+        let entries: Vec<IndexEntry> = stored
+            .iter()
+            .enumerate()
+            .map(|(n, fingerprint)| IndexEntry {
+                owner: format!("p:{n}"),
+                kind: EntryKind::Passage,
+                ordinal: 0,
+                fingerprint: *fingerprint,
+            })
+            .collect();
+        index.insert(&entries).await.unwrap();
+        let bits: Vec<u64> = (16..29).map(|bit| 1_u64 << (63 - bit)).collect();
+        for (n, fingerprint) in stored.iter().enumerate() {
+            for (a, first) in bits.iter().enumerate() {
+                for (b, second) in bits.iter().enumerate().skip(a + 1) {
+                    for third in bits.iter().skip(b + 1) {
+                        for (mask, distance) in [(first ^ second ^ third, 3), (first ^ second, 2)] {
+                            let hits = index
+                                .query(EntryKind::Passage, fingerprint ^ mask, 3)
+                                .await
+                                .unwrap();
+                            let found: Vec<(&str, u32)> = hits
+                                .iter()
+                                .map(|hit| (hit.entry.owner.as_str(), hit.distance))
+                                .collect();
+                            assert_eq!(
+                                found,
+                                [(format!("p:{n}").as_str(), distance)],
+                                "bucket_bits={bucket_bits} mask={mask:x}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// `destroy` empties the index on every primary, meta included: an index of
 /// other parameters may then take the prefix.
 #[tokio::test]
 async fn destroy_deletes_every_key_on_a_cluster() {
-    let Some(factory) =
-        RedisFactory::on_cluster("destroy_deletes_every_key_on_a_cluster", 16, false)
+    let Some(factory) = RedisFactory::on_cluster("destroy_deletes_every_key_on_a_cluster", 16, 13)
     else {
         return;
     };
@@ -306,7 +353,6 @@ async fn writes_cut_by_killed_connections_converge() {
             cluster: false,
             prefix: unique_prefix("killed"),
             max_distance: 3,
-            layout: IndexLayout::Compact,
         };
         let options = RedisIndexOptions {
             groups: 256,
