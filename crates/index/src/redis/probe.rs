@@ -6,7 +6,7 @@
 //! holds it once): it carries a 16-bit *filter*, the segment bits below the
 //! key (which must match exactly) and then the bits that follow the segment.
 //! A query keeps a member only if its filter is within `k` of its own, which
-//! lets about 1 in 140 random members through at k = 3; the owner records
+//! lets 0.58 % of random members through at k = 3 and 13-bit keys; the owner records
 //! verify the rest. Redis charges ~72 bytes per key and ~0.8 µs per random
 //! key read (measured on the 2-core dev machine), so small members and one
 //! read per table are what keep both bytes and time low; see
