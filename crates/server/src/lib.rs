@@ -23,6 +23,8 @@ pub mod uploads;
 
 #[cfg(test)]
 mod tests;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod testsuite;
 
 use std::future::Future;
 use std::sync::Arc;

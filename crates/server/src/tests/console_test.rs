@@ -400,6 +400,7 @@ async fn upload(
         status,
         location: None,
         disposition: None,
+        cache_control: None,
         body: String::from_utf8_lossy(&bytes).into_owned(),
     }
 }
@@ -773,4 +774,128 @@ async fn the_console_speaks_chinese_when_asked() {
         location.starts_with('/') && !location.starts_with("//"),
         "{location}"
     );
+}
+
+/// Text of the element with `id` in a console page.
+fn element_text(body: &str, id: &str) -> String {
+    let marker = format!("id=\"{id}\">");
+    let start = body.find(&marker).map(|at| at + marker.len()).unwrap();
+    let end = start + body[start..].find('<').unwrap();
+    body[start..end].to_string()
+}
+
+#[tokio::test]
+async fn the_operator_creates_a_publisher_and_its_first_admin_from_the_console() {
+    let harness = Harness::new().await;
+    let operator = super::ADMIN_KEY;
+    // The operator's login lands on the publishers page; its session has no publisher console.
+    let request = Request::builder()
+        .method("POST")
+        .uri("/login")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .body(Body::from(format!("key={operator}")))
+        .unwrap();
+    let login = harness.router.clone().oneshot(request).await.unwrap();
+    assert_eq!(login.status(), StatusCode::SEE_OTHER);
+    assert_eq!(login.headers()[header::LOCATION], "/ui/operator");
+    let home = send(&harness, "GET", "/", operator, None).await;
+    assert_eq!(home.location.as_deref(), Some("/ui/operator"));
+    let listed = send(&harness, "GET", "/ui/operator", operator, None).await;
+    assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
+    assert!(listed.body.contains("pub_a") && listed.body.contains("pub_b"));
+
+    let created = send(
+        &harness,
+        "POST",
+        "/ui/operator/publishers",
+        operator,
+        Some("name=%E9%9D%92%E8%90%8D%E6%96%87%E5%AD%A6&kind=books&id=pub_qp&holder=Wang+Fang"),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::OK, "{}", created.body);
+    assert_eq!(created.cache_control.as_deref(), Some("no-store"));
+    assert_eq!(element_text(&created.body, "new-publisher-id"), "pub_qp");
+    let secret = element_text(&created.body, "new-key-secret");
+    let (status, me) = harness.call("GET", "/api/v1/me", &secret, None).await;
+    assert_eq!(status, StatusCode::OK, "{me}");
+    assert_eq!(me["publisher_id"], "pub_qp");
+    assert_eq!(me["role"], "admin");
+    // The new admin's console is their own, empty publisher's.
+    let works = send(&harness, "GET", "/ui/works", &secret, None).await;
+    assert_eq!(works.status, StatusCode::OK);
+    let again = send(&harness, "GET", "/ui/operator", operator, None).await;
+    assert!(again.body.contains("青萍文学"));
+    assert!(!again.body.contains(&secret), "the secret is shown once");
+
+    // A taken id is refused beside the form, which keeps what was typed.
+    let taken = send(
+        &harness,
+        "POST",
+        "/ui/operator/publishers",
+        operator,
+        Some("name=Other&kind=news&id=pub_qp&holder=Li"),
+    )
+    .await;
+    assert_eq!(taken.status, StatusCode::OK);
+    assert!(element_text(&taken.body, "publisher-error").contains("exists"));
+    assert!(taken.body.contains("value=\"Other\""));
+    assert!(!taken.body.contains("new-key-secret"));
+    let bad_kind = send(
+        &harness,
+        "POST",
+        "/ui/operator/publishers",
+        operator,
+        Some("name=Other&kind=films"),
+    )
+    .await;
+    assert!(element_text(&bad_kind.body, "publisher-error").contains("kind"));
+
+    // Another admin key for a publisher whose admin lost theirs; none for an unknown one.
+    let reissued = send(
+        &harness,
+        "POST",
+        "/ui/operator/publishers/pub_qp/keys",
+        operator,
+        Some("holder=Zhao+Lei"),
+    )
+    .await;
+    let second = element_text(&reissued.body, "new-key-secret");
+    assert_ne!(second, secret);
+    let (_, me) = harness.call("GET", "/api/v1/me", &second, None).await;
+    assert_eq!(me["publisher_id"], "pub_qp");
+    let unknown = send(
+        &harness,
+        "POST",
+        "/ui/operator/publishers/pub_nobody/keys",
+        operator,
+        Some("holder=X"),
+    )
+    .await;
+    assert!(!unknown.body.contains("new-key-secret"));
+    assert!(unknown.body.contains("id=\"publisher-error\""));
+
+    // A publisher's admin is sent to its own console and creates nothing.
+    let refused = send(
+        &harness,
+        "POST",
+        "/ui/operator/publishers",
+        &secret,
+        Some("name=Sneaky&kind=books&id=pub_sneaky"),
+    )
+    .await;
+    assert_eq!(refused.location.as_deref(), Some("/"));
+    let (status, _) = harness
+        .call("GET", "/api/v1/admin/publishers", operator, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        harness
+            .state
+            .publishers
+            .get_publisher(&"pub_sneaky".parse().unwrap())
+            .await
+            .is_err()
+    );
+    let page = send(&harness, "GET", "/ui/operator", &harness.key_a, None).await;
+    assert_eq!(page.location.as_deref(), Some("/"));
 }

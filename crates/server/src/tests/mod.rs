@@ -361,6 +361,7 @@ pub(crate) struct Answer {
     pub status: StatusCode,
     pub location: Option<String>,
     pub disposition: Option<String>,
+    pub cache_control: Option<String>,
     pub body: String,
 }
 
@@ -393,6 +394,7 @@ pub(crate) async fn send(
     };
     let location = header_text(header::LOCATION);
     let disposition = header_text(header::CONTENT_DISPOSITION);
+    let cache_control = header_text(header::CACHE_CONTROL);
     let status = response.status();
     let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
         .await
@@ -401,6 +403,7 @@ pub(crate) async fn send(
         status,
         location,
         disposition,
+        cache_control,
         body: String::from_utf8_lossy(&bytes).into_owned(),
     }
 }

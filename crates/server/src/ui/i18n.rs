@@ -361,6 +361,29 @@ const ZH: &[(&str, &str)] = &[
     ("your key", "当前密钥"),
     ("Add a person or system", "添加成员或系统"),
     ("Create key", "创建密钥"),
+    // Operator.
+    ("Publishers", "出版方"),
+    ("operator", "运营方"),
+    ("Admin key for", "管理员密钥："),
+    (
+        "copy it now: it is not stored and cannot be shown again.",
+        "请立即复制：密钥不会被保存，也无法再次显示。",
+    ),
+    ("New publisher", "新建出版方"),
+    ("books", "图书"),
+    ("Id (optional)", "编号（可选）"),
+    ("First admin's name", "首位管理员姓名"),
+    ("Create publisher and admin key", "创建出版方和管理员密钥"),
+    ("All publishers", "全部出版方"),
+    ("Another admin key", "补发管理员密钥"),
+    ("holder's name", "持有人姓名"),
+    ("Issue", "签发"),
+    ("No publishers yet.", "还没有出版方。"),
+    ("Next page", "下一页"),
+    (
+        "You are logged in with the installation's operator key. Create a publisher and its first admin key here; that admin then adds their own people, works and sites from the console.",
+        "你正在使用本系统的运营方密钥。在这里创建出版方及其首个管理员密钥；之后由该管理员在控制台中添加成员、作品和站点。",
+    ),
     // Longer text.
     (
         "An e-mail goes to these people once the given number of matches has been confirmed since the last alert: a table of the pages, works and chapters. However many scheduler processes run, each alert is sent once.",

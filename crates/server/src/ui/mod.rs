@@ -5,6 +5,7 @@
 //! the API.
 
 mod i18n;
+mod operator;
 mod pages;
 
 use std::sync::OnceLock;
@@ -45,6 +46,12 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/sites/{site_id}/crawl", post(pages::crawl_site))
         .route("/ui/sites/{site_id}/edit", post(pages::edit_site))
         .route("/ui/sites/{site_id}/enabled", post(pages::set_site_enabled))
+        .route("/ui/operator", get(operator::publishers))
+        .route("/ui/operator/publishers", post(operator::create_publisher))
+        .route(
+            "/ui/operator/publishers/{publisher_id}/keys",
+            post(operator::create_admin_key),
+        )
         .route("/ui/alerts", get(pages::alerts).post(pages::save_alerts))
         .route("/ui/policy", get(pages::policy).post(pages::save_policy))
         .route("/ui/keys", get(pages::keys).post(pages::create_key))
@@ -80,7 +87,7 @@ fn environment() -> &'static Environment<'static> {
 }
 
 /// The embedded templates.
-const TEMPLATES: [(&str, &str); 13] = [
+const TEMPLATES: [(&str, &str); 14] = [
     ("base.html", include_str!("templates/base.html")),
     ("login.html", include_str!("templates/login.html")),
     ("error.html", include_str!("templates/error.html")),
@@ -97,6 +104,7 @@ const TEMPLATES: [(&str, &str); 13] = [
     ("match.html", include_str!("templates/match.html")),
     ("keys.html", include_str!("templates/keys.html")),
     ("alerts.html", include_str!("templates/alerts.html")),
+    ("operator.html", include_str!("templates/operator.html")),
 ];
 
 /// Renders a template; a rendering failure is logged and answered with a plain 500.
@@ -174,6 +182,10 @@ impl FromRequestParts<AppState> for UiCaller {
         let caller = authenticate(state, &key)
             .await
             .map_err(|_| Redirect::to("/login?expired=1").into_response())?;
+        if caller.publisher_id.is_none() {
+            // The operator's console is its own.
+            return Err(Redirect::to("/ui/operator").into_response());
+        }
         PublisherCaller::from_caller(caller)
             .map(Self)
             .map_err(|error| UiError::from(error).into_response())

@@ -82,16 +82,18 @@ pub(super) struct LoginForm {
 
 pub(super) async fn login(State(state): State<AppState>, Form(form): Form<LoginForm>) -> Response {
     let key = form.key.trim().to_string();
-    let outcome = match authenticate(&state, &key).await {
-        Ok(caller) => PublisherCaller::from_caller(caller),
-        Err(error) => Err(error),
-    };
-    match outcome {
+    match authenticate(&state, &key).await {
         Ok(caller) => {
             tracing::info!(key_id = %caller.key_id, "ui login");
             let cookie =
                 format!("{SESSION_COOKIE}={key}; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200");
-            (AppendHeaders([(SET_COOKIE, cookie)]), Redirect::to("/")).into_response()
+            // The operator key acts for no publisher: its console is the publishers page.
+            let home = if caller.publisher_id.is_some() {
+                "/"
+            } else {
+                "/ui/operator"
+            };
+            (AppendHeaders([(SET_COOKIE, cookie)]), Redirect::to(home)).into_response()
         }
         Err(error) => {
             let mut response = render("login.html", json!({ "error": error.message() }));
