@@ -1,6 +1,7 @@
 """Schemathesis hooks of deploy/dev/api-contract.sh: generators for the values
 the OpenAPI document marks with a custom `format` or media type, whose validity
-no JSON Schema keyword can state (a cron expression must parse, a cursor must be
+no JSON Schema keyword can state (a cron expression must parse (a report's
+fire at most hourly), a cursor must be
 one the server issued, an EPUB must be a zip with a package document). Each
 generator yields valid values only; Schemathesis still sends invalid ones in its
 negative phases."""
@@ -20,6 +21,11 @@ schemathesis.openapi.format(
 schemathesis.openapi.format(
     "cron",
     st.sampled_from(["", "0 3 * * *", "*/15 * * * *", "0 0 1 * *", "30 2 * * 1-5"]),
+)
+schemathesis.openapi.format(
+    # report schedules fire at most hourly, 5 fields
+    "report-cron",
+    st.sampled_from(["0 6 * * 1", "0 3 * * *", "0 0 1 * *", "30 2 * * 1-5", "0 * * * *"]),
 )
 schemathesis.openapi.format(
     "charset", st.sampled_from(["utf-8", "gbk", "gb18030", "big5", "shift_jis", "windows-1252"])

@@ -152,6 +152,7 @@ async fn run_corpus(
             created_at: Utc::now(),
             policy: Default::default(),
             alerts: Default::default(),
+            report_schedules: Vec::new(),
         })
         .await?;
     let now = Utc::now();

@@ -49,6 +49,7 @@ async fn works_with_pending_chapters_are_enqueued_again() {
             created_at: Utc::now(),
             policy: Default::default(),
             alerts: Default::default(),
+            report_schedules: Vec::new(),
         };
         stores.publishers.put_publisher(&record).await.unwrap();
         for number in 0..works {

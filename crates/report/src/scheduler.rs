@@ -34,9 +34,6 @@ use crate::{
     build_alert_payload, deliver_webhook, evaluate_alert, sign_webhook,
 };
 
-/// How often schedules and alerts are checked.
-const TICK: Duration = Duration::from_secs(60);
-
 /// How long a scheduler's claim on an alert holds: longer than every retry of
 /// one delivery (5 attempts of at most 30 s, 15 s of backoff).
 pub const CLAIM_LEASE: Duration = Duration::from_secs(600);
@@ -85,21 +82,17 @@ pub struct ReportScheduler {
 }
 
 impl ReportScheduler {
-    /// Checks the schedules' cron expressions; `None` when there is nothing
-    /// to run (no schedule, no configured alert, no mail server for the
-    /// publishers' own alert settings). Webhooks go out through `transport`,
-    /// e-mail through `mail` (required when a configured alert has `email_to`).
+    /// Checks the configured schedules' cron expressions. Webhooks go out
+    /// through `transport`, e-mail through `mail` (required when a configured
+    /// alert has `email_to`; without it publishers' own e-mail alerts wait).
     pub fn new(
         config: &Config,
         stores: SchedulerStores,
         queue: Arc<dyn TaskQueue>,
         transport: Arc<dyn WebhookTransport>,
         mail: Option<Arc<dyn MailTransport>>,
-    ) -> anyhow::Result<Option<Self>> {
+    ) -> anyhow::Result<Self> {
         let settings = config.reports.clone();
-        if settings.schedules.is_empty() && settings.alerts.is_empty() && mail.is_none() {
-            return Ok(None);
-        }
         let SchedulerStores {
             reports,
             matches,
@@ -128,7 +121,7 @@ impl ReportScheduler {
                 hook.publisher
             );
         }
-        Ok(Some(Self {
+        Ok(Self {
             config: settings,
             crons,
             reports,
@@ -144,10 +137,10 @@ impl ReportScheduler {
                 std::process::id(),
                 uuid::Uuid::now_v7().simple()
             ),
-        }))
+        })
     }
 
-    /// Checks schedules and alerts every minute until shutdown.
+    /// Checks schedules and alerts every `reports.tick_seconds` until shutdown.
     pub async fn run(&self, mut shutdown: watch::Receiver<bool>) {
         info!(
             schedules = self.config.schedules.len(),
@@ -159,7 +152,7 @@ impl ReportScheduler {
                 warn!(error = %format!("{error:#}"), "report scheduler tick failed");
             }
             tokio::select! {
-                _ = tokio::time::sleep(TICK) => {}
+                _ = tokio::time::sleep(Duration::from_secs(self.config.tick_seconds)) => {}
                 _ = shutdown.changed() => {}
             }
         }
@@ -174,47 +167,60 @@ impl ReportScheduler {
             let publisher_id: PublisherId = schedule.publisher.parse()?;
             let id =
                 ReportId::derive_from(&format!("scheduled/{publisher_id}/{}", slot.to_rfc3339()));
-            match self.reports.get_report(&publisher_id, &id).await {
-                Ok(_) => continue,
-                Err(error) if error.kind() == ErrorKind::NotFound => {}
-                Err(error) => return Err(error.into()),
-            }
-            let report = Report {
-                id: id.clone(),
-                scope: ReportScope {
-                    publisher_id: publisher_id.clone(),
-                    work_id: None,
-                    site_id: None,
-                    since: None,
-                },
-                format: schedule.format,
-                status: ReportStatus::Queued,
-                created_at: now,
-                finished_at: None,
-            };
-            self.reports.put_report(&report).await?;
-            let task = Task::new(
-                TaskKind::GenerateReport {
-                    publisher_id,
-                    report_id: id,
-                },
-                now,
-            );
-            self.queue.enqueue(vec![task]).await?;
-            info!(report_id = %report.id, slot = %slot, "scheduled report queued");
+            self.queue_report(publisher_id, id, schedule.format, now)
+                .await?;
         }
         for hook in &self.config.alerts {
             self.check_alert(hook, now).await?;
         }
-        if self.mail.is_some() {
-            self.check_publisher_alerts(now).await?;
+        self.check_publishers(now).await
+    }
+
+    /// Queues report `id` unless it exists: a slot's id is derived from the
+    /// slot, so schedulers ticking at once queue it once (a second, racing
+    /// task renders the same report again, which is idempotent).
+    async fn queue_report(
+        &self,
+        publisher_id: PublisherId,
+        id: ReportId,
+        format: copyhound_core::model::ReportFormat,
+        now: Timestamp,
+    ) -> anyhow::Result<()> {
+        match self.reports.get_report(&publisher_id, &id).await {
+            Ok(_) => return Ok(()),
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Err(error) => return Err(error.into()),
         }
+        let report = Report {
+            id: id.clone(),
+            scope: ReportScope {
+                publisher_id: publisher_id.clone(),
+                work_id: None,
+                site_id: None,
+                since: None,
+            },
+            format,
+            status: ReportStatus::Queued,
+            created_at: now,
+            finished_at: None,
+        };
+        self.reports.put_report(&report).await?;
+        let task = Task::new(
+            TaskKind::GenerateReport {
+                publisher_id,
+                report_id: id,
+            },
+            now,
+        );
+        self.queue.enqueue(vec![task]).await?;
+        info!(report_id = %report.id, "scheduled report queued");
         Ok(())
     }
 
-    /// Sends the e-mail alerts publishers set up themselves (`Publisher::alerts`).
-    /// One publisher's failure is logged and does not hold back the others.
-    async fn check_publisher_alerts(&self, now: Timestamp) -> anyhow::Result<()> {
+    /// Runs what publishers set up themselves: their report schedules, and
+    /// (with a mail server) their e-mail alerts. One publisher's failure is
+    /// logged and does not hold back the others.
+    async fn check_publishers(&self, now: Timestamp) -> anyhow::Result<()> {
         let mut page = PageRequest {
             after: None,
             limit: 200,
@@ -222,18 +228,8 @@ impl ReportScheduler {
         loop {
             let listed = self.publishers.list_publishers(&page).await?;
             for publisher in &listed.items {
-                if publisher.alerts.email_to.is_empty() {
-                    continue;
-                }
-                let hook = copyhound_core::config::AlertHook {
-                    publisher: publisher.id.to_string(),
-                    webhook_url: None,
-                    secret: None,
-                    email_to: publisher.alerts.email_to.clone(),
-                    threshold_new_confirmed: publisher.alerts.threshold_new_confirmed,
-                };
-                if let Err(error) = self.check_alert(&hook, now).await {
-                    warn!(publisher_id = %publisher.id, error = %format!("{error:#}"), "publisher alert failed");
+                if let Err(error) = self.check_publisher(publisher, now).await {
+                    warn!(publisher_id = %publisher.id, error = %format!("{error:#}"), "publisher schedule or alert failed");
                 }
             }
             match listed.next {
@@ -241,6 +237,40 @@ impl ReportScheduler {
                 None => return Ok(()),
             }
         }
+    }
+
+    async fn check_publisher(
+        &self,
+        publisher: &copyhound_core::model::Publisher,
+        now: Timestamp,
+    ) -> anyhow::Result<()> {
+        for schedule in &publisher.report_schedules {
+            let cron = parse_schedule(&schedule.cron)?;
+            let Some(slot) = last_slot(&cron, now) else {
+                continue;
+            };
+            let format = serde_json::to_value(schedule.format)?;
+            let id = ReportId::derive_from(&format!(
+                "scheduled/{}/{}/{}/{}",
+                publisher.id,
+                schedule.cron.trim(),
+                format.as_str().unwrap_or_default(),
+                slot.to_rfc3339()
+            ));
+            self.queue_report(publisher.id.clone(), id, schedule.format, now)
+                .await?;
+        }
+        if self.mail.is_some() && !publisher.alerts.email_to.is_empty() {
+            let hook = copyhound_core::config::AlertHook {
+                publisher: publisher.id.to_string(),
+                webhook_url: None,
+                secret: None,
+                email_to: publisher.alerts.email_to.clone(),
+                threshold_new_confirmed: publisher.alerts.threshold_new_confirmed,
+            };
+            self.check_alert(&hook, now).await?;
+        }
+        Ok(())
     }
 
     async fn check_alert(
@@ -447,7 +477,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_bad_cron_is_a_clear_error_and_no_schedule_is_none() {
+    async fn a_bad_cron_is_a_clear_error_and_nothing_configured_still_runs() {
         let dir = tempfile::tempdir().unwrap();
         let mut config = Config {
             data_dir: dir.path().to_path_buf(),
@@ -472,7 +502,8 @@ mod tests {
                 None,
             )
         };
-        assert!(build(&config).unwrap().is_none());
+        // Nothing configured: it still runs, for what publishers set up.
+        assert!(build(&config).is_ok());
         config.reports.schedules = vec![copyhound_core::config::ReportSchedule {
             publisher: "P01".into(),
             cron: "every monday".into(),

@@ -245,6 +245,7 @@ fn read_work(folder: &Path) -> anyhow::Result<ImportedWork> {
         created_at: now,
         policy: Default::default(),
         alerts: Default::default(),
+        report_schedules: Vec::new(),
     };
     let work = Work {
         id: work_id,

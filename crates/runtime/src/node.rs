@@ -135,10 +135,9 @@ impl Node {
         stop: watch::Receiver<bool>,
     ) -> anyhow::Result<Vec<JoinHandle<()>>> {
         let mut started = Vec::new();
-        if let Some(reports) = self.report_scheduler()? {
-            let stop = stop.clone();
-            started.push(tokio::spawn(async move { reports.run(stop).await }));
-        }
+        let reports = self.report_scheduler()?;
+        let reports_stop = stop.clone();
+        started.push(tokio::spawn(async move { reports.run(reports_stop).await }));
         let crawls = Scheduler::new(
             self.backends.stores.sites.clone(),
             self.backends.queue.clone(),
@@ -154,8 +153,8 @@ impl Node {
         Ok(started)
     }
 
-    /// Returns the `[reports]` scheduler, `None` when nothing is configured.
-    pub fn report_scheduler(&self) -> anyhow::Result<Option<ReportScheduler>> {
+    /// Returns the report scheduler: `[reports]`, and what publishers set up.
+    pub fn report_scheduler(&self) -> anyhow::Result<ReportScheduler> {
         let stores = &self.backends.stores;
         ReportScheduler::new(
             &self.config,

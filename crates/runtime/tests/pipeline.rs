@@ -73,6 +73,7 @@ impl Harness {
             created_at: Utc::now(),
             policy: Default::default(),
             alerts: Default::default(),
+            report_schedules: Vec::new(),
         };
         self.stores
             .publishers

@@ -95,7 +95,7 @@ async fn schedules_enqueue_each_slot_once_and_alerts_post_signed_json_once() {
     let backends = node.backends();
     let publisher_id: PublisherId = "P01".parse().unwrap();
 
-    let scheduler = node.report_scheduler().unwrap().unwrap();
+    let scheduler = node.report_scheduler().unwrap();
     scheduler.tick(Utc::now()).await.unwrap();
     scheduler.tick(Utc::now()).await.unwrap();
 
@@ -142,6 +142,7 @@ async fn node_with_a_confirmed_match(config: &Config) -> Node {
             created_at: Utc::now(),
             policy: Default::default(),
             alerts: Default::default(),
+            report_schedules: Vec::new(),
         })
         .await
         .unwrap();
@@ -178,7 +179,7 @@ async fn many_schedulers_send_each_alert_once() {
     }];
     let node = node_with_a_confirmed_match(&config).await;
     let schedulers: Vec<_> = (0..6)
-        .map(|_| Arc::new(node.report_scheduler().unwrap().unwrap()))
+        .map(|_| Arc::new(node.report_scheduler().unwrap()))
         .collect();
     let now = Utc::now();
     let ticks = schedulers.iter().map(|scheduler| {
@@ -226,7 +227,7 @@ async fn email_alerts_reach_an_smtp_server_once() {
     }];
     config.validate().unwrap();
     let node = node_with_a_confirmed_match(&config).await;
-    let scheduler = node.report_scheduler().unwrap().unwrap();
+    let scheduler = node.report_scheduler().unwrap();
     scheduler.tick(Utc::now()).await.unwrap();
     scheduler.tick(Utc::now()).await.unwrap();
     let mut delivered = Vec::new();
@@ -290,10 +291,7 @@ async fn a_publishers_own_e_mail_alert_is_sent_once() {
     publisher.alerts.email_to = vec![recipient.clone()];
     publishers.put_publisher(&publisher).await.unwrap();
 
-    let scheduler = node
-        .report_scheduler()
-        .unwrap()
-        .expect("a mail server alone runs the scheduler");
+    let scheduler = node.report_scheduler().unwrap();
     scheduler.tick(Utc::now()).await.unwrap();
     scheduler.tick(Utc::now()).await.unwrap();
     let mut delivered = 0;
@@ -312,4 +310,70 @@ async fn a_publishers_own_e_mail_alert_is_sent_once() {
         tokio::time::sleep(std::time::Duration::from_millis(100)).await;
     }
     assert_eq!(delivered, 1, "one e-mail for one alert");
+}
+
+/// Schedules a publisher set in the console: each slot's report is queued
+/// once, in the publisher's format, however often the scheduler ticks; two
+/// schedules of one publisher are two reports.
+#[tokio::test]
+async fn a_publishers_own_report_schedules_queue_each_slot_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    let node = node_with_a_confirmed_match(&config).await;
+    let backends = node.backends();
+    let publisher_id: PublisherId = "P01".parse().unwrap();
+    let publishers = &backends.stores.publishers;
+    let mut publisher = publishers.get_publisher(&publisher_id).await.unwrap();
+    publisher.report_schedules = vec![
+        copyhound_core::model::ReportScheduleSetting {
+            cron: "0 6 * * 1".into(),
+            format: ReportFormat::Csv,
+        },
+        copyhound_core::model::ReportScheduleSetting {
+            cron: "0 3 * * *".into(),
+            format: ReportFormat::Html,
+        },
+    ];
+    publishers.put_publisher(&publisher).await.unwrap();
+
+    let scheduler = node.report_scheduler().unwrap();
+    let now = Utc::now();
+    scheduler.tick(now).await.unwrap();
+    scheduler
+        .tick(now + chrono::Duration::seconds(30))
+        .await
+        .unwrap();
+    let reports = backends
+        .stores
+        .reports
+        .list_reports(
+            &publisher_id,
+            &PageRequest {
+                after: None,
+                limit: 10,
+            },
+        )
+        .await
+        .unwrap();
+    let mut formats: Vec<ReportFormat> = reports.items.iter().map(|report| report.format).collect();
+    formats.sort_by_key(|format| format!("{format:?}"));
+    assert_eq!(formats, [ReportFormat::Csv, ReportFormat::Html]);
+    assert_eq!(backends.queue.stats().await.unwrap().depth, 2);
+    // Another tenant's schedules are not this one's reports.
+    let other = backends
+        .stores
+        .reports
+        .list_reports(
+            &"P02".parse().unwrap(),
+            &PageRequest {
+                after: None,
+                limit: 10,
+            },
+        )
+        .await
+        .unwrap();
+    assert!(other.items.is_empty());
 }

@@ -37,6 +37,7 @@ async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
         created_at: Utc::now(),
         policy: Default::default(),
         alerts: Default::default(),
+        report_schedules: Vec::new(),
     };
     state.publishers.put_publisher(&publisher).await?;
     let issued = issue_key(publisher_id.clone(), Role::Publisher);

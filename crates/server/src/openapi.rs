@@ -18,7 +18,9 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::openapi::{KnownFormat, RefOr};
 use utoipa::{Modify, OpenApi};
 
-use crate::api::{MAX_CURSOR_LEN, admin, alerts, matches, policy, reports, sites, system, works};
+use crate::api::{
+    MAX_CURSOR_LEN, admin, alerts, matches, policy, report_schedules, reports, sites, system, works,
+};
 
 /// Characters Rust's `str::trim` removes (Unicode `White_Space`), as a regex class body.
 const WHITESPACE_CLASS: &str =
@@ -157,6 +159,8 @@ pub fn date_or_time() -> Schema {
         reports::create_report,
         reports::get_report,
         reports::get_artifact,
+        report_schedules::get_schedules,
+        report_schedules::put_schedules,
     ),
     security(("bearer" = [])),
     modifiers(&BearerScheme),

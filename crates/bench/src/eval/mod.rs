@@ -258,6 +258,7 @@ fn eval_publisher() -> anyhow::Result<Publisher> {
         created_at: Utc::now(),
         policy: Default::default(),
         alerts: Default::default(),
+        report_schedules: Vec::new(),
     })
 }
 

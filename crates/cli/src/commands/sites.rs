@@ -130,6 +130,7 @@ async fn ensure_publisher(backends: &Backends, id: &PublisherId) -> anyhow::Resu
         created_at: Utc::now(),
         policy: Default::default(),
         alerts: Default::default(),
+        report_schedules: Vec::new(),
     };
     backends.stores.publishers.put_publisher(&publisher).await?;
     Ok(())

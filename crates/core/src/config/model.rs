@@ -290,14 +290,27 @@ impl Default for ServerConfig {
 }
 
 /// Scheduled reports and alert webhooks, per publisher. Run by the scheduler
-/// process (`copyhound scheduler`, or `serve` on the embedded default).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// process (`copyhound scheduler`, or `serve` on the embedded default), beside
+/// the schedules and alerts publishers set in the console.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ReportsConfig {
     /// Reports generated on a cron schedule.
     pub schedules: Vec<ReportSchedule>,
     /// Webhooks called when confirmed infringements reach a threshold.
     pub alerts: Vec<AlertHook>,
+    /// Seconds between the scheduler's checks of schedules and alerts (1..=3600).
+    pub tick_seconds: u64,
+}
+
+impl Default for ReportsConfig {
+    fn default() -> Self {
+        Self {
+            schedules: Vec::new(),
+            alerts: Vec::new(),
+            tick_seconds: 60,
+        }
+    }
 }
 
 /// One scheduled report.
@@ -468,6 +481,12 @@ impl Config {
             return Err(config_error(
                 "matcher.min_chapter_coverage must be within [0, 1]",
             ));
+        }
+        if !(1..=3600).contains(&self.reports.tick_seconds) {
+            return Err(config_error(format!(
+                "reports.tick_seconds = {}: must be within 1..=3600",
+                self.reports.tick_seconds
+            )));
         }
         for schedule in &self.reports.schedules {
             schedule.publisher.parse::<crate::ids::PublisherId>()?;

@@ -19,8 +19,9 @@ pub use page::{FetchMeta, Page, PageVersion, Pagination, shown_text};
 pub use persisted::{Persisted, SCHEMA_VERSION_FIELD};
 pub use publisher::{
     AlertSettings, ApiKey, InfringementPolicy, MAX_ALERT_RECIPIENTS, MAX_POLICY_CHARS,
-    MIN_POLICY_CHARS, MIN_POLICY_COVERAGE, Publisher, PublisherKind, Role, Thresholds,
-    is_email_address,
+    MAX_REPORT_CRON_CHARS, MAX_REPORT_SCHEDULES, MIN_POLICY_CHARS, MIN_POLICY_COVERAGE, Publisher,
+    PublisherKind, ReportScheduleSetting, Role, Thresholds, is_email_address,
+    validate_report_schedules,
 };
 pub use report::{AlertState, Report, ReportFormat, ReportScope, ReportStatus};
 pub use site::{CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Render, Site};

@@ -35,6 +35,94 @@ pub struct Publisher {
     /// Who gets e-mail alerts, and when; set by the publisher's admins.
     #[serde(default, skip_serializing_if = "AlertSettings::is_off")]
     pub alerts: AlertSettings,
+    /// Reports the scheduler generates for the publisher; set by its admins.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub report_schedules: Vec<ReportScheduleSetting>,
+}
+
+/// A report generated on a cron schedule (UTC), over all the publisher's matches.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ReportScheduleSetting {
+    /// Cron expression, 5 fields, UTC (`0 6 * * 1`: Mondays 06:00), at most hourly.
+    #[cfg_attr(feature = "openapi", schema(schema_with = report_cron_schema))]
+    pub cron: String,
+    /// Output format.
+    pub format: super::ReportFormat,
+}
+
+/// Most report schedules per publisher.
+pub const MAX_REPORT_SCHEDULES: usize = 10;
+/// Longest report cron expression, characters.
+pub const MAX_REPORT_CRON_CHARS: usize = 100;
+/// Slots checked for the at-most-hourly rule.
+const CHECKED_SLOTS: usize = 200;
+
+#[cfg(feature = "openapi")]
+fn report_cron_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .format(Some(utoipa::openapi::SchemaFormat::Custom(
+            "report-cron".into(),
+        )))
+        .min_length(Some(1))
+        .max_length(Some(MAX_REPORT_CRON_CHARS))
+        .description(Some(
+            "Cron expression, 5 fields, UTC, firing at most once an hour",
+        ))
+        .into()
+}
+
+/// Checks a publisher's report schedules: at most [`MAX_REPORT_SCHEDULES`],
+/// each a 5-field cron expression that fires, at most once an hour (a tenant
+/// cannot make the workers render a report every second).
+pub fn validate_report_schedules(
+    schedules: &[ReportScheduleSetting],
+    now: super::Timestamp,
+) -> crate::Result<()> {
+    if schedules.len() > MAX_REPORT_SCHEDULES {
+        return Err(crate::Error::invalid(format!(
+            "at most {MAX_REPORT_SCHEDULES} report schedules"
+        )));
+    }
+    for schedule in schedules {
+        let cron = schedule.cron.trim();
+        if cron.chars().count() > MAX_REPORT_CRON_CHARS || cron.split_whitespace().count() != 5 {
+            return Err(crate::Error::invalid(format!(
+                "`cron`: {:?} must have 5 fields (minute hour day month weekday), UTC",
+                schedule
+                    .cron
+                    .chars()
+                    .take(MAX_REPORT_CRON_CHARS)
+                    .collect::<String>()
+            )));
+        }
+        let parsed = crate::schedule::parse_schedule(cron)?;
+        let mut previous = None;
+        let mut at = now;
+        for _ in 0..CHECKED_SLOTS {
+            let Some(slot) = crate::schedule::next_slot(&parsed, at) else {
+                break;
+            };
+            if let Some(previous) = previous
+                && slot - previous < chrono::Duration::hours(1)
+            {
+                return Err(crate::Error::invalid(format!(
+                    "`cron`: {cron:?} fires more than once an hour; reports run at most hourly"
+                )));
+            }
+            previous = Some(slot);
+            at = slot;
+        }
+        if previous.is_none() {
+            return Err(crate::Error::invalid(format!(
+                "`cron`: {cron:?} never fires"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A publisher's e-mail alerts: sent through the installation's mail server
@@ -115,6 +203,44 @@ impl AlertSettings {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod schedule_tests {
+    use super::*;
+
+    fn schedule(cron: &str) -> ReportScheduleSetting {
+        ReportScheduleSetting {
+            cron: cron.into(),
+            format: crate::model::ReportFormat::Html,
+        }
+    }
+
+    #[test]
+    fn report_schedules_fire_at_most_hourly_on_five_fields() {
+        let now = chrono::Utc::now();
+        for good in ["0 6 * * 1", "0 * * * *", "30 2 * * 1-5", "0 0 1 * *"] {
+            validate_report_schedules(&[schedule(good)], now).unwrap();
+        }
+        for bad in [
+            "*/15 * * * *",
+            "0,30 * * * *",
+            "* * * * * *",
+            "0 6 * *",
+            "every monday",
+            "0 0 31 2 *",
+            "",
+        ] {
+            let error = validate_report_schedules(&[schedule(bad)], now).unwrap_err();
+            assert_eq!(
+                error.kind(),
+                crate::ErrorKind::InvalidInput,
+                "{bad}: {error}"
+            );
+        }
+        let many = vec![schedule("0 6 * * 1"); MAX_REPORT_SCHEDULES + 1];
+        assert!(validate_report_schedules(&many, now).is_err());
     }
 }
 

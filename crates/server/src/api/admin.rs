@@ -92,6 +92,7 @@ pub async fn create_publisher(
         created_at: Utc::now(),
         policy: Default::default(),
         alerts: Default::default(),
+        report_schedules: Vec::new(),
     };
     state.publishers.put_publisher(&publisher).await?;
     tracing::info!(publisher_id = %publisher.id, by = %caller.key_id, "publisher created");

@@ -899,3 +899,116 @@ async fn the_operator_creates_a_publisher_and_its_first_admin_from_the_console()
     let page = send(&harness, "GET", "/ui/operator", &harness.key_a, None).await;
     assert_eq!(page.location.as_deref(), Some("/"));
 }
+
+#[tokio::test]
+async fn admins_schedule_reports_from_the_api_and_the_console() {
+    use serde_json::json;
+    let harness = Harness::new().await;
+    let (status, admin_key) = harness
+        .call(
+            "POST",
+            "/api/v1/admin/publishers/pub_a/keys",
+            super::ADMIN_KEY,
+            Some(json!({"role": "admin"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{admin_key}");
+    let admin_key = admin_key["key"].as_str().unwrap().to_string();
+    let (status, view) = harness
+        .call("GET", "/api/v1/report-schedules", &harness.key_a, None)
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(view, json!({"schedules": []}));
+    let weekly = json!({"schedules": [{"cron": "0 6 * * 1", "format": "csv"}]});
+    let (status, _) = harness
+        .call(
+            "PUT",
+            "/api/v1/report-schedules",
+            &harness.key_a,
+            Some(weekly.clone()),
+        )
+        .await;
+    assert_eq!(
+        status,
+        StatusCode::FORBIDDEN,
+        "reviewers read schedules only"
+    );
+    let (status, view) = harness
+        .call("PUT", "/api/v1/report-schedules", &admin_key, Some(weekly))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["schedules"][0]["cron"], "0 6 * * 1");
+    assert!(
+        view["schedules"][0]["next_run"].as_str().is_some(),
+        "{view}"
+    );
+    for bad in [
+        json!({"schedules": [{"cron": "*/5 * * * *", "format": "html"}]}),
+        json!({"schedules": [{"cron": "0 0 * * * *", "format": "html"}]}),
+        json!({"schedules": [{"cron": "0 6 * * 1", "format": "docx"}]}),
+        json!({"schedules": vec![json!({"cron": "0 6 * * 1", "format": "html"}); 11]}),
+    ] {
+        let (status, body) = harness
+            .call(
+                "PUT",
+                "/api/v1/report-schedules",
+                &admin_key,
+                Some(bad.clone()),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+    }
+    let (_, other) = harness
+        .call("GET", "/api/v1/report-schedules", &harness.key_b, None)
+        .await;
+    assert_eq!(other, json!({"schedules": []}), "B has its own");
+
+    // The console form: rows of cron and format; a blank row is dropped.
+    let saved = send(
+        &harness,
+        "POST",
+        "/ui/reports/schedules",
+        &admin_key,
+        Some("cron_0=0+6+*+*+1&format_0=csv&cron_1=0+3+*+*+*&format_1=html&cron_2=&format_2=html"),
+    )
+    .await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
+    assert!(saved.body.contains("id=\"schedules-saved\""));
+    assert_eq!(saved.body.matches("class=\"muted next-run\">20").count(), 2);
+    let stored = harness
+        .state
+        .publishers
+        .get_publisher(&harness.publisher_a)
+        .await
+        .unwrap();
+    assert_eq!(stored.report_schedules.len(), 2);
+    let refused = send(
+        &harness,
+        "POST",
+        "/ui/reports/schedules",
+        &admin_key,
+        Some("cron_0=*+*+*+*+*&format_0=pdf"),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(element_text(&refused.body, "schedule-error").contains("once an hour"));
+    assert!(
+        refused.body.contains("value=\"* * * * *\""),
+        "the typed row stays"
+    );
+    let reviewer = send(
+        &harness,
+        "POST",
+        "/ui/reports/schedules",
+        &harness.key_a,
+        Some("cron_0=0+6+*+*+1&format_0=csv"),
+    )
+    .await;
+    assert_eq!(reviewer.status, StatusCode::FORBIDDEN);
+    let page = send(&harness, "GET", "/ui/reports", &harness.key_a, None).await;
+    assert!(page.body.contains("value=\"0 3 * * *\""));
+    assert!(
+        !page.body.contains("id=\"save-schedules\""),
+        "reviewers see, not edit"
+    );
+}

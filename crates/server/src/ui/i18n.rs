@@ -384,6 +384,20 @@ const ZH: &[(&str, &str)] = &[
         "You are logged in with the installation's operator key. Create a publisher and its first admin key here; that admin then adds their own people, works and sites from the console.",
         "你正在使用本系统的运营方密钥。在这里创建出版方及其首个管理员密钥；之后由该管理员在控制台中添加成员、作品和站点。",
     ),
+    // Report schedules.
+    ("Schedules", "定时报告"),
+    ("Schedules saved.", "定时设置已保存。"),
+    ("Cron (UTC)", "Cron 表达式（UTC）"),
+    ("Next run (UTC)", "下次运行（UTC）"),
+    ("Save schedules", "保存定时设置"),
+    (
+        "Only the publisher's admin keys edit schedules.",
+        "只有出版方管理员密钥可以修改定时设置。",
+    ),
+    (
+        "Reports over all your matches, generated on a schedule (cron, UTC, at most hourly): 0 6 * * 1 is Mondays at 06:00, 0 3 * * * every day at 03:00. A new schedule's latest time runs at once. Clear a line to remove it.",
+        "按计划（cron 表达式，UTC，最多每小时一次）生成覆盖全部侵权记录的报告：0 6 * * 1 表示每周一 06:00，0 3 * * * 表示每天 03:00。新计划的最近一个时间点会立即运行。清空一行即可删除该计划。",
+    ),
     // Longer text.
     (
         "An e-mail goes to these people once the given number of matches has been confirmed since the last alert: a table of the pages, works and chapters. However many scheduler processes run, each alert is sent once.",

@@ -52,6 +52,7 @@ pub fn routes() -> Router<AppState> {
             "/ui/operator/publishers/{publisher_id}/keys",
             post(operator::create_admin_key),
         )
+        .route("/ui/reports/schedules", post(pages::save_report_schedules))
         .route("/ui/alerts", get(pages::alerts).post(pages::save_alerts))
         .route("/ui/policy", get(pages::policy).post(pages::save_policy))
         .route("/ui/keys", get(pages::keys).post(pages::create_key))

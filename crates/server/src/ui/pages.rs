@@ -820,27 +820,98 @@ pub(super) async fn save_policy(
 }
 
 /// The reports page: the form, and the publisher's reports with their downloads.
+/// What a schedule form post leaves on the reports page.
+#[derive(Default)]
+struct ScheduleOutcome {
+    error: Option<String>,
+    /// The rows as typed, shown again beside a refusal.
+    typed: Option<Vec<(String, String)>>,
+    saved: bool,
+}
+
 async fn render_reports(
     state: &AppState,
     caller: &PublisherCaller,
     error: Option<String>,
+    schedule: ScheduleOutcome,
 ) -> UiResult {
     let reports = state
         .reports
         .list_reports(&caller.publisher_id, &first_page(100))
         .await?;
     let (works, sites) = works_and_sites(state, &caller.publisher_id).await?;
-    let failed = error.is_some();
+    let stored = crate::api::report_schedules::load_schedules(state, &caller.publisher_id).await?;
+    let mut rows: Vec<serde_json::Value> = match &schedule.typed {
+        Some(typed) => typed
+            .iter()
+            .map(|(cron, format)| json!({ "cron": cron, "format": format }))
+            .collect(),
+        None => stored
+            .schedules
+            .iter()
+            .map(|row| serde_json::to_value(row).unwrap_or_default())
+            .collect(),
+    };
+    if rows.len() < copyhound_core::model::MAX_REPORT_SCHEDULES {
+        rows.push(json!({ "cron": "", "format": "html" }));
+    }
+    let failed = error.is_some() || schedule.error.is_some();
     let response = render(
         "reports.html",
         json!({ "publisher": caller.publisher_id, "reports": reports.items, "works": works.items,
-                "sites": sites.items, "error": error }),
+                "sites": sites.items, "error": error, "schedule_rows": rows,
+                "schedule_error": schedule.error, "schedules_saved": schedule.saved,
+                "admin": caller.role == copyhound_core::model::Role::Admin }),
     );
     Ok(if failed { refused(response) } else { response })
 }
 
 pub(super) async fn reports(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
-    render_reports(&state, &caller, None).await
+    render_reports(&state, &caller, None, ScheduleOutcome::default()).await
+}
+
+/// Saves the schedule rows (`cron_N`, `format_N`); blank crons are dropped.
+pub(super) async fn save_report_schedules(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    Form(form): Form<std::collections::HashMap<String, String>>,
+) -> UiResult {
+    let mut typed = Vec::new();
+    for row in 0..=copyhound_core::model::MAX_REPORT_SCHEDULES {
+        let cron = form.get(&format!("cron_{row}")).map(|cron| cron.trim());
+        let format = form.get(&format!("format_{row}"));
+        if let (Some(cron), Some(format)) = (cron, format)
+            && !cron.is_empty()
+        {
+            typed.push((cron.to_string(), format.clone()));
+        }
+    }
+    let schedules: Result<Vec<copyhound_core::model::ReportScheduleSetting>, String> = typed
+        .iter()
+        .map(|(cron, format)| {
+            serde_json::from_value(json!({ "cron": cron, "format": format }))
+                .map_err(|error| format!("format: {error}"))
+        })
+        .collect();
+    let saved = match schedules {
+        Ok(schedules) => crate::api::report_schedules::save_schedules(&state, &caller, schedules)
+            .await
+            .map(drop),
+        Err(message) => Err(copyhound_core::Error::invalid(message)),
+    };
+    let outcome = match saved {
+        Ok(()) => ScheduleOutcome {
+            saved: true,
+            ..ScheduleOutcome::default()
+        },
+        Err(error) if error.kind() == copyhound_core::ErrorKind::InvalidInput => ScheduleOutcome {
+            error: Some(error.message().to_string()),
+            typed: Some(typed),
+            saved: false,
+        },
+        Err(error) => return Err(error.into()),
+    };
+    render_reports(&state, &caller, None, outcome).await
 }
 
 /// The report form; empty fields mean "everything".
@@ -892,7 +963,9 @@ pub(super) async fn create_report(
     };
     match queued {
         Ok(()) => Ok(Redirect::to("/ui/reports").into_response()),
-        Err(message) => render_reports(&state, &caller, Some(message)).await,
+        Err(message) => {
+            render_reports(&state, &caller, Some(message), ScheduleOutcome::default()).await
+        }
     }
 }
 

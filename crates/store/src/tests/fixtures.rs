@@ -51,6 +51,7 @@ pub(crate) fn publisher(id: &str) -> Publisher {
         created_at: at(0),
         policy: Default::default(),
         alerts: Default::default(),
+        report_schedules: Vec::new(),
     }
 }
 
