@@ -138,6 +138,13 @@ impl Browser {
 
     /// Sends a DevTools command (to the page's session, or to the browser) and returns its result.
     pub async fn command(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
+        let reply = self.send(session, method, params).await;
+        assert!(reply.get("error").is_none(), "{method} failed: {reply}");
+        reply["result"].clone()
+    }
+
+    /// Sends a DevTools command and returns the whole reply, an error included.
+    async fn send(&mut self, session: Option<&str>, method: &str, params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
         let mut message = json!({"id": id, "method": method, "params": params});
@@ -157,8 +164,7 @@ impl Browser {
             let Message::Text(text) = frame else { continue };
             let reply: Value = serde_json::from_str(text.as_str()).unwrap();
             if reply["id"] == json!(id) {
-                assert!(reply.get("error").is_none(), "{method} failed: {reply}");
-                return reply["result"].clone();
+                return reply;
             }
         }
     }
@@ -235,14 +241,33 @@ impl Browser {
 
     /// Waits (15 s at most) until `expression` is true; panics with the page's HTML otherwise.
     pub async fn wait_for(&mut self, expression: &str) {
+        let params = json!({"expression": expression, "returnByValue": true});
         for _ in 0..150 {
-            if self.eval(expression).await == json!(true) {
+            // A page being replaced answers with an error: not yet.
+            let session = self.session.clone();
+            let reply = self
+                .send(Some(&session), "Runtime.evaluate", params.clone())
+                .await;
+            if reply["result"]["result"]["value"] == json!(true) {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
         let html = self.eval("document.documentElement.outerHTML").await;
         panic!("timed out waiting for `{expression}`; page: {html}");
+    }
+
+    /// Clicks the element matching `selector` and waits until the page it
+    /// leads to has loaded (navigating away earlier would cancel a form post).
+    pub async fn click_and_load(&mut self, selector: &str) {
+        // Clicked after this evaluation returns, so the navigation cannot cut it short.
+        let click = format!(
+            "window.__stale = true; const target = document.querySelector({}); setTimeout(() => target.click(), 0); true",
+            json!(selector)
+        );
+        self.eval(&click).await;
+        self.wait_for("window.__stale !== true && document.readyState === 'complete'")
+            .await;
     }
 
     /// Opens `url` and waits for it to load.
