@@ -251,6 +251,9 @@ pub struct MatchFilterArgs {
     /// Only scores at least this.
     #[arg(long)]
     pub min_score: Option<f32>,
+    /// Order: newest (last seen) or score (highest first).
+    #[arg(long, value_parser = ["newest", "score"])]
+    pub sort: Option<String>,
 }
 
 impl MatchFilterArgs {
@@ -262,6 +265,7 @@ impl MatchFilterArgs {
             self.site.as_deref(),
             self.status.as_deref(),
             self.min_score,
+            self.sort.as_deref(),
         )
     }
 }

@@ -155,6 +155,25 @@ pub(crate) fn split_time_id_key(key: &str) -> Result<(i64, String)> {
     Ok(((flipped ^ (1 << 63)) as i64, id.to_string()))
 }
 
+/// Returns a fixed-width string that sorts like a score (a non-negative
+/// finite `f32`'s bits sort like its value; anything else counts as 0).
+pub(crate) fn score_id_key(score: f32, id: &str) -> String {
+    let bits = if score.is_finite() && score > 0.0 {
+        score.to_bits()
+    } else {
+        0
+    };
+    format!("{bits:010}:{id}")
+}
+
+/// Splits a [`score_id_key`] into the score and the id.
+pub(crate) fn split_score_id_key(key: &str) -> Result<(f32, String)> {
+    key.split_once(':')
+        .and_then(|(bits, id)| Some((f32::from_bits(bits.parse().ok()?), id.to_string())))
+        .filter(|(score, _)| score.is_finite())
+        .ok_or_else(|| Error::invalid("malformed page cursor"))
+}
+
 /// Returns the stored JSON object of a value (with `schema_version`).
 pub(crate) fn encode<T: Persisted>(value: &T) -> Result<Map<String, Value>> {
     match value.to_document()? {

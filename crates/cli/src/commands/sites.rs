@@ -305,12 +305,14 @@ pub fn match_filter(
     site: Option<&str>,
     status: Option<&str>,
     min_score: Option<f32>,
+    sort: Option<&str>,
 ) -> anyhow::Result<MatchFilter> {
     let input = MatchFilterInput {
         work_id: work,
         site_id: site,
         status,
         min_score,
+        sort,
         ..MatchFilterInput::default()
     };
     Ok(MatchFilter::parse(&publisher.parse()?, &input)?)

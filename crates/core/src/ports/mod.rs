@@ -21,6 +21,6 @@ pub use index::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
 pub use paging::{Pages, collect_all};
 pub use queue::{AckId, DeadTask, QueueStats, ReceivedTask, TaskQueue};
 pub use store::{
-    FingerprintStore, MAX_LISTED_KEYS, MatchFilter, MatchFilterInput, MatchStore, PageRequest,
-    PageStore, PageUpsert, Paged, PublisherStore, ReportStore, SiteStore, WorkStore,
+    FingerprintStore, MAX_LISTED_KEYS, MatchFilter, MatchFilterInput, MatchOrder, MatchStore,
+    PageRequest, PageStore, PageUpsert, Paged, PublisherStore, ReportStore, SiteStore, WorkStore,
 };

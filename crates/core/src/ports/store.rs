@@ -62,6 +62,32 @@ pub struct MatchFilter {
     pub seen_since: Option<Timestamp>,
     /// Only matches first seen before.
     pub seen_before: Option<Timestamp>,
+    /// The listing's order.
+    pub order: MatchOrder,
+}
+
+/// The order of a match listing; ties go to the larger id.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MatchOrder {
+    /// Last seen, newest first.
+    #[default]
+    Newest,
+    /// Score, highest first: what matters most comes first.
+    Score,
+}
+
+impl MatchOrder {
+    /// Parses `newest` or `score`.
+    pub fn parse(raw: &str) -> Result<Self> {
+        match raw {
+            "newest" => Ok(Self::Newest),
+            "score" => Ok(Self::Score),
+            _ => Err(Error::invalid(format!(
+                "`sort` must be `newest` or `score`, not `{raw}`"
+            ))),
+        }
+    }
 }
 
 /// A match listing's filter as it arrives from a user (query string, CLI
@@ -82,6 +108,8 @@ pub struct MatchFilterInput<'a> {
     pub since: Option<&'a str>,
     /// RFC 3339 time or `YYYY-MM-DD`.
     pub before: Option<&'a str>,
+    /// `newest` (default) or `score`.
+    pub sort: Option<&'a str>,
 }
 
 impl MatchFilter {
@@ -96,6 +124,7 @@ impl MatchFilter {
             min_score: None,
             seen_since: None,
             seen_before: None,
+            order: MatchOrder::Newest,
         }
     }
 
@@ -141,6 +170,11 @@ impl MatchFilter {
                 .before
                 .map(|raw| parse_time("before", raw))
                 .transpose()?,
+            order: input
+                .sort
+                .map(MatchOrder::parse)
+                .transpose()?
+                .unwrap_or_default(),
         })
     }
 }

@@ -42,6 +42,13 @@ fn score_schema() -> Schema {
         .into()
 }
 
+fn sort_schema() -> Schema {
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .enum_values(Some(["newest", "score"]))
+        .into()
+}
+
 fn time_param_schema() -> Schema {
     date_or_time()
 }
@@ -81,6 +88,9 @@ pub struct MatchQuery {
     /// Only matches first seen before (RFC 3339 or `YYYY-MM-DD`).
     #[param(schema_with = time_param_schema)]
     pub before: Option<String>,
+    /// `newest` (last seen, the default) or `score` (highest first).
+    #[param(schema_with = sort_schema)]
+    pub sort: Option<String>,
     /// Cursor from the previous page (its `next`).
     #[param(schema_with = cursor_schema)]
     pub after: Option<String>,
@@ -100,6 +110,7 @@ pub fn match_filter(publisher_id: &PublisherId, query: &MatchQuery) -> ApiResult
         min_score: query.min_score,
         since: query.since.as_deref(),
         before: query.before.as_deref(),
+        sort: query.sort.as_deref(),
     };
     Ok(MatchFilter::parse(publisher_id, &input)?)
 }

@@ -1012,3 +1012,82 @@ async fn admins_schedule_reports_from_the_api_and_the_console() {
         "reviewers see, not edit"
     );
 }
+
+#[tokio::test]
+async fn matches_sort_by_score_in_the_api_and_the_console() {
+    let harness = Harness::new().await;
+    let work = harness.register_work_a("w_sorted").await;
+    let site = harness.create_site_a().await;
+    for (number, score, age) in [(1, 0.62, 0), (2, 0.97, 3), (3, 0.81, 1), (4, 0.55, 2)] {
+        harness
+            .insert_match(
+                &work,
+                &site,
+                &format!("http://pirate.example/sorted/{number}.html"),
+                score,
+                age,
+            )
+            .await;
+    }
+    let (status, listed) = harness
+        .call(
+            "GET",
+            "/api/v1/matches?sort=score&limit=3",
+            &harness.key_a,
+            None,
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    let scores: Vec<f64> = listed["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|item| item["score"].as_f64().unwrap())
+        .collect();
+    assert_eq!(scores.len(), 3);
+    assert!(
+        scores.windows(2).all(|pair| pair[0] >= pair[1]),
+        "{scores:?}"
+    );
+    assert!((scores[0] - 0.97).abs() < 1e-6, "{scores:?}");
+    let next = listed["next"].as_str().unwrap();
+    let (_, rest) = harness
+        .call(
+            "GET",
+            &format!("/api/v1/matches?sort=score&limit=3&after={next}"),
+            &harness.key_a,
+            None,
+        )
+        .await;
+    assert_eq!(rest["items"].as_array().unwrap().len(), 1);
+    assert!((rest["items"][0]["score"].as_f64().unwrap() - 0.55).abs() < 1e-6);
+    let (status, body) = harness
+        .call("GET", "/api/v1/matches?sort=loudest", &harness.key_a, None)
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+
+    // The console keeps the order in its filters and its links.
+    let page = send(
+        &harness,
+        "GET",
+        "/ui/matches?sort=score",
+        &harness.key_a,
+        None,
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK);
+    // Pages escape `/` as `&#x2f;`.
+    let order: Vec<usize> = ["2", "3", "1", "4"]
+        .map(|number| format!("sorted&#x2f;{number}.html"))
+        .iter()
+        .map(|url| page.body.find(url).unwrap())
+        .collect();
+    assert!(order.windows(2).all(|pair| pair[0] < pair[1]), "{order:?}");
+    assert!(page.body.contains("<option value=\"score\" selected>"));
+    let newest = send(&harness, "GET", "/ui/matches", &harness.key_a, None).await;
+    assert!(
+        newest.body.find("sorted&#x2f;1.html").unwrap()
+            < newest.body.find("sorted&#x2f;2.html").unwrap(),
+        "newest first by default"
+    );
+}

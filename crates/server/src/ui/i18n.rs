@@ -398,6 +398,10 @@ const ZH: &[(&str, &str)] = &[
         "Reports over all your matches, generated on a schedule (cron, UTC, at most hourly): 0 6 * * 1 is Mondays at 06:00, 0 3 * * * every day at 03:00. A new schedule's latest time runs at once. Clear a line to remove it.",
         "按计划（cron 表达式，UTC，最多每小时一次）生成覆盖全部侵权记录的报告：0 6 * * 1 表示每周一 06:00，0 3 * * * 表示每天 03:00。新计划的最近一个时间点会立即运行。清空一行即可删除该计划。",
     ),
+    // Match order.
+    ("Order", "排序"),
+    ("newest first", "最新优先"),
+    ("highest score first", "得分最高优先"),
     // Longer text.
     (
         "An e-mail goes to these people once the given number of matches has been confirmed since the last alert: a table of the pages, works and chapters. However many scheduler processes run, each alert is sent once.",

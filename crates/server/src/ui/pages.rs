@@ -559,6 +559,7 @@ async fn render_matches(
         &mut query.chapter_id,
         &mut query.since,
         &mut query.before,
+        &mut query.sort,
     ] {
         blank(value);
     }
@@ -576,6 +577,7 @@ async fn render_matches(
         ("min_score", query.min_score.map(|score| score.to_string())),
         ("since", query.since.clone()),
         ("before", query.before.clone()),
+        ("sort", query.sort.clone()),
         ("limit", query.limit.map(|limit| limit.to_string())),
     ]
     .into_iter()

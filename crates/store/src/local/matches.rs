@@ -1,12 +1,12 @@
 use async_trait::async_trait;
 use copyhound_core::ids::{MatchId, PageId, PublisherId, WorkId};
 use copyhound_core::model::{Match, Review};
-use copyhound_core::ports::{MatchFilter, MatchStore, PageRequest, Paged};
+use copyhound_core::ports::{MatchFilter, MatchOrder, MatchStore, PageRequest, Paged};
 use copyhound_core::{Error, ErrorKind, Result};
 
 use super::{
-    LocalStore, MATCHES, MATCHES_BY_PAGE, MATCHES_BY_PUBLISHER, db_error, get_doc, load_all,
-    put_doc, scan_scope, scoped,
+    LocalStore, MATCHES, MATCHES_BY_PAGE, MATCHES_BY_PUBLISHER, MATCHES_BY_SCORE, db_error,
+    get_doc, load_all, put_doc, scan_scope, scoped,
 };
 use crate::codec;
 
@@ -15,6 +15,29 @@ const SCAN_CHUNK: usize = 256;
 
 fn match_sort_key(found: &Match) -> String {
     codec::time_id_key(codec::timestamp_ns(&found.last_seen), found.id.as_str())
+}
+
+fn match_score_key(found: &Match) -> String {
+    codec::score_id_key(found.score, found.id.as_str())
+}
+
+/// Fills the score index from the stored matches (migration 4 on a store
+/// written before it).
+pub(crate) fn index_scores(txn: &redb::WriteTransaction) -> Result<u64> {
+    use redb::ReadableTable;
+    let matches = txn.open_table(MATCHES).map_err(db_error)?;
+    let mut by_score = txn.open_table(MATCHES_BY_SCORE).map_err(db_error)?;
+    let mut indexed = 0;
+    for entry in matches.range::<&str>(..).map_err(db_error)? {
+        let (key, _) = entry.map_err(db_error)?;
+        let Some(found) = get_doc::<Match>(&matches, key.value())? else {
+            continue;
+        };
+        let key = scoped(found.publisher_id.as_str(), &match_score_key(&found));
+        by_score.insert(key.as_str(), ()).map_err(db_error)?;
+        indexed += 1;
+    }
+    Ok(indexed)
 }
 
 /// Returns whether a match passes the non-tenant parts of a filter.
@@ -65,6 +88,7 @@ impl MatchStore for LocalStore {
             let mut matches = txn.open_table(MATCHES).map_err(db_error)?;
             let existing = get_doc::<Match>(&matches, stored.id.as_str())?;
             let mut by_publisher = txn.open_table(MATCHES_BY_PUBLISHER).map_err(db_error)?;
+            let mut by_score = txn.open_table(MATCHES_BY_SCORE).map_err(db_error)?;
             if let Some(existing) = existing {
                 if existing.publisher_id != stored.publisher_id {
                     return Err(cross_owner(&stored));
@@ -72,12 +96,18 @@ impl MatchStore for LocalStore {
                 stored.status = existing.status;
                 stored.reviews = existing.reviews.clone();
                 stored.first_seen = existing.first_seen;
-                let old_key = scoped(existing.publisher_id.as_str(), &match_sort_key(&existing));
+                let owner = existing.publisher_id.as_str();
+                let old_key = scoped(owner, &match_sort_key(&existing));
                 by_publisher.remove(old_key.as_str()).map_err(db_error)?;
+                let old_score = scoped(owner, &match_score_key(&existing));
+                by_score.remove(old_score.as_str()).map_err(db_error)?;
             }
             put_doc(&mut matches, stored.id.as_str(), &stored)?;
-            let key = scoped(stored.publisher_id.as_str(), &match_sort_key(&stored));
+            let owner = stored.publisher_id.as_str();
+            let key = scoped(owner, &match_sort_key(&stored));
             by_publisher.insert(key.as_str(), ()).map_err(db_error)?;
+            let score_key = scoped(owner, &match_score_key(&stored));
+            by_score.insert(score_key.as_str(), ()).map_err(db_error)?;
             let mut by_page = txn.open_table(MATCHES_BY_PAGE).map_err(db_error)?;
             by_page
                 .insert(
@@ -105,10 +135,22 @@ impl MatchStore for LocalStore {
     async fn list_matches(&self, filter: &MatchFilter, page: &PageRequest) -> Result<Paged<Match>> {
         let limit = codec::page_limit(page);
         let after = codec::cursor_key(page)?;
+        // A cursor is a position in the index: one this order never issued is refused.
+        if let Some(after) = &after {
+            match filter.order {
+                MatchOrder::Newest => drop(codec::split_time_id_key(after)?),
+                MatchOrder::Score => drop(codec::split_score_id_key(after)?),
+            }
+        }
         let filter = filter.clone();
+        let order = filter.order;
         let items = self
             .read(move |txn| {
-                let index = txn.open_table(MATCHES_BY_PUBLISHER).map_err(db_error)?;
+                let index = match order {
+                    MatchOrder::Newest => txn.open_table(MATCHES_BY_PUBLISHER),
+                    MatchOrder::Score => txn.open_table(MATCHES_BY_SCORE),
+                }
+                .map_err(db_error)?;
                 let matches = txn.open_table(MATCHES).map_err(db_error)?;
                 let scope = filter.publisher_id.as_str();
                 let mut cursor = after;
@@ -119,13 +161,18 @@ impl MatchStore for LocalStore {
                         break;
                     };
                     for sort_key in &sort_keys {
-                        let (_, id) = codec::split_time_id_key(sort_key)?;
+                        let id = match order {
+                            MatchOrder::Newest => codec::split_time_id_key(sort_key)?.1,
+                            MatchOrder::Score => codec::split_score_id_key(sort_key)?.1,
+                        };
                         let Some(found) = get_doc::<Match>(&matches, &id)? else {
                             continue;
                         };
-                        if filter
-                            .seen_since
-                            .is_some_and(|since| found.last_seen < since)
+                        // Newest first: past `since`, nothing further passes.
+                        if order == MatchOrder::Newest
+                            && filter
+                                .seen_since
+                                .is_some_and(|since| found.last_seen < since)
                         {
                             return Ok(items);
                         }
@@ -141,7 +188,10 @@ impl MatchStore for LocalStore {
                 Ok(items)
             })
             .await?;
-        Ok(codec::paged(items, limit, match_sort_key))
+        Ok(match order {
+            MatchOrder::Newest => codec::paged(items, limit, match_sort_key),
+            MatchOrder::Score => codec::paged(items, limit, match_score_key),
+        })
     }
 
     async fn matches_of_page(&self, page_id: &PageId) -> Result<Vec<Match>> {
@@ -164,6 +214,7 @@ impl MatchStore for LocalStore {
             let mut matches = txn.open_table(MATCHES).map_err(db_error)?;
             let mut by_publisher = txn.open_table(MATCHES_BY_PUBLISHER).map_err(db_error)?;
             let mut by_page = txn.open_table(MATCHES_BY_PAGE).map_err(db_error)?;
+            let mut by_score = txn.open_table(MATCHES_BY_SCORE).map_err(db_error)?;
             let sort_keys = scan_scope(
                 &by_publisher,
                 publisher_id.as_str(),
@@ -186,6 +237,9 @@ impl MatchStore for LocalStore {
                     .map_err(db_error)?;
                 by_page
                     .remove(scoped(found.page_id.as_str(), &id).as_str())
+                    .map_err(db_error)?;
+                by_score
+                    .remove(scoped(publisher_id.as_str(), &match_score_key(&found)).as_str())
                     .map_err(db_error)?;
                 deleted += 1;
             }

@@ -5,6 +5,9 @@ use redb::ReadableTable;
 use super::{LocalStore, MIGRATIONS, db_error};
 use crate::migrate::{self, AppliedMigration, Migrator};
 
+/// The migration that adds the score index (filled here from stored matches).
+const MATCH_SCORE_ORDER: u32 = 4;
+
 fn version_key(version: u32) -> String {
     format!("{version:010}")
 }
@@ -46,10 +49,65 @@ impl Migrator for LocalStore {
                     Error::with_source(ErrorKind::Internal, "failed to encode a migration record", error)
                 })?;
                 table.insert(version_key(migration.version).as_str(), record.as_slice()).map_err(db_error)?;
+                if migration.version == MATCH_SCORE_ORDER {
+                    let indexed = super::matches::index_scores(txn)?;
+                    tracing::info!(indexed, "match score index filled");
+                }
                 tracing::info!(version = migration.version, name = %migration.name, "applied migration");
             }
             Ok(pending.len())
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use copyhound_core::ports::{MatchFilter, MatchOrder, MatchStore, PageRequest};
+
+    use super::super::{MATCHES_BY_SCORE, MIGRATIONS};
+    use super::*;
+    use crate::tests::fixtures;
+
+    /// A store written before migration 4 has matches and no score index:
+    /// applying the migration fills it.
+    #[tokio::test]
+    async fn migration_4_indexes_the_scores_of_stored_matches() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = LocalStore::open(dir.path()).unwrap();
+        store.up().await.unwrap();
+        for number in 0..5 {
+            let mut found =
+                fixtures::found_match("pub_a", &format!("http://h/{number}"), "w1", "c1", number);
+            found.score = 0.5 + number as f32 / 10.0;
+            store.upsert_match(&found).await.unwrap();
+        }
+        // Back to the state before migration 4.
+        store
+            .write(|txn| {
+                txn.delete_table(MATCHES_BY_SCORE).map_err(db_error)?;
+                txn.open_table(MATCHES_BY_SCORE).map_err(db_error)?;
+                let mut table = txn.open_table(MIGRATIONS).map_err(db_error)?;
+                table
+                    .remove(version_key(MATCH_SCORE_ORDER).as_str())
+                    .map_err(db_error)?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        let by_score = MatchFilter {
+            order: MatchOrder::Score,
+            ..MatchFilter::of_publisher("pub_a".parse().unwrap())
+        };
+        let page = PageRequest {
+            after: None,
+            limit: 10,
+        };
+        let listed = store.list_matches(&by_score, &page).await.unwrap();
+        assert!(listed.items.is_empty(), "no index yet");
+        assert_eq!(store.up().await.unwrap(), 1);
+        let listed = store.list_matches(&by_score, &page).await.unwrap();
+        let scores: Vec<f32> = listed.items.iter().map(|found| found.score).collect();
+        assert_eq!(scores, [0.9, 0.8, 0.7, 0.6, 0.5]);
     }
 }

@@ -59,6 +59,7 @@ pub(crate) const FINGERPRINTS_BY_VERSION: KeyTable =
     TableDefinition::new("fingerprints_by_version");
 pub(crate) const MATCHES_BY_PAGE: KeyTable = TableDefinition::new("matches_by_page");
 pub(crate) const MATCHES_BY_PUBLISHER: KeyTable = TableDefinition::new("matches_by_publisher");
+pub(crate) const MATCHES_BY_SCORE: KeyTable = TableDefinition::new("matches_by_score");
 pub(crate) const REPORTS_BY_PUBLISHER: KeyTable = TableDefinition::new("reports_by_publisher");
 
 const DOC_TABLES: [DocTable; 15] = [
@@ -78,7 +79,7 @@ const DOC_TABLES: [DocTable; 15] = [
     MIGRATIONS,
     PAGES_BY_URL,
 ];
-const KEY_TABLES: [KeyTable; 8] = [
+const KEY_TABLES: [KeyTable; 9] = [
     WORKS_BY_PUBLISHER,
     SITES_BY_PUBLISHER,
     RUNS_BY_SITE,
@@ -86,6 +87,7 @@ const KEY_TABLES: [KeyTable; 8] = [
     FINGERPRINTS_BY_VERSION,
     MATCHES_BY_PAGE,
     MATCHES_BY_PUBLISHER,
+    MATCHES_BY_SCORE,
     REPORTS_BY_PUBLISHER,
 ];
 

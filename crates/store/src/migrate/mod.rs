@@ -28,6 +28,10 @@ const FILES: &[(&str, &str)] = &[
         "0003_alert_states.json",
         include_str!("../../../../migrations/0003_alert_states.json"),
     ),
+    (
+        "0004_match_score_order.json",
+        include_str!("../../../../migrations/0004_match_score_order.json"),
+    ),
 ];
 
 /// One index of a collection.

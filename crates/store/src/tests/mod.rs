@@ -150,6 +150,7 @@ conformance!(
     deleting_a_works_matches_spares_the_rest,
     keyset_pagination_spans_several_pages,
     match_filters_select,
+    matches_list_by_score_across_pages,
     tenants_never_see_each_other,
     unknown_ids_are_not_found,
     u64_fingerprints_round_trip,

@@ -319,3 +319,97 @@ pub(crate) async fn match_filters_select(stores: &Stores) {
         2
     );
 }
+
+/// Listing by score: highest first (ties by id, descending) over keyset
+/// pages, filters applied; a refreshed score moves its match, a deleted work's
+/// matches leave, and another tenant's never show.
+pub(crate) async fn matches_list_by_score_across_pages(stores: &Stores) {
+    use copyhound_core::ports::MatchOrder;
+    prepare(stores).await;
+    let by_score = || MatchFilter {
+        order: MatchOrder::Score,
+        ..filter("pub_a")
+    };
+    let mut ids = Vec::new();
+    for number in 0..23_u32 {
+        let work = if number < 20 { "w1" } else { "w2" };
+        let mut found = fixtures::found_match(
+            "pub_a",
+            &format!("http://h/{number}"),
+            work,
+            "c1",
+            i64::from(number),
+        );
+        // Ties on purpose: five distinct scores.
+        found.score = 0.5 + (number % 5) as f32 * 0.1;
+        stores.matches.upsert_match(&found).await.unwrap();
+        ids.push(found.id.clone());
+    }
+    let mut other = fixtures::found_match("pub_b", "http://h/other", "w1", "c1", 1);
+    other.score = 1.0;
+    stores.matches.upsert_match(&other).await.unwrap();
+
+    let ranked = |listed: &[copyhound_core::model::Match]| {
+        listed
+            .iter()
+            .map(|found| (found.score.to_bits(), found.id.to_string()))
+            .collect::<Vec<_>>()
+    };
+    let (listed, pages) = collect_all!(4, |request| stores
+        .matches
+        .list_matches(&by_score(), &request));
+    assert_eq!((listed.len(), pages), (23, 6));
+    let keys = ranked(&listed);
+    let mut sorted = keys.clone();
+    sorted.sort_by(|a, b| b.cmp(a));
+    assert_eq!(keys, sorted, "highest score first, then id descending");
+
+    // A comparison that scores a match higher moves it to the front.
+    let mut raised = fixtures::found_match("pub_a", "http://h/7", "w1", "c1", 40);
+    raised.score = 0.99;
+    stores.matches.upsert_match(&raised).await.unwrap();
+    let (listed, _) = collect_all!(50, |request| stores
+        .matches
+        .list_matches(&by_score(), &request));
+    assert_eq!(listed.len(), 23, "moved, not copied");
+    assert_eq!(listed[0].id, raised.id);
+
+    // Filters still apply, in score order.
+    let (high, _) = collect_all!(3, |request| stores.matches.list_matches(
+        &MatchFilter {
+            min_score: Some(0.85),
+            ..by_score()
+        },
+        &request
+    ));
+    assert!(high.iter().all(|found| found.score >= 0.85));
+    assert_eq!(high.len(), 5, "four at 0.9 and the raised one");
+    let deleted = stores
+        .matches
+        .delete_matches_of_work(&"pub_a".parse().unwrap(), &"w2".parse().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(deleted, 3);
+    let (listed, _) = collect_all!(50, |request| stores
+        .matches
+        .list_matches(&by_score(), &request));
+    assert_eq!(listed.len(), 20);
+    assert!(
+        listed
+            .iter()
+            .all(|found| found.publisher_id.as_str() == "pub_a")
+    );
+    let bad = PageRequest {
+        after: Some(crate::codec::encode_cursor("not-a-score:m_x")),
+        limit: 5,
+    };
+    assert_eq!(
+        stores
+            .matches
+            .list_matches(&by_score(), &bad)
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidInput
+    );
+}

@@ -19,6 +19,7 @@ pub(crate) fn filter(publisher: &str) -> MatchFilter {
         min_score: None,
         seen_since: None,
         seen_before: None,
+        order: Default::default(),
     }
 }
 
