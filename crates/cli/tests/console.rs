@@ -1,10 +1,10 @@
 //! A new publisher's whole journey in the console of a real `copyhound serve`
 //! (embedded default: workers and schedulers in the process), driven in
 //! headless Chromium with nothing but the UI: the operator creates the
-//! publisher and its first admin; the admin uploads a work, adds a pirate site
-//! and crawls it, confirms what was found, sets an e-mail alert and a report
-//! schedule, generates and downloads a report, and the alert reaches the SMTP
-//! server. Needs Chromium and the test SMTP sink (`deploy/dev/services.sh`);
+//! publisher and its first admin; the admin uploads a work and retitles it,
+//! adds a pirate site and crawls it, confirms what was found, sets an e-mail
+//! alert and a report schedule, generates and downloads a report, and the
+//! alert reaches the SMTP server. Needs Chromium and the test SMTP sink (`deploy/dev/services.sh`);
 //! with CI=true a missing one fails the test.
 #![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
@@ -194,6 +194,18 @@ async fn a_new_publisher_goes_from_an_empty_account_to_a_report_and_an_e_mail() 
             "document.readyState === 'complete' && location.pathname.startsWith('/ui/works/w')",
         )
         .await;
+    // ...and retitles it in the editor.
+    browser.click_and_load("#edit-work").await;
+    browser
+        .eval("document.querySelector('#confirm-form input[name=title]').value = '二心集（校订本）'; true")
+        .await;
+    browser.click_and_load("#save-work").await;
+    assert_eq!(
+        browser
+            .eval("document.querySelector('h1').textContent.includes('二心集（校订本）')")
+            .await,
+        json!(true)
+    );
 
     // Adds the pirate site and crawls it now; the in-process workers find the copy.
     browser.navigate(&format!("{base}/ui/sites")).await;

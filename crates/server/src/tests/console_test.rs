@@ -1091,3 +1091,118 @@ async fn matches_sort_by_score_in_the_api_and_the_console() {
         "newest first by default"
     );
 }
+
+#[tokio::test]
+async fn a_registered_work_is_retitled_and_its_chapters_edited_from_the_console() {
+    let harness = Harness::new().await;
+    let work = harness.register_work_a("w_edit").await;
+    let (status, _) = harness
+        .call(
+            "PUT",
+            &format!("/api/v1/works/{work}/licensed-hosts"),
+            &harness.key_a,
+            Some(serde_json::json!({"hosts": ["partner.example"]})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let editor = send(
+        &harness,
+        "GET",
+        &format!("/ui/works/{work}/edit"),
+        &harness.key_a,
+        None,
+    )
+    .await;
+    assert_eq!(editor.status, StatusCode::OK, "{}", editor.body);
+    let count = editor.body.matches("name=\"text_").count();
+    assert!(count >= 1, "{}", editor.body);
+    assert!(
+        editor.body.contains(&format!(
+            "action=\"&#x2f;ui&#x2f;works&#x2f;{work}&#x2f;replace\""
+        )),
+        "{}",
+        editor.body
+    );
+
+    // Retitle the work and its first chapter, and add a line to its text.
+    let mut form = url::form_urlencoded::Serializer::new(String::new());
+    form.append_pair("count", "1")
+        .append_pair("title", "新书名")
+        .append_pair("author", "佚名")
+        .append_pair("kind", "novel")
+        .append_pair("keep_0", "on")
+        .append_pair("title_0", "第一章 新题")
+        .append_pair(
+            "text_0",
+            "天色已晚，林中起了大风。\n少年背着柴往回走。\n远处传来钟声。",
+        );
+    let saved = send(
+        &harness,
+        "POST",
+        &format!("/ui/works/{work}/replace"),
+        &harness.key_a,
+        Some(&form.finish()),
+    )
+    .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    assert_eq!(
+        saved.location.as_deref(),
+        Some(format!("/ui/works/{work}").as_str())
+    );
+    let stored = harness
+        .state
+        .works
+        .get_work(&harness.publisher_a, &work)
+        .await
+        .unwrap();
+    assert_eq!(stored.title, "新书名");
+    assert_eq!(
+        stored.licensed_hosts,
+        ["partner.example"],
+        "licensed hosts stay"
+    );
+    let chapters = harness.state.works.list_chapters(&work).await.unwrap();
+    assert_eq!(chapters.len(), 1);
+    assert_eq!(chapters[0].title, "第一章 新题");
+    assert!(chapters[0].text.contains("远处传来钟声"));
+
+    // Another tenant's work is not found; an empty editor is refused.
+    let foreign = send(
+        &harness,
+        "GET",
+        &format!("/ui/works/{work}/edit"),
+        &harness.key_b,
+        None,
+    )
+    .await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+    let foreign = send(
+        &harness,
+        "POST",
+        &format!("/ui/works/{work}/replace"),
+        &harness.key_b,
+        Some("count=1&title=x&author=&kind=novel&keep_0=on&title_0=a&text_0=b"),
+    )
+    .await;
+    assert_eq!(foreign.status, StatusCode::NOT_FOUND);
+    let empty = send(
+        &harness,
+        "POST",
+        &format!("/ui/works/{work}/replace"),
+        &harness.key_a,
+        Some("count=1&title=x&author=&kind=novel"),
+    )
+    .await;
+    assert_eq!(empty.status, StatusCode::BAD_REQUEST, "{}", empty.body);
+    assert_eq!(
+        harness
+            .state
+            .works
+            .list_chapters(&work)
+            .await
+            .unwrap()
+            .len(),
+        1,
+        "nothing changed"
+    );
+}

@@ -37,6 +37,8 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/works/confirm", post(pages::confirm_upload))
         .route("/ui/works/{work_id}", get(pages::work))
         .route("/ui/works/{work_id}/delete", post(pages::delete_work))
+        .route("/ui/works/{work_id}/edit", get(pages::edit_work))
+        .route("/ui/works/{work_id}/replace", post(pages::replace_work))
         .route(
             "/ui/works/{work_id}/licensed-hosts",
             post(pages::set_licensed_hosts),

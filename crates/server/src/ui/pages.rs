@@ -1157,17 +1157,18 @@ pub(super) async fn preview_upload(
 
 /// Registers the previewed work as edited: kept chapters in order, each
 /// "merge" chapter appended to the one before.
-pub(super) async fn confirm_upload(
-    State(state): State<AppState>,
-    UiCaller(caller): UiCaller,
-    Form(form): Form<BTreeMap<String, String>>,
-) -> UiResult {
-    let bad = |message: String| UiError::from(copyhound_core::Error::invalid(message));
+/// The chapters of a preview or edit form: kept ones, merged into the one
+/// before where asked, as (title, text).
+fn chapters_from_form(form: &BTreeMap<String, String>) -> Result<Vec<(String, String)>, UiError> {
     let count: usize = form
         .get("count")
         .and_then(|count| count.parse().ok())
         .filter(|count| *count <= MAX_PREVIEW_CHAPTERS)
-        .ok_or_else(|| bad("the preview form is incomplete; upload the file again".into()))?;
+        .ok_or_else(|| {
+            UiError::from(copyhound_core::Error::invalid(
+                "the chapter form is incomplete; open it again",
+            ))
+        })?;
     let on = |key: String| form.get(&key).is_some_and(|value| value == "on");
     let mut chapters: Vec<(String, String)> = Vec::new();
     for index in 0..count {
@@ -1190,6 +1191,16 @@ pub(super) async fn confirm_upload(
             _ => chapters.push((title, text)),
         }
     }
+    Ok(chapters)
+}
+
+pub(super) async fn confirm_upload(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    Form(form): Form<BTreeMap<String, String>>,
+) -> UiResult {
+    let bad = |message: String| UiError::from(copyhound_core::Error::invalid(message));
+    let chapters = chapters_from_form(&form)?;
     let value = |key: &str| {
         form.get(key)
             .map(|value| value.trim().to_string())
@@ -1210,6 +1221,78 @@ pub(super) async fn confirm_upload(
             .await?;
     tracing::info!(work_id = %detail.work.id, by = %caller.key_id, chapters = chapters.len(), "work registered from the console");
     Ok(Redirect::to(&format!("/ui/works/{}", detail.work.id)).into_response())
+}
+
+/// The chapter editor over a registered work: its title, author, kind and
+/// chapters, editable as in the upload preview.
+pub(super) async fn edit_work(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(work_id): axum::extract::Path<String>,
+) -> UiResult {
+    let work_id = parse_id::<WorkId>("work_id", &work_id)?;
+    let work = state.works.get_work(&caller.publisher_id, &work_id).await?;
+    let chapters = state.works.list_chapters(&work_id).await?;
+    if chapters.len() > MAX_PREVIEW_CHAPTERS {
+        return Err(UiError::from(copyhound_core::Error::invalid(format!(
+            "this work has more than {MAX_PREVIEW_CHAPTERS} chapters; replace it through the API (PUT /api/v1/works/{work_id})"
+        ))));
+    }
+    let chapters: Vec<serde_json::Value> = chapters
+        .iter()
+        .map(|chapter| json!({ "title": chapter.title, "text": chapter.text, "chars": chapter.chars }))
+        .collect();
+    Ok(render(
+        "work_preview.html",
+        json!({
+            "publisher": caller.publisher_id,
+            "editing": true,
+            "title": work.title,
+            "author": work.author,
+            "kind": work.kind,
+            "id": work.id,
+            "chapters": chapters,
+            "warnings": [],
+        }),
+    ))
+}
+
+/// Replaces a work's title, author, kind and chapters from the editor;
+/// its licensed hosts and language stay.
+pub(super) async fn replace_work(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(work_id): axum::extract::Path<String>,
+    Form(form): Form<BTreeMap<String, String>>,
+) -> UiResult {
+    let id = parse_id::<WorkId>("work_id", &work_id)?;
+    let work = state.works.get_work(&caller.publisher_id, &id).await?;
+    let chapters = chapters_from_form(&form)?;
+    let value = |key: &str| {
+        form.get(key)
+            .map(|value| value.trim().to_string())
+            .unwrap_or_default()
+    };
+    let body = json!({
+        "title": value("title"),
+        "author": value("author"),
+        "kind": value("kind"),
+        "language": work.language,
+        "licensed_hosts": work.licensed_hosts,
+        "chapters": chapters.iter().map(|(title, text)| json!({ "title": title, "text": text })).collect::<Vec<_>>(),
+    });
+    let body: crate::api::works::RegisterWork = serde_json::from_value(body)
+        .map_err(|error| UiError::from(copyhound_core::Error::invalid(error.to_string())))?;
+    let axum::Json(detail) = crate::api::works::replace_work(
+        State(state),
+        caller.clone(),
+        crate::error::ApiPath(work_id),
+        crate::error::ApiJson(body),
+    )
+    .await?;
+    debug_assert_eq!(detail.work.id, id);
+    tracing::info!(work_id = %id, by = %caller.key_id, chapters = chapters.len(), "work replaced from the console");
+    Ok(Redirect::to(&format!("/ui/works/{id}")).into_response())
 }
 
 pub(super) async fn delete_work(
