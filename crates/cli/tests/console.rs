@@ -3,8 +3,9 @@
 //! headless Chromium with nothing but the UI: the operator creates the
 //! publisher and its first admin; the admin uploads a work and retitles it,
 //! adds a pirate site and crawls it, confirms what was found, sets an e-mail
-//! alert and a report schedule, generates and downloads a report, and the
-//! alert reaches the SMTP server. Needs Chromium and the test SMTP sink (`deploy/dev/services.sh`);
+//! alert and a report schedule, generates and downloads a report, sorts the
+//! matches by score, sets the policy, adds a reviewer, and the alert reaches
+//! the SMTP server. Needs Chromium and the test SMTP sink (`deploy/dev/services.sh`);
 //! with CI=true a missing one fails the test.
 #![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
@@ -17,7 +18,7 @@ use std::time::{Duration, Instant};
 use copyhound_core::test_services::{SMTP_URL, service_url};
 use copyhound_server::testsuite::browser::{Browser, chromium_or_skip};
 use serde_json::json;
-use support::{CHAPTER, PIRATED, filler, page};
+use support::{CHAPTER, PIRATED, filler, free_port, page};
 
 const TEST: &str = "a_new_publisher_goes_from_an_empty_account_to_a_report_and_an_e_mail";
 const OPERATOR_KEY: &str = "operator-console-journey";
@@ -43,14 +44,6 @@ fn write_site(dir: &Path) {
          </ul></body></html>",
     )
     .unwrap();
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 fn start_server(dir: &Path, port: u16, smtp: &str) -> Server {
@@ -288,6 +281,31 @@ async fn a_new_publisher_goes_from_an_empty_account_to_a_report_and_an_e_mail() 
         names.iter().any(|name| name.ends_with(".html\"")),
         "{names:?}"
     );
+
+    // Sorts the matches by score, sets the news policy, and adds a reviewer.
+    browser
+        .navigate(&format!("{base}/ui/matches?sort=score"))
+        .await;
+    assert_eq!(
+        browser
+            .eval("document.getElementById('sort').value === 'score' && document.querySelectorAll('.status').length === 1")
+            .await,
+        json!(true)
+    );
+    browser.navigate(&format!("{base}/ui/policy")).await;
+    browser
+        .eval("const f = document.getElementById('policy-form'); f.news_min_copied_chars.value = '150'; f.submit(); true")
+        .await;
+    browser
+        .wait_for("document.readyState === 'complete' && !!document.getElementById('policy-saved')")
+        .await;
+    browser.navigate(&format!("{base}/ui/keys")).await;
+    browser
+        .eval("const f = document.getElementById('key-form'); f.name.value = 'Li Wei'; f.role.value = 'publisher'; f.submit(); true")
+        .await;
+    browser
+        .wait_for("document.readyState === 'complete' && document.getElementById('new-key-secret')?.textContent.startsWith('chk_')")
+        .await;
 
     // The alert e-mail arrives once, naming the copy.
     let started = Instant::now();

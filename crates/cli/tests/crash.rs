@@ -19,36 +19,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use support::{CHAPTER, PIRATED, filler, free_port};
+
+mod support;
 
 const ADMIN_KEY: &str = "crash-test-admin-secret";
-const CHAPTER: &str = include_str!("../samples/registered-chapter.txt");
-const PIRATED: &[u8] = include_bytes!("../samples/pirated-page.html");
-
-/// Deterministic filler text from common characters (xorshift, fixed seed).
-fn filler(chars: usize, seed: u64) -> String {
-    const COMMON: &str = "的一是了我不人在他有这个上们来到时大地为子中你说生国年着就那和要她出也得里后自以会家可下而过天去能对小多然于心学么之都好看起发当没成只如事把还用第样道想作种开美总从无情己面最女但现前些所同日手又行意动方期它头经长儿回位分爱老因很给名法间斯知世什两次使身者被高已亲其进此话常与活正感";
-    let alphabet: Vec<char> = COMMON.chars().collect();
-    let mut state = seed.max(1);
-    let mut out = String::new();
-    for index in 0..chars {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        out.push(alphabet[(state % alphabet.len() as u64) as usize]);
-        if index % 40 == 39 {
-            out.push_str("。\n");
-        }
-    }
-    out
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
 
 /// One HTTP/1.1 exchange (`Connection: close`); `Err` when nothing answers.
 fn http(

@@ -4,27 +4,19 @@
 //! lost task, no duplicated match).
 #![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use copyhound_core::test_services;
+use support::{CHAPTER, PIRATED, free_port};
 
-const CHAPTER: &str = include_str!("../samples/registered-chapter.txt");
-const PIRATED: &[u8] = include_bytes!("../samples/pirated-page.html");
+mod support;
+
 const PAGES: usize = 24;
 
 fn binary() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_copyhound"))
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A Redis of this test's own (it is restarted mid-run), persisting to a temp

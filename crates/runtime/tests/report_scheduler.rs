@@ -71,6 +71,24 @@ fn confirmed_match(publisher_id: &PublisherId) -> Match {
     }
 }
 
+/// The first reports of a publisher.
+async fn reports_of(
+    node: &copyhound_runtime::Node,
+    publisher_id: &PublisherId,
+) -> Vec<copyhound_core::model::Report> {
+    let first = PageRequest {
+        after: None,
+        limit: 10,
+    };
+    let stores = &node.backends().stores;
+    stores
+        .reports
+        .list_reports(publisher_id, &first)
+        .await
+        .unwrap()
+        .items
+}
+
 #[tokio::test]
 async fn schedules_enqueue_each_slot_once_and_alerts_post_signed_json_once() {
     let dir = tempfile::tempdir().unwrap();
@@ -101,19 +119,8 @@ async fn schedules_enqueue_each_slot_once_and_alerts_post_signed_json_once() {
 
     let stats = backends.queue.stats().await.unwrap();
     assert_eq!(stats.depth, 1, "one report task for the last slot, not two");
-    let reports = backends
-        .stores
-        .reports
-        .list_reports(
-            &publisher_id,
-            &PageRequest {
-                after: None,
-                limit: 10,
-            },
-        )
-        .await
-        .unwrap();
-    assert_eq!(reports.items.len(), 1);
+    let reports = reports_of(&node, &publisher_id).await;
+    assert_eq!(reports.len(), 1);
     let posts = received.lock().unwrap().clone();
     assert_eq!(posts.len(), 1, "one alert for one newly confirmed match");
     let (signature, body) = &posts[0];
@@ -346,34 +353,11 @@ async fn a_publishers_own_report_schedules_queue_each_slot_once() {
         .tick(now + chrono::Duration::seconds(30))
         .await
         .unwrap();
-    let reports = backends
-        .stores
-        .reports
-        .list_reports(
-            &publisher_id,
-            &PageRequest {
-                after: None,
-                limit: 10,
-            },
-        )
-        .await
-        .unwrap();
-    let mut formats: Vec<ReportFormat> = reports.items.iter().map(|report| report.format).collect();
+    let reports = reports_of(&node, &publisher_id).await;
+    let mut formats: Vec<ReportFormat> = reports.iter().map(|report| report.format).collect();
     formats.sort_by_key(|format| format!("{format:?}"));
     assert_eq!(formats, [ReportFormat::Csv, ReportFormat::Html]);
     assert_eq!(backends.queue.stats().await.unwrap().depth, 2);
     // Another tenant's schedules are not this one's reports.
-    let other = backends
-        .stores
-        .reports
-        .list_reports(
-            &"P02".parse().unwrap(),
-            &PageRequest {
-                after: None,
-                limit: 10,
-            },
-        )
-        .await
-        .unwrap();
-    assert!(other.items.is_empty());
+    assert!(reports_of(&node, &"P02".parse().unwrap()).await.is_empty());
 }

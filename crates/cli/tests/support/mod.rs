@@ -1,4 +1,4 @@
-//! Test data shared by the binary's end-to-end tests.
+//! Test data and helpers shared by the binary's end-to-end tests.
 #![allow(dead_code)] // each test binary uses its part
 
 /// The registered chapter of the samples (a news article, 858 characters).
@@ -22,6 +22,15 @@ pub fn filler(chars: usize, seed: u64) -> String {
         }
     }
     out
+}
+
+/// A loopback port nothing listens on (the listener is dropped at once).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// A plain HTML page of `body`'s lines as paragraphs.

@@ -5,7 +5,7 @@
 use axum::http::StatusCode;
 use serde_json::json;
 
-use super::{ADMIN_KEY, Harness, assert_error};
+use super::{Harness, assert_error};
 
 #[tokio::test]
 async fn admins_set_who_gets_e_mail_alerts() {
@@ -30,16 +30,7 @@ async fn admins_set_who_gets_e_mail_alerts() {
         )
         .await;
     assert_error(status, &body, StatusCode::FORBIDDEN, "forbidden", "admin");
-    let (status, admin) = harness
-        .call(
-            "POST",
-            "/api/v1/admin/publishers/pub_a/keys",
-            ADMIN_KEY,
-            Some(json!({"role": "admin"})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED);
-    let admin = admin["key"].as_str().unwrap().to_string();
+    let admin = harness.admin_key("pub_a", "Admin A").await;
     let (status, view) = harness
         .call("PUT", "/api/v1/alerts", &admin, Some(wanted.clone()))
         .await;

@@ -161,16 +161,7 @@ async fn a_publisher_runs_the_console_flows_in_headless_chromium() {
         return;
     };
     let harness = Harness::new().await;
-    let (status, admin) = harness
-        .call(
-            "POST",
-            "/api/v1/admin/publishers/pub_a/keys",
-            super::ADMIN_KEY,
-            Some(json!({"role": "admin", "name": "Wang Fang"})),
-        )
-        .await;
-    assert_eq!(status, axum::http::StatusCode::CREATED);
-    let admin = admin["key"].as_str().unwrap().to_string();
+    let admin = harness.admin_key("pub_a", "Wang Fang").await;
     let console = Console::start(&harness).await;
     let base = console.base.clone();
     let mut browser = Browser::launch(&binary).await;

@@ -589,16 +589,7 @@ async fn a_work_is_uploaded_previewed_edited_and_registered_from_the_console() {
 #[tokio::test]
 async fn admins_add_named_people_whose_reviews_carry_their_name() {
     let harness = Harness::new().await;
-    let (status, admin) = harness
-        .call(
-            "POST",
-            "/api/v1/admin/publishers/pub_a/keys",
-            super::ADMIN_KEY,
-            Some(serde_json::json!({"role": "admin", "name": "Admin A"})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{admin}");
-    let admin = admin["key"].as_str().unwrap().to_string();
+    let admin = harness.admin_key("pub_a", "Admin A").await;
     let reviewer_page = send(&harness, "GET", "/ui/keys", &harness.key_a, None).await;
     assert_eq!(reviewer_page.status, StatusCode::FORBIDDEN);
 
@@ -904,16 +895,7 @@ async fn the_operator_creates_a_publisher_and_its_first_admin_from_the_console()
 async fn admins_schedule_reports_from_the_api_and_the_console() {
     use serde_json::json;
     let harness = Harness::new().await;
-    let (status, admin_key) = harness
-        .call(
-            "POST",
-            "/api/v1/admin/publishers/pub_a/keys",
-            super::ADMIN_KEY,
-            Some(json!({"role": "admin"})),
-        )
-        .await;
-    assert_eq!(status, StatusCode::CREATED, "{admin_key}");
-    let admin_key = admin_key["key"].as_str().unwrap().to_string();
+    let admin_key = harness.admin_key("pub_a", "Admin A").await;
     let (status, view) = harness
         .call("GET", "/api/v1/report-schedules", &harness.key_a, None)
         .await;

@@ -147,6 +147,20 @@ impl Harness {
         self.queue.ready_tasks(usize::MAX).await.unwrap()
     }
 
+    /// Issues an admin key of `publisher` held by `name` (the operator's call).
+    pub async fn admin_key(&self, publisher: &str, name: &str) -> String {
+        let (status, body) = self
+            .call(
+                "POST",
+                &format!("/api/v1/admin/publishers/{publisher}/keys"),
+                ADMIN_KEY,
+                Some(json!({"role": "admin", "name": name})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+        body["key"].as_str().unwrap().to_string()
+    }
+
     pub async fn publisher_with_key(&self, id: &str, name: &str) -> String {
         let (status, body) = self
             .call(

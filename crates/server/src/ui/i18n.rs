@@ -403,14 +403,9 @@ const ZH: &[(&str, &str)] = &[
     ("newest first", "最新优先"),
     ("highest score first", "得分最高优先"),
     // Work editing.
-    ("Edit", "编辑"),
     ("Preview", "预览"),
     ("Save the work", "保存作品"),
     ("Edit title and chapters", "编辑标题与章节"),
-    (
-        "Edit titles and text, drop a chapter, or merge it into the one before; nothing is stored until you confirm.",
-        "可修改标题和正文、删除章节或将其并入上一章；确认之前不会保存任何内容。",
-    ),
     (
         "Saving replaces the work's chapters: changed chapters are fingerprinted and compared again.",
         "保存会替换作品的章节：有改动的章节会重新生成指纹并重新比对。",

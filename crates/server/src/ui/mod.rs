@@ -168,6 +168,19 @@ impl IntoResponse for UiError {
     }
 }
 
+/// The caller of a console session, or the way to the login page.
+pub(crate) async fn session_caller(
+    parts: &Parts,
+    state: &AppState,
+) -> Result<crate::auth::Caller, Response> {
+    let Some(key) = session_key(parts) else {
+        return Err(Redirect::to("/login").into_response());
+    };
+    authenticate(state, &key)
+        .await
+        .map_err(|_| Redirect::to("/login?expired=1").into_response())
+}
+
 /// A logged-in reviewer; pages without a valid session redirect to `/login`.
 #[derive(Debug, Clone)]
 pub struct UiCaller(pub PublisherCaller);
@@ -179,12 +192,7 @@ impl FromRequestParts<AppState> for UiCaller {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let Some(key) = session_key(parts) else {
-            return Err(Redirect::to("/login").into_response());
-        };
-        let caller = authenticate(state, &key)
-            .await
-            .map_err(|_| Redirect::to("/login?expired=1").into_response())?;
+        let caller = session_caller(parts, state).await?;
         if caller.publisher_id.is_none() {
             // The operator's console is its own.
             return Err(Redirect::to("/ui/operator").into_response());

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::{UiError, render};
 use crate::AppState;
 use crate::api::admin::{CreateKey, CreatePublisher, CreatedKey};
-use crate::auth::{AdminCaller, authenticate, session_key};
+use crate::auth::AdminCaller;
 use crate::error::{ApiJson, ApiPath, ApiQuery};
 
 type UiResult = Result<Response, UiError>;
@@ -33,12 +33,7 @@ impl FromRequestParts<AppState> for UiOperator {
         parts: &mut Parts,
         state: &AppState,
     ) -> Result<Self, Self::Rejection> {
-        let Some(key) = session_key(parts) else {
-            return Err(Redirect::to("/login").into_response());
-        };
-        let caller = authenticate(state, &key)
-            .await
-            .map_err(|_| Redirect::to("/login?expired=1").into_response())?;
+        let caller = super::session_caller(parts, state).await?;
         if caller.publisher_id.is_some() || caller.role != Role::Admin {
             return Err(Redirect::to("/").into_response());
         }
