@@ -410,6 +410,26 @@ const ZH: &[(&str, &str)] = &[
         "Saving replaces the work's chapters: changed chapters are fingerprinted and compared again.",
         "保存会替换作品的章节：有改动的章节会重新生成指纹并重新比对。",
     ),
+    // Text with numbers, and table headings.
+    (
+        "When a copy counts as an infringement, per kind of work. A page infringes when it carries at least the minimum of copied characters of a chapter or article; a chapter too short to reach twice that also counts when the page carries the minimum share of it. Empty fields keep the installation's values ({chars} characters, {share}%). Changes apply to pages compared from now on.",
+        "按作品类型设定何时算作侵权：页面复制某章节或文章的字数达到最低字数即构成侵权；章节过短、不足该字数两倍时，页面复制其比例达到最低比例也算侵权。留空则沿用系统设置（{chars} 字，{share}%）。修改只对此后比对的页面生效。",
+    ),
+    ("When", "时间"),
+    ("Who", "操作人"),
+    ("Note", "备注"),
+    ("Characters", "字数"),
+    ("Fingerprint", "指纹"),
+    ("Register {n} chapters", "登记 {n} 个章节"),
+    (
+        "Counted over the newest {n} matches.",
+        "按最新的 {n} 条侵权记录统计。",
+    ),
+    ("work", "作品"),
+    ("site", "站点"),
+    ("since", "起始"),
+    ("New key for", "新密钥："),
+    ("an unnamed holder", "未命名持有人"),
     // Longer text.
     (
         "An e-mail goes to these people once the given number of matches has been confirmed since the last alert: a table of the pages, works and chapters. However many scheduler processes run, each alert is sent once.",
@@ -440,6 +460,31 @@ const ZH: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every text a template marks for translation has its Chinese: a page
+    /// half in English is what the fallback would otherwise hide.
+    #[test]
+    fn every_marked_text_of_the_templates_has_its_chinese() {
+        let known: std::collections::HashSet<&str> = ZH.iter().map(|(en, _)| *en).collect();
+        let marked = regex::Regex::new(
+            r#""((?:[^"\\]|\\.)*)"\s*\|\s*t\b|\(\s*"([^"]*)"\s+if[^)]*?else\s+"([^"]*)"\s*\)\s*\|\s*t\b"#,
+        )
+        .unwrap();
+        let mut missing = Vec::new();
+        let mut checked = 0;
+        for (name, source) in super::super::TEMPLATES {
+            for found in marked.captures_iter(source) {
+                for text in found.iter().skip(1).flatten() {
+                    checked += 1;
+                    if !known.contains(text.as_str()) {
+                        missing.push(format!("{name}: {:?}", text.as_str()));
+                    }
+                }
+            }
+        }
+        assert!(checked > 150, "the pattern finds the marked texts ({checked})");
+        assert!(missing.is_empty(), "no Chinese for {missing:#?}");
+    }
 
     #[test]
     fn the_cookie_wins_then_the_first_accepted_language() {
