@@ -105,7 +105,7 @@ async fn admins_edit_the_policy_everyone_reads_it_per_tenant() {
     let (status, html) = ui(&harness, &harness.key_a, None).await;
     assert_eq!(status, StatusCode::OK, "{html}");
     assert!(html.contains("admin keys edit the policy"), "{html}");
-    assert!(html.contains("150 chars"), "{html}");
+    assert!(html.contains("150 characters"), "{html}");
     let (status, html) = ui(
         &harness,
         &admin_a,
