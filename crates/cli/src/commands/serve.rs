@@ -101,7 +101,7 @@ pub async fn scheduler(config: &Config) -> anyhow::Result<ExitCode> {
     let node = Node::build(config).await?;
     let (stop_tx, stop_rx) = watch::channel(false);
     let running = node.spawn_schedulers(stop_rx)?;
-    println!("scheduler running; crawls (and [reports] schedules and alerts) run when due");
+    println!("scheduler running; crawls, report schedules and alerts run when due");
     wait_for_signal().await;
     let _ = stop_tx.send(true);
     for task in running {
