@@ -482,7 +482,10 @@ mod tests {
                 }
             }
         }
-        assert!(checked > 150, "the pattern finds the marked texts ({checked})");
+        assert!(
+            checked > 150,
+            "the pattern finds the marked texts ({checked})"
+        );
         assert!(missing.is_empty(), "no Chinese for {missing:#?}");
     }
 
