@@ -50,7 +50,9 @@ pub use dna::{DnaConfig, DnaWindow};
 pub use normalize::{NormalizeConfig, NormalizedText};
 pub use passage::{PassageConfig, PassageFeatures};
 pub use simhash::{SimHashConfig, hamming_distance};
-pub use verify::{CopiedSpan, PreparedChapter, Verification, VerifyConfig, covered_len};
+pub use verify::{
+    CopiedSpan, PreparedChapter, PreparedPage, Verification, VerifyConfig, covered_len,
+};
 
 /// Version of every fingerprint this crate computes. Bump it whenever any
 /// output (normalization, tables, hashing, parameters' defaults) changes.
@@ -363,7 +365,24 @@ impl Fingerprinter {
         chapter: &PreparedChapter,
         page: &NormalizedText,
     ) -> Verification {
-        verify::verify_prepared(&self.phonetic, chapter, page, &self.config.verify)
+        self.verify_page(chapter, page, &self.prepare_page(page))
+    }
+
+    /// Prepares a normalized page for [`Fingerprinter::verify_page`] against
+    /// each of its candidate chapters.
+    pub fn prepare_page(&self, page: &NormalizedText) -> PreparedPage {
+        PreparedPage::new(&self.phonetic, page, &self.config.verify)
+    }
+
+    /// [`Fingerprinter::verify_prepared`] with the page prepared too
+    /// (`prepared` must be `page`'s).
+    pub fn verify_page(
+        &self,
+        chapter: &PreparedChapter,
+        page: &NormalizedText,
+        prepared: &PreparedPage,
+    ) -> Verification {
+        verify::verify_prepared(chapter, page, prepared, &self.config.verify)
     }
 }
 

@@ -380,7 +380,9 @@ impl PreparedChapter {
             + self.tokens.ends.capacity()
             + self.positions.capacity();
         // A hashbrown bucket: key, value and one control byte.
-        words * 4 + self.table.capacity() * (size_of::<(u64, (u32, u32))>() + 1)
+        words * 4
+            + self.table.capacity() * (size_of::<(u64, (u32, u32))>() + 1)
+            + self.filter.bits.capacity() * 8
     }
 }
 
@@ -398,6 +400,29 @@ struct Chain {
 /// What a seed says a glyph stands for: (chain, glyph, chapter token).
 type Reading = (u32, u32, u32);
 
+/// A page prepared for verification against many chapters: its tokens and
+/// seed hashes, built once instead of once per candidate chapter; see
+/// [`crate::Fingerprinter::prepare_page`].
+#[derive(Debug)]
+pub struct PreparedPage {
+    tokens: Tokens,
+    hashes: Vec<Option<u64>>,
+    has_glyphs: bool,
+}
+
+impl PreparedPage {
+    pub(crate) fn new(phon: &Phonetic, page: &NormalizedText, cfg: &VerifyConfig) -> Self {
+        let tokens = Tokens::new(phon, page, cfg);
+        let hashes = page_kgram_hashes(&tokens.ids, cfg.seed_k as usize);
+        let has_glyphs = tokens.ids.iter().any(|&t| is_wild(t));
+        Self {
+            tokens,
+            hashes,
+            has_glyphs,
+        }
+    }
+}
+
 /// Seeds -> chains -> spans.
 ///
 /// A page whose glyphs are named (one character per picture, see
@@ -411,15 +436,15 @@ type Reading = (u32, u32, u32);
 /// chapter has beside the same neighbours, so it cannot make unrelated text
 /// match.
 pub(crate) fn verify_prepared(
-    phon: &Phonetic,
     chapter: &PreparedChapter,
     page: &NormalizedText,
+    prepared: &PreparedPage,
     cfg: &VerifyConfig,
 ) -> Verification {
     let chapter_text = &chapter.text;
     let k = cfg.seed_k;
-    let pt = Tokens::new(phon, page, cfg);
-    let has_glyphs = pt.ids.iter().any(|&t| is_wild(t));
+    let pt = &prepared.tokens;
+    let has_glyphs = prepared.has_glyphs;
     let masked = has_glyphs.then(|| masked_seed_table(&chapter.tokens.ids, k as usize));
     let named = has_glyphs
         && pt
@@ -431,6 +456,7 @@ pub(crate) fn verify_prepared(
     let mut chains = find_chains(
         chapter,
         &ids,
+        &prepared.hashes,
         masked.as_ref(),
         cfg,
         named.then_some(&mut readings),
@@ -441,7 +467,15 @@ pub(crate) fn verify_prepared(
                 break;
             }
             readings.clear();
-            chains = find_chains(chapter, &ids, masked.as_ref(), cfg, Some(&mut readings));
+            let hashes = page_kgram_hashes(&ids, k as usize);
+            chains = find_chains(
+                chapter,
+                &ids,
+                &hashes,
+                masked.as_ref(),
+                cfg,
+                Some(&mut readings),
+            );
         }
     }
     let mut kept = keep_runs(chains, chapter.tokens.ids.len(), cfg);
@@ -544,12 +578,12 @@ fn keep_runs(chains: Vec<Chain>, chapter_tokens: usize, cfg: &VerifyConfig) -> V
 fn find_chains(
     chapter: &PreparedChapter,
     ids: &[u32],
+    hashes: &[Option<u64>],
     masked: Option<&SeedTable>,
     cfg: &VerifyConfig,
     mut readings: Option<&mut Vec<Reading>>,
 ) -> Vec<Chain> {
     let k = cfg.seed_k;
-    let hashes = page_kgram_hashes(ids, k as usize);
     let mut active: Vec<(u32, Chain)> = Vec::new();
     let mut done: Vec<(u32, Chain)> = Vec::new();
     let mut next_id = 0u32;

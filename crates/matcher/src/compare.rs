@@ -13,7 +13,7 @@ use copyhound_core::model::{
 };
 use copyhound_core::stages::{Stage, time, time_async};
 use copyhound_core::{Error, ErrorKind, Result};
-use copyhound_fingerprint::{FINGERPRINT_VERSION, NormalizedText, Verification};
+use copyhound_fingerprint::{FINGERPRINT_VERSION, NormalizedText, PreparedPage, Verification};
 use tracing::debug;
 
 use crate::candidates::candidates;
@@ -145,7 +145,11 @@ pub(crate) async fn compare_fingerprinted(
     let page_text = page.text.clone();
     let fingerprinter = ports.fingerprinter.clone();
     let page_normalized = tokio::task::spawn_blocking(move || {
-        Arc::new(time(Stage::Verify, || fingerprinter.normalize(&page_text)))
+        time(Stage::Verify, || {
+            let normalized = fingerprinter.normalize(&page_text);
+            let prepared = fingerprinter.prepare_page(&normalized);
+            Arc::new((normalized, prepared))
+        })
     })
     .await
     .map_err(join_error)?;
@@ -171,7 +175,8 @@ pub(crate) async fn compare_fingerprinted(
 /// The page under comparison.
 struct Subject<'a> {
     page: &'a Page,
-    normalized: &'a Arc<NormalizedText>,
+    /// The normalized page, prepared for verification once for all candidates.
+    normalized: &'a Arc<(NormalizedText, PreparedPage)>,
     /// Near-duplicate pages the index found beside it.
     near_duplicates: &'a [PageId],
 }
@@ -199,7 +204,8 @@ async fn verify_candidate(
     let (prepared, verification) = tokio::task::spawn_blocking(move || {
         let prepared = cache.prepared(&fingerprinter, &loaded);
         let verification = time(Stage::Verify, || {
-            fingerprinter.verify_prepared(&prepared, &page_for_verify)
+            let (normalized, page) = &*page_for_verify;
+            fingerprinter.verify_page(&prepared, normalized, page)
         });
         (prepared, verification)
     })
