@@ -9,11 +9,11 @@ use chrono::Utc;
 use copyhound_core::config::MatcherConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, WorkId};
 use copyhound_core::model::{
-    CopiedSpan, FingerprintOwner, FingerprintRecord, Match, MatchStatus, Page, Work,
+    Chapter, CopiedSpan, FingerprintOwner, FingerprintRecord, Match, MatchStatus, Page, Work,
 };
 use copyhound_core::stages::{Stage, time, time_async};
 use copyhound_core::{Error, ErrorKind, Result};
-use copyhound_fingerprint::{FINGERPRINT_VERSION, NormalizedText, PreparedPage, Verification};
+use copyhound_fingerprint::{FINGERPRINT_VERSION, PreparedChapter, Verification};
 use tracing::debug;
 
 use crate::candidates::candidates;
@@ -153,16 +153,61 @@ pub(crate) async fn compare_fingerprinted(
     })
     .await
     .map_err(join_error)?;
-    let mut works: HashMap<WorkId, WorkContext> = HashMap::new();
+    // Every candidate chapter is loaded first and verified in one blocking
+    // call: one thread hop per page, not one per candidate.
+    let mut loaded = Vec::with_capacity(candidates.chapters.len());
     for (work_id, chapter_id) in candidates.chapters {
-        let subject = Subject {
-            page,
-            normalized: &page_normalized,
-            near_duplicates: &candidates.near_duplicates,
-        };
-        if let Err(error) =
-            verify_candidate(ports, chapters, &subject, &work_id, &chapter_id, &mut works).await
+        match time_async(
+            Stage::ChapterLoad,
+            ports.works.get_chapter(&work_id, &chapter_id),
+        )
+        .await
         {
+            Ok(chapter) => loaded.push((work_id, chapter_id, Arc::new(chapter))),
+            Err(error) if error.kind() == ErrorKind::NotFound => {
+                debug!(work_id = %work_id, chapter_id = %chapter_id, "candidate vanished (work deleted)");
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    let fingerprinter = ports.fingerprinter.clone();
+    let cache = Arc::clone(chapters);
+    let page_for_verify = Arc::clone(&page_normalized);
+    let to_verify: Vec<Arc<Chapter>> = loaded
+        .iter()
+        .map(|(_, _, chapter)| Arc::clone(chapter))
+        .collect();
+    let verified = tokio::task::spawn_blocking(move || {
+        let (normalized, prepared_page) = &*page_for_verify;
+        to_verify
+            .iter()
+            .map(|chapter| {
+                let prepared = cache.prepared(&fingerprinter, chapter);
+                let verification = time(Stage::Verify, || {
+                    fingerprinter.verify_page(&prepared, normalized, prepared_page)
+                });
+                (prepared, verification)
+            })
+            .collect::<Vec<_>>()
+    })
+    .await
+    .map_err(join_error)?;
+    let mut works: HashMap<WorkId, WorkContext> = HashMap::new();
+    let subject = Subject {
+        page,
+        near_duplicates: &candidates.near_duplicates,
+    };
+    for ((work_id, chapter_id, chapter), (prepared, verification)) in
+        loaded.into_iter().zip(verified)
+    {
+        let candidate = Candidate {
+            work_id: &work_id,
+            chapter_id: &chapter_id,
+            chapter: &chapter,
+            prepared,
+            verification,
+        };
+        if let Err(error) = decide_candidate(ports, &subject, candidate, &mut works).await {
             if error.kind() != ErrorKind::NotFound {
                 return Err(error);
             }
@@ -172,45 +217,38 @@ pub(crate) async fn compare_fingerprinted(
     Ok(())
 }
 
+/// A candidate chapter, verified.
+struct Candidate<'a> {
+    work_id: &'a WorkId,
+    chapter_id: &'a ChapterId,
+    chapter: &'a Chapter,
+    prepared: Arc<PreparedChapter>,
+    verification: Verification,
+}
+
 /// The page under comparison.
 struct Subject<'a> {
     page: &'a Page,
-    /// The normalized page, prepared for verification once for all candidates.
-    normalized: &'a Arc<(NormalizedText, PreparedPage)>,
     /// Near-duplicate pages the index found beside it.
     near_duplicates: &'a [PageId],
 }
 
-async fn verify_candidate(
+/// Decides whether a verified candidate is an infringement (a part of a split
+/// chapter is judged with its whole chain) and stores the match if it is.
+async fn decide_candidate(
     ports: &MatcherPorts,
-    chapters: &Arc<ChapterCache>,
     subject: &Subject<'_>,
-    work_id: &WorkId,
-    chapter_id: &ChapterId,
+    candidate: Candidate<'_>,
     works: &mut HashMap<WorkId, WorkContext>,
 ) -> Result<()> {
     let (page, near_duplicates) = (subject.page, subject.near_duplicates);
-    let chapter = Arc::new(
-        time_async(
-            Stage::ChapterLoad,
-            ports.works.get_chapter(work_id, chapter_id),
-        )
-        .await?,
-    );
-    let fingerprinter = ports.fingerprinter.clone();
-    let page_for_verify = Arc::clone(subject.normalized);
-    let cache = Arc::clone(chapters);
-    let loaded = Arc::clone(&chapter);
-    let (prepared, verification) = tokio::task::spawn_blocking(move || {
-        let prepared = cache.prepared(&fingerprinter, &loaded);
-        let verification = time(Stage::Verify, || {
-            let (normalized, page) = &*page_for_verify;
-            fingerprinter.verify_page(&prepared, normalized, page)
-        });
-        (prepared, verification)
-    })
-    .await
-    .map_err(join_error)?;
+    let Candidate {
+        work_id,
+        chapter_id,
+        chapter,
+        prepared,
+        verification,
+    } = candidate;
     let context = work_context(ports, works, work_id).await?;
     let config = &context.config;
     let mut decision = decide(&verification, chapter.chars, config);
