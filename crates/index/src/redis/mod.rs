@@ -65,7 +65,7 @@ pub struct RedisIndexOptions {
 
 impl RedisIndexOptions {
     /// Returns the defaults for a config: 1 shard on a single Redis, 16 on a
-    /// cluster; 14-bit buckets; 8192 record groups.
+    /// cluster; 13-bit buckets; 8192 record groups.
     pub fn for_config(config: &IndexConfig) -> Self {
         Self {
             shards: if config.cluster { 16 } else { 1 },
