@@ -265,6 +265,7 @@ async fn run_corpus(
         works: stores.works.clone(),
         publishers: stores.publishers.clone(),
         pages: stores.pages.clone(),
+        sites: stores.sites.clone(),
         fingerprints: stores.fingerprints.clone(),
         matches: stores.matches.clone(),
         index: index.clone(),

@@ -56,6 +56,7 @@ impl SiteBuilder {
                 extraction: ExtractionHints::default(),
                 enabled: true,
                 created_at: Utc::now(),
+                audience: None,
             },
             policy: SitePolicy::default(),
         }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use chrono::Utc;
 use copyhound_core::config::MatcherConfig;
-use copyhound_core::ids::{ChapterId, MatchId, PageId, WorkId};
+use copyhound_core::ids::{ChapterId, MatchId, PageId, PublisherId, WorkId};
 use copyhound_core::model::{
     Chapter, CopiedSpan, FingerprintOwner, FingerprintRecord, Match, MatchStatus, Page, Work,
 };
@@ -97,6 +97,39 @@ pub fn rank_score(
         0.5 * rank.min(0.999)
     };
     score.clamp(0.0, 1.0)
+}
+
+/// Visits a month at which a site's reach is 0, and the factor to full reach:
+/// 1,000 visits a month is a private page, 10M a large site.
+const REACH_FLOOR_VISITS: f64 = 1_000.0;
+const FULL_REACH_FACTOR: f64 = 10_000.0;
+
+/// Weight of the site's reach in the score of a site whose audience is known.
+const REACH_WEIGHT: f32 = 0.15;
+
+/// A site's reach in [0, 1] from its audience (visits a month),
+/// logarithmic: 1,000 and less is 0, 10M and more is 1. `None` when the
+/// publisher has not estimated it.
+pub fn site_reach(audience: Option<u64>) -> Option<f32> {
+    audience.map(|visits| {
+        let ratio = (visits as f64).max(1.0) / REACH_FLOOR_VISITS;
+        (ratio.log10() / FULL_REACH_FACTOR.log10()).clamp(0.0, 1.0) as f32
+    })
+}
+
+/// Weighs a site's reach into an infringement's score: its rank (the part
+/// above 0.5) becomes `0.85 rank + 0.15 reach`, so between two equal copies
+/// the one on the larger site ranks first. A site without an estimate, and a
+/// score below the bar, keep their score.
+pub fn with_site_reach(score: f32, reach: Option<f32>) -> f32 {
+    match reach {
+        Some(reach) if score >= 0.5 => {
+            let rank = (score - 0.5) / 0.5;
+            let weighed = (1.0 - REACH_WEIGHT) * rank + REACH_WEIGHT * reach.clamp(0.0, 1.0);
+            (0.5 + 0.5 * weighed).clamp(0.5, 1.0)
+        }
+        _ => score,
+    }
 }
 
 /// Compares a fingerprinted page against the registered chapters.
@@ -193,9 +226,15 @@ pub(crate) async fn compare_fingerprinted(
     .await
     .map_err(join_error)?;
     let mut works: HashMap<WorkId, WorkContext> = HashMap::new();
+    let site = match time_async(Stage::StoreRead, ports.sites.get_site(&page.site_id)).await {
+        Ok(site) => Some(site),
+        Err(error) if error.kind() == ErrorKind::NotFound => None,
+        Err(error) => return Err(error),
+    };
     let subject = Subject {
         page,
         near_duplicates: &candidates.near_duplicates,
+        reach: site.and_then(|site| Some((site.publisher_id, site_reach(site.audience)?))),
     };
     for ((work_id, chapter_id, chapter), (prepared, verification)) in
         loaded.into_iter().zip(verified)
@@ -231,6 +270,9 @@ struct Subject<'a> {
     page: &'a Page,
     /// Near-duplicate pages the index found beside it.
     near_duplicates: &'a [PageId],
+    /// Its site's publisher and reach, when that publisher estimated the
+    /// site's audience (it weighs only into that publisher's matches).
+    reach: Option<(PublisherId, f32)>,
 }
 
 /// Decides whether a verified candidate is an infringement (a part of a split
@@ -270,6 +312,12 @@ async fn decide_candidate(
         decision.infringing = chain_decision.infringing;
         decision.score = chain_decision.score;
     }
+    let reach = subject
+        .reach
+        .as_ref()
+        .filter(|(owner, _)| *owner == context.work.publisher_id)
+        .map(|(_, reach)| *reach);
+    decision.score = with_site_reach(decision.score, reach);
     debug!(page_id = %page.id, work_id = %work_id, chapter_id = %chapter_id, copied = decision.copied_chars,
         coverage = verification.chapter_coverage, infringing = decision.infringing, "verified candidate");
     if !decision.infringing {
@@ -437,6 +485,31 @@ mod tests {
         assert!(copy.score > quote.score);
         let partial = decide(&verification(&[(0, 320)], 0.1), 3000, &config);
         assert!(partial.infringing, "300 copied characters clear the bar");
+    }
+
+    #[test]
+    fn a_sites_reach_ranks_equal_copies_and_never_crosses_the_bar() {
+        assert_eq!(site_reach(None), None);
+        assert_eq!(site_reach(Some(0)), Some(0.0));
+        assert_eq!(site_reach(Some(1_000)), Some(0.0));
+        assert!((site_reach(Some(100_000)).unwrap() - 0.5).abs() < 1e-6);
+        assert_eq!(site_reach(Some(10_000_000)), Some(1.0));
+        assert_eq!(site_reach(Some(u64::MAX)), Some(1.0));
+        let copy = 0.8;
+        let small = with_site_reach(copy, site_reach(Some(500)));
+        let large = with_site_reach(copy, site_reach(Some(50_000_000)));
+        assert!(small < copy && copy < large, "{small} {copy} {large}");
+        assert_eq!(with_site_reach(copy, None), copy, "no estimate, no change");
+        assert!(
+            with_site_reach(0.5, Some(0.0)) >= 0.5,
+            "an infringement stays one"
+        );
+        assert_eq!(
+            with_site_reach(0.3, Some(1.0)),
+            0.3,
+            "below the bar, untouched"
+        );
+        assert!(with_site_reach(1.0, Some(1.0)) <= 1.0);
     }
 
     #[test]

@@ -2,7 +2,8 @@ use std::sync::Arc;
 
 use copyhound_core::config::MatcherConfig;
 use copyhound_core::ports::{
-    FingerprintIndex, FingerprintStore, MatchStore, PageStore, PublisherStore, TaskQueue, WorkStore,
+    FingerprintIndex, FingerprintStore, MatchStore, PageStore, PublisherStore, SiteStore,
+    TaskQueue, WorkStore,
 };
 use copyhound_fingerprint::Fingerprinter;
 
@@ -30,6 +31,8 @@ pub struct MatcherPorts {
     pub publishers: Arc<dyn PublisherStore>,
     /// Crawled pages.
     pub pages: Arc<dyn PageStore>,
+    /// Watched sites, for their reach.
+    pub sites: Arc<dyn SiteStore>,
     /// Fingerprints of chapters and pages.
     pub fingerprints: Arc<dyn FingerprintStore>,
     /// Matches.

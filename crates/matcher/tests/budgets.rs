@@ -79,6 +79,7 @@ async fn harness() -> Harness {
         works: stores.works.clone(),
         publishers: stores.publishers.clone(),
         pages: stores.pages.clone(),
+        sites: stores.sites.clone(),
         fingerprints: stores.fingerprints.clone(),
         matches: stores.matches.clone(),
         index: Arc::new(MemoryFingerprintIndex::new(3).unwrap()),

@@ -71,6 +71,7 @@ fn site(site_id: &str, name: &str, host: &str) -> Site {
         extraction: ExtractionHints::default(),
         enabled: true,
         created_at: day(-45, 0),
+        audience: None,
     }
 }
 

@@ -92,6 +92,7 @@ impl Node {
             works: stores.works.clone(),
             publishers: stores.publishers.clone(),
             pages: stores.pages.clone(),
+            sites: stores.sites.clone(),
             fingerprints: stores.fingerprints.clone(),
             matches: stores.matches.clone(),
             index: self.backends.index.clone(),

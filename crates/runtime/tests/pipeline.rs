@@ -42,6 +42,7 @@ async fn harness() -> Harness {
         works: stores.works.clone(),
         publishers: stores.publishers.clone(),
         pages: stores.pages.clone(),
+        sites: stores.sites.clone(),
         fingerprints: stores.fingerprints.clone(),
         matches: stores.matches.clone(),
         index: Arc::new(MemoryFingerprintIndex::new(3).unwrap()),
@@ -103,11 +104,15 @@ impl Harness {
     }
 
     async fn crawl_with(&self, url: &str, text: &str, fetch: FetchMeta) -> PageId {
+        self.crawl_on("site1", url, text, fetch).await
+    }
+
+    async fn crawl_on(&self, site: &str, url: &str, text: &str, fetch: FetchMeta) -> PageId {
         let now = Utc::now();
         let page = Page {
             id: PageId::for_url(url),
             url: url.into(),
-            site_id: "site1".parse::<SiteId>().unwrap(),
+            site_id: site.parse::<SiteId>().unwrap(),
             title: "page".into(),
             raw_body: text.as_bytes().to_vec(),
             body_truncated: false,
@@ -359,4 +364,54 @@ async fn a_news_agencys_policy_counts_one_copied_paragraph() {
     let found = harness.matches_of(&after).await;
     assert_eq!(found.len(), 1, "the news policy's 150 characters count it");
     assert!(found[0].score >= 0.5);
+}
+
+/// The same copy on a large site and on a small one: the publisher's
+/// estimate of each site's audience ranks the large one first; another
+/// publisher's estimate for a site weighs nothing in this one's matches.
+#[tokio::test]
+async fn a_large_sites_copy_ranks_above_the_same_copy_on_a_small_site() {
+    use copyhound_crawler::site::SiteBuilder;
+    let harness = harness().await;
+    harness.register(Vec::new()).await;
+    for (site, owner, audience) in [
+        ("site_large", "P01", 20_000_000),
+        ("site_small", "P01", 500),
+        ("site_foreign", "P02", 20_000_000),
+    ] {
+        let mut site_record = SiteBuilder::new(
+            owner.parse().unwrap(),
+            site,
+            vec![format!("http://{site}.example/")],
+        )
+        .id(site.parse().unwrap())
+        .build()
+        .unwrap();
+        site_record.audience = Some(audience);
+        harness.stores.sites.put_site(&site_record).await.unwrap();
+    }
+    let copy = pirated_copy();
+    let mut pages = Vec::new();
+    for site in ["site_large", "site_small", "site_foreign", "site1"] {
+        let url = format!("http://{site}.example/1.html");
+        pages.push(
+            harness
+                .crawl_on(site, &url, &copy, FetchMeta::default())
+                .await,
+        );
+    }
+    harness.drain().await;
+    let mut scores = Vec::new();
+    for page in &pages {
+        let found = harness.matches_of(page).await;
+        assert_eq!(found.len(), 1, "{page}");
+        scores.push(found[0].score);
+    }
+    let (large, small, foreign, unknown) = (scores[0], scores[1], scores[2], scores[3]);
+    assert!(small < unknown && unknown < large, "{scores:?}");
+    assert_eq!(
+        foreign, unknown,
+        "another publisher's estimate weighs nothing here"
+    );
+    assert!(small >= 0.5, "still an infringement: {small}");
 }

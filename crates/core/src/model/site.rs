@@ -72,6 +72,15 @@ pub struct Site {
     /// When it was added.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub created_at: Timestamp,
+    /// The site's audience as the publisher estimates it (visits a month);
+    /// its reach weighs into the score of the matches found on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<u64>,
+}
+
+impl Site {
+    /// The largest audience a site may be given (visits a month).
+    pub const MAX_AUDIENCE: u64 = 1_000_000_000_000;
 }
 
 /// The defaults of a new site, wherever it is registered (API, CLI, UI).

@@ -70,6 +70,15 @@ pub fn validate_site(site: &Site, policy: &SitePolicy) -> Result<()> {
         validate_schedule(cron)?;
     }
     validate_limits(site)?;
+    if site
+        .audience
+        .is_some_and(|audience| audience > Site::MAX_AUDIENCE)
+    {
+        return Err(Error::invalid(format!(
+            "`audience`: at most {} visits a month",
+            Site::MAX_AUDIENCE
+        )));
+    }
     if let Some(charset) = &site.charset_override
         && crate::charset::encoding_for_label(charset).is_none()
     {

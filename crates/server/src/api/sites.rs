@@ -10,11 +10,11 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use chrono::Utc;
-use copyhound_core::ids::{CrawlRunId, SiteId};
+use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
 use copyhound_core::model::{
     CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Site, Task, TaskKind,
 };
-use copyhound_core::ports::Paged;
+use copyhound_core::ports::{MatchFilter, PageRequest, Paged};
 use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_crawler::site::validate_site;
 use copyhound_crawler::site::{
@@ -107,6 +107,10 @@ fn max_depth_schema() -> Schema {
 
 fn max_pages_schema() -> Schema {
     nullable(integer(1, MAX_PAGES_PER_RUN as usize))
+}
+
+fn audience_schema() -> Schema {
+    nullable(integer(0, Site::MAX_AUDIENCE as usize))
 }
 
 fn concurrency_schema() -> Schema {
@@ -212,6 +216,10 @@ pub struct CreateSite {
     pub extraction: ExtractionHints,
     /// Enabled (default true).
     pub enabled: Option<bool>,
+    /// The site's audience as you estimate it, visits a month: its reach
+    /// weighs into the scores of the matches found on it.
+    #[schema(schema_with = audience_schema)]
+    pub audience: Option<u64>,
 }
 
 /// Deserializes extraction hints from a JSON object only (serde would also
@@ -287,6 +295,11 @@ pub struct UpdateSite {
     pub extraction: Option<ExtractionHints>,
     /// `false` disables the site (no scheduled or manual crawls).
     pub enabled: Option<bool>,
+    /// Visits a month as you estimate them; `null` clears the estimate.
+    /// A change rescores the site's matches (its pages are compared again).
+    #[serde(default, deserialize_with = "present")]
+    #[schema(schema_with = audience_schema)]
+    pub audience: Option<Option<u64>>,
 }
 
 /// `GET /api/v1/sites`: the publisher's watched sites.
@@ -355,6 +368,7 @@ pub async fn create_site(
         extraction: body.extraction,
         enabled: body.enabled.unwrap_or(true),
         created_at: Utc::now(),
+        audience: body.audience,
     };
     validate_site(&site, &state.site_policy)?;
     state.sites.put_site(&site).await?;
@@ -414,12 +428,16 @@ pub async fn update_site(
     // Disabling alone is always allowed, so a site stored before a rule existed
     // can still be switched off.
     let disables_only = body.disables_only();
+    let audience_before = site.audience;
     apply_update(&mut site, body);
     if !disables_only {
         validate_site(&site, &state.site_policy)?;
     }
     state.sites.put_site(&site).await?;
     tracing::info!(site_id = %site.id, enabled = site.enabled, by = %caller.key_id, "site updated");
+    if site.audience != audience_before {
+        rescore_site(&state, &caller.publisher_id, &site.id).await?;
+    }
     Ok(Json(site))
 }
 
@@ -438,6 +456,7 @@ impl UpdateSite {
             && self.concurrency.is_none()
             && self.charset_override.is_none()
             && self.extraction.is_none()
+            && self.audience.is_none()
     }
 }
 
@@ -470,6 +489,61 @@ fn apply_update(site: &mut Site, update: UpdateSite) {
         site.extraction = extraction;
     }
     site.enabled = update.enabled.unwrap_or(site.enabled);
+    if let Some(audience) = update.audience {
+        site.audience = audience;
+    }
+}
+
+/// Pages compared again per enqueue when a site is rescored.
+const RESCORE_BATCH: usize = 500;
+
+/// Compares again every page of the site that carries one of the
+/// publisher's matches, so their scores take the site's new reach (the
+/// comparison is idempotent: the same matches, rescored).
+async fn rescore_site(
+    state: &AppState,
+    publisher_id: &PublisherId,
+    site_id: &SiteId,
+) -> Result<()> {
+    let filter = MatchFilter {
+        site_id: Some(site_id.clone()),
+        ..MatchFilter::of_publisher(publisher_id.clone())
+    };
+    let mut pages = std::collections::BTreeSet::new();
+    let mut request = PageRequest {
+        after: None,
+        limit: 200,
+    };
+    loop {
+        let listed = state.matches.list_matches(&filter, &request).await?;
+        pages.extend(listed.items.into_iter().map(|found| found.page_id));
+        match listed.next {
+            Some(next) => request.after = Some(next),
+            None => break,
+        }
+    }
+    let mut tasks = Vec::new();
+    for page_id in &pages {
+        match state.pages.get_page(page_id).await {
+            Ok(page) => tasks.push(Task::new(
+                TaskKind::ComparePage {
+                    page_id: page_id.clone(),
+                    content_sha256: page.content_sha256,
+                },
+                Utc::now(),
+            )),
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+        if tasks.len() >= RESCORE_BATCH {
+            state.queue.enqueue(std::mem::take(&mut tasks)).await?;
+        }
+    }
+    if !tasks.is_empty() {
+        state.queue.enqueue(tasks).await?;
+    }
+    tracing::info!(site_id = %site_id, pages = pages.len(), "site's matches queued for rescoring");
+    Ok(())
 }
 
 /// Creates a queued run of an enabled site and enqueues its `CrawlSite` task.

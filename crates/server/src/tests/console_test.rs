@@ -1188,3 +1188,89 @@ async fn a_registered_work_is_retitled_and_its_chapters_edited_from_the_console(
         "nothing changed"
     );
 }
+
+#[tokio::test]
+async fn a_sites_audience_is_set_and_its_matches_are_compared_again() {
+    let harness = Harness::new().await;
+    let work = harness.register_work_a("w_reach").await;
+    let site = harness.create_site_a().await;
+    harness
+        .insert_match(&work, &site, "http://pirate.example/reach.html", 0.8, 0)
+        .await;
+    let compares = |tasks: Vec<copyhound_core::model::Task>| {
+        tasks
+            .into_iter()
+            .filter(|task| matches!(task.kind, TaskKind::ComparePage { .. }))
+            .count()
+    };
+    let before = compares(harness.enqueued().await);
+    let (status, body) = harness
+        .call(
+            "PATCH",
+            &format!("/api/v1/sites/{site}"),
+            &harness.key_a,
+            Some(serde_json::json!({"audience": 5_000_000})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["audience"], 5_000_000);
+    assert_eq!(
+        compares(harness.enqueued().await),
+        before + 1,
+        "the site's matched page is compared again, to rescore"
+    );
+    // The same estimate again changes nothing; too large is refused; null clears it.
+    harness
+        .call(
+            "PATCH",
+            &format!("/api/v1/sites/{site}"),
+            &harness.key_a,
+            Some(serde_json::json!({"audience": 5_000_000})),
+        )
+        .await;
+    assert_eq!(compares(harness.enqueued().await), before + 1);
+    let (status, _) = harness
+        .call(
+            "PATCH",
+            &format!("/api/v1/sites/{site}"),
+            &harness.key_a,
+            Some(serde_json::json!({"audience": 2_000_000_000_000_u64})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    // The console's edit form: an empty field clears the estimate.
+    let cleared = send(
+        &harness,
+        "POST",
+        &format!("/ui/sites/{site}/edit"),
+        &harness.key_a,
+        Some("name=Pirate&seeds=http%3A%2F%2Fpirate.example%2F&schedule=&max_pages_per_run=&rate_limit_per_second=&audience="),
+    )
+    .await;
+    assert_eq!(cleared.status, StatusCode::SEE_OTHER, "{}", cleared.body);
+    let stored = harness.state.sites.get_site(&site).await.unwrap();
+    assert_eq!(stored.audience, None);
+    let set = send(
+        &harness,
+        "POST",
+        &format!("/ui/sites/{site}/edit"),
+        &harness.key_a,
+        Some("name=Pirate&seeds=http%3A%2F%2Fpirate.example%2F&schedule=&max_pages_per_run=&rate_limit_per_second=&audience=120000"),
+    )
+    .await;
+    assert_eq!(set.status, StatusCode::SEE_OTHER, "{}", set.body);
+    let page = send(
+        &harness,
+        "GET",
+        &format!("/ui/sites/{site}"),
+        &harness.key_a,
+        None,
+    )
+    .await;
+    assert!(
+        page.body
+            .contains("name=\"audience\" min=\"0\" step=\"1\" value=\"120000\""),
+        "{}",
+        page.body
+    );
+}

@@ -213,6 +213,7 @@ async fn a_site_stored_before_the_rules_can_still_be_disabled() {
         extraction: ExtractionHints::default(),
         enabled: true,
         created_at: Utc::now(),
+        audience: None,
     };
     harness.state.sites.put_site(&legacy).await.unwrap();
     let path = format!("/api/v1/sites/{}", legacy.id);

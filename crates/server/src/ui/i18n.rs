@@ -430,6 +430,10 @@ const ZH: &[(&str, &str)] = &[
     ("since", "起始"),
     ("New key for", "新密钥："),
     ("an unnamed holder", "未命名持有人"),
+    (
+        "Visits a month (your estimate; weighs the site's reach into its matches' scores)",
+        "每月访问量（估计值，站点影响力计入其侵权记录的得分）",
+    ),
     // Longer text.
     (
         "An e-mail goes to these people once the given number of matches has been confirmed since the last alert: a table of the pages, works and chapters. However many scheduler processes run, each alert is sent once.",

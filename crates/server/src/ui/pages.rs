@@ -298,6 +298,8 @@ pub(super) struct SiteForm {
     max_pages_per_run: String,
     #[serde(default)]
     rate_limit_per_second: String,
+    #[serde(default)]
+    audience: String,
 }
 
 impl SiteForm {
@@ -308,12 +310,14 @@ impl SiteForm {
         if rate.is_some_and(|rate| !rate.is_finite()) {
             return Err("requests per second must be a number".into());
         }
+        let audience = optional_number::<u64>("visits a month", &self.audience)?;
         let body = json!({
             "name": self.name,
             "seeds": self.seeds.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>(),
             "schedule": self.schedule.trim(),
             "max_pages_per_run": pages,
             "rate_limit_per_second": rate,
+            "audience": audience,
         });
         serde_json::from_value(body).map_err(|error| error.to_string())
     }

@@ -99,6 +99,7 @@ pub(crate) fn site(publisher: &str, id: &str) -> Site {
         extraction: ExtractionHints::default(),
         enabled: true,
         created_at: at(0),
+        audience: None,
     }
 }
 
