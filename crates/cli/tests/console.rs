@@ -203,13 +203,20 @@ async fn a_new_publisher_goes_from_an_empty_account_to_a_report_and_an_e_mail() 
     // Adds the pirate site and crawls it now; the in-process workers find the copy.
     browser.navigate(&format!("{base}/ui/sites")).await;
     let add_site = format!(
-        "const f = document.getElementById('site-form'); f.name.value = '盗版小说网'; f.seeds.value = {}; f.rate_limit_per_second.value = '20'; f.submit(); true",
+        "const f = document.getElementById('site-form'); f.name.value = '盗版小说网'; f.seeds.value = {}; f.rate_limit_per_second.value = '20'; f.audience.value = '2000000'; f.submit(); true",
         json!(site_url)
     );
     browser.eval(&add_site).await;
     browser
         .wait_for("document.readyState === 'complete' && !!document.getElementById('crawl-now')")
         .await;
+    // Its audience estimate (for the score's site reach) is kept with the site.
+    assert_eq!(
+        browser
+            .eval("document.querySelector('#edit-site-form input[name=audience]').value")
+            .await,
+        json!("2000000")
+    );
     browser.click_and_load("#crawl-now").await;
     reload_until(
         &mut browser,
