@@ -1203,15 +1203,17 @@ async fn a_sites_audience_is_set_and_its_matches_are_compared_again() {
             .filter(|task| matches!(task.kind, TaskKind::ComparePage { .. }))
             .count()
     };
-    let before = compares(harness.enqueued().await);
-    let (status, body) = harness
-        .call(
+    let path = format!("/api/v1/sites/{site}");
+    let patch = |audience: serde_json::Value| {
+        harness.call(
             "PATCH",
-            &format!("/api/v1/sites/{site}"),
+            &path,
             &harness.key_a,
-            Some(serde_json::json!({"audience": 5_000_000})),
+            Some(serde_json::json!({ "audience": audience })),
         )
-        .await;
+    };
+    let before = compares(harness.enqueued().await);
+    let (status, body) = patch(serde_json::json!(5_000_000)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["audience"], 5_000_000);
     assert_eq!(
@@ -1220,44 +1222,24 @@ async fn a_sites_audience_is_set_and_its_matches_are_compared_again() {
         "the site's matched page is compared again, to rescore"
     );
     // The same estimate again changes nothing; too large is refused; null clears it.
-    harness
-        .call(
-            "PATCH",
-            &format!("/api/v1/sites/{site}"),
-            &harness.key_a,
-            Some(serde_json::json!({"audience": 5_000_000})),
-        )
-        .await;
+    patch(serde_json::json!(5_000_000)).await;
     assert_eq!(compares(harness.enqueued().await), before + 1);
-    let (status, _) = harness
-        .call(
-            "PATCH",
-            &format!("/api/v1/sites/{site}"),
-            &harness.key_a,
-            Some(serde_json::json!({"audience": 2_000_000_000_000_u64})),
-        )
-        .await;
+    let (status, _) = patch(serde_json::json!(2_000_000_000_000_u64)).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     // The console's edit form: an empty field clears the estimate.
-    let cleared = send(
-        &harness,
-        "POST",
-        &format!("/ui/sites/{site}/edit"),
-        &harness.key_a,
-        Some("name=Pirate&seeds=http%3A%2F%2Fpirate.example%2F&schedule=&max_pages_per_run=&rate_limit_per_second=&audience="),
-    )
-    .await;
+    let edit = |audience: &str| {
+        let form = format!(
+            "name=Pirate&seeds=http%3A%2F%2Fpirate.example%2F&schedule=&max_pages_per_run=&rate_limit_per_second=&audience={audience}"
+        );
+        let path = format!("/ui/sites/{site}/edit");
+        let harness = &harness;
+        async move { send(harness, "POST", &path, &harness.key_a, Some(&form)).await }
+    };
+    let cleared = edit("").await;
     assert_eq!(cleared.status, StatusCode::SEE_OTHER, "{}", cleared.body);
     let stored = harness.state.sites.get_site(&site).await.unwrap();
     assert_eq!(stored.audience, None);
-    let set = send(
-        &harness,
-        "POST",
-        &format!("/ui/sites/{site}/edit"),
-        &harness.key_a,
-        Some("name=Pirate&seeds=http%3A%2F%2Fpirate.example%2F&schedule=&max_pages_per_run=&rate_limit_per_second=&audience=120000"),
-    )
-    .await;
+    let set = edit("120000").await;
     assert_eq!(set.status, StatusCode::SEE_OTHER, "{}", set.body);
     let page = send(
         &harness,
