@@ -1198,32 +1198,47 @@ fn chapters_from_form(form: &BTreeMap<String, String>) -> Result<Vec<(String, St
     Ok(chapters)
 }
 
-pub(super) async fn confirm_upload(
-    State(state): State<AppState>,
-    UiCaller(caller): UiCaller,
-    Form(form): Form<BTreeMap<String, String>>,
-) -> UiResult {
-    let bad = |message: String| UiError::from(copyhound_core::Error::invalid(message));
-    let chapters = chapters_from_form(&form)?;
+/// The API body of an editor form (upload preview or work editor): its
+/// title, author, kind and chapters, with `extra` fields (an id, or what a
+/// replaced work keeps). Returns it with its number of chapters.
+fn work_from_form(
+    form: &BTreeMap<String, String>,
+    extra: serde_json::Value,
+) -> Result<(crate::api::works::RegisterWork, usize), UiError> {
+    let chapters = chapters_from_form(form)?;
     let value = |key: &str| {
         form.get(key)
             .map(|value| value.trim().to_string())
             .unwrap_or_default()
     };
-    let id = Some(value("id")).filter(|id| !id.is_empty());
-    let body = json!({
-        "id": id,
+    let mut body = json!({
         "title": value("title"),
         "author": value("author"),
         "kind": value("kind"),
         "chapters": chapters.iter().map(|(title, text)| json!({ "title": title, "text": text })).collect::<Vec<_>>(),
     });
-    let body: crate::api::works::RegisterWork =
-        serde_json::from_value(body).map_err(|error| bad(error.to_string()))?;
+    if let (Some(body), serde_json::Value::Object(extra)) = (body.as_object_mut(), extra) {
+        body.extend(extra);
+    }
+    let body = serde_json::from_value(body)
+        .map_err(|error| UiError::from(copyhound_core::Error::invalid(error.to_string())))?;
+    Ok((body, chapters.len()))
+}
+
+pub(super) async fn confirm_upload(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    Form(form): Form<BTreeMap<String, String>>,
+) -> UiResult {
+    let id = form
+        .get("id")
+        .map(|id| id.trim())
+        .filter(|id| !id.is_empty());
+    let (body, chapters) = work_from_form(&form, json!({ "id": id }))?;
     let (_, axum::Json(detail)) =
         crate::api::works::register_json(State(state), caller.clone(), crate::error::ApiJson(body))
             .await?;
-    tracing::info!(work_id = %detail.work.id, by = %caller.key_id, chapters = chapters.len(), "work registered from the console");
+    tracing::info!(work_id = %detail.work.id, by = %caller.key_id, chapters, "work registered from the console");
     Ok(Redirect::to(&format!("/ui/works/{}", detail.work.id)).into_response())
 }
 
@@ -1271,31 +1286,18 @@ pub(super) async fn replace_work(
 ) -> UiResult {
     let id = parse_id::<WorkId>("work_id", &work_id)?;
     let work = state.works.get_work(&caller.publisher_id, &id).await?;
-    let chapters = chapters_from_form(&form)?;
-    let value = |key: &str| {
-        form.get(key)
-            .map(|value| value.trim().to_string())
-            .unwrap_or_default()
-    };
-    let body = json!({
-        "title": value("title"),
-        "author": value("author"),
-        "kind": value("kind"),
-        "language": work.language,
-        "licensed_hosts": work.licensed_hosts,
-        "chapters": chapters.iter().map(|(title, text)| json!({ "title": title, "text": text })).collect::<Vec<_>>(),
-    });
-    let body: crate::api::works::RegisterWork = serde_json::from_value(body)
-        .map_err(|error| UiError::from(copyhound_core::Error::invalid(error.to_string())))?;
-    let axum::Json(detail) = crate::api::works::replace_work(
+    let (body, chapters) = work_from_form(
+        &form,
+        json!({ "language": work.language, "licensed_hosts": work.licensed_hosts }),
+    )?;
+    let _replaced = crate::api::works::replace_work(
         State(state),
         caller.clone(),
         crate::error::ApiPath(work_id),
         crate::error::ApiJson(body),
     )
     .await?;
-    debug_assert_eq!(detail.work.id, id);
-    tracing::info!(work_id = %id, by = %caller.key_id, chapters = chapters.len(), "work replaced from the console");
+    tracing::info!(work_id = %id, by = %caller.key_id, chapters, "work replaced from the console");
     Ok(Redirect::to(&format!("/ui/works/{id}")).into_response())
 }
 
