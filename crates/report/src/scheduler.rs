@@ -249,12 +249,11 @@ impl ReportScheduler {
             let Some(slot) = last_slot(&cron, now) else {
                 continue;
             };
-            let format = serde_json::to_value(schedule.format)?;
             let id = ReportId::derive_from(&format!(
                 "scheduled/{}/{}/{}/{}",
                 publisher.id,
                 schedule.cron.trim(),
-                format.as_str().unwrap_or_default(),
+                schedule.format.as_str(),
                 slot.to_rfc3339()
             ));
             self.queue_report(publisher.id.clone(), id, schedule.format, now)

@@ -21,6 +21,19 @@ pub enum ReportFormat {
     Warc,
 }
 
+impl ReportFormat {
+    /// Its name in the API and the file extension of its artifact.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Html => "html",
+            Self::Pdf => "pdf",
+            Self::Csv => "csv",
+            Self::Json => "json",
+            Self::Warc => "warc",
+        }
+    }
+}
+
 /// What a report covers.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -108,3 +121,21 @@ pub struct AlertState {
 }
 
 super::persisted::persisted_v1!(Report => "report", AlertState => "alert_state");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_formats_name_is_its_serde_name() {
+        for format in [
+            ReportFormat::Html,
+            ReportFormat::Pdf,
+            ReportFormat::Csv,
+            ReportFormat::Json,
+            ReportFormat::Warc,
+        ] {
+            assert_eq!(serde_json::to_value(format).unwrap(), format.as_str());
+        }
+    }
+}

@@ -983,13 +983,7 @@ pub(super) async fn report_artifact(
 ) -> UiResult {
     let id = parse_id::<copyhound_core::ids::ReportId>("report_id", &report_id)?;
     let report = state.reports.get_report(&caller.publisher_id, &id).await?;
-    let extension = match report.format {
-        copyhound_core::model::ReportFormat::Html => "html",
-        copyhound_core::model::ReportFormat::Pdf => "pdf",
-        copyhound_core::model::ReportFormat::Csv => "csv",
-        copyhound_core::model::ReportFormat::Json => "json",
-        copyhound_core::model::ReportFormat::Warc => "warc",
-    };
+    let extension = report.format.as_str();
     let mut response =
         crate::api::reports::get_artifact(State(state), caller, crate::error::ApiPath(report_id))
             .await?;
