@@ -273,7 +273,7 @@ struct SeedFilter {
 }
 
 impl SeedFilter {
-    fn new(hashes: impl ExactSizeIterator<Item = u64> + Clone) -> Self {
+    fn new(hashes: impl ExactSizeIterator<Item = u64>) -> Self {
         let wanted = (hashes.len() * 16).next_power_of_two().max(512);
         let mut filter = Self {
             bits: vec![0; wanted / 64],
