@@ -11,7 +11,7 @@ use std::process::Command;
 const LAYERS: &[&[&str]] = &[
     &["copyhound-fingerprint"],
     &["copyhound-core"],
-    &["copyhound-redis"],
+    &["copyhound-redis", "copyhound-redb"],
     &[
         "copyhound-store",
         "copyhound-index",

@@ -77,6 +77,7 @@ impl LocalTaskQueue {
         }
     }
 
+    /// Runs a read on the blocking pool.
     async fn run<T: Send + 'static>(
         &self,
         operation: impl FnOnce(&Store) -> Result<T> + Send + 'static,
@@ -110,7 +111,7 @@ impl TaskQueue for LocalTaskQueue {
             .iter()
             .map(codec::encode_task)
             .collect::<Result<Vec<_>>>()?;
-        self.run(move |store| store.enqueue(encoded)).await?;
+        self.store.enqueue(encoded).await?;
         self.work_available.notify_waiters();
         Ok(())
     }
@@ -120,9 +121,7 @@ impl TaskQueue for LocalTaskQueue {
             return Ok(Vec::new());
         }
         let visibility_ms = codec::duration_ms(visibility);
-        let delivered = self
-            .run(move |store| store.receive(max, visibility_ms))
-            .await?;
+        let delivered = self.store.receive(max, visibility_ms).await?;
         delivered
             .into_iter()
             .map(|delivered| {
@@ -140,13 +139,12 @@ impl TaskQueue for LocalTaskQueue {
             .iter()
             .map(Delivery::parse)
             .collect::<Result<Vec<_>>>()?;
-        self.run(move |store| store.acknowledge(&deliveries)).await
+        self.store.acknowledge(deliveries).await
     }
 
     async fn fail(&self, ack_id: &AckId, error: &str) -> Result<()> {
         let delivery = Delivery::parse(ack_id)?;
-        let error = error.to_string();
-        let recorded = self.run(move |store| store.fail(&delivery, &error)).await?;
+        let recorded = self.store.fail(delivery, error.to_string()).await?;
         if !recorded {
             tracing::debug!(ack_id = %ack_id.0, "ignored failure of a stale delivery");
         }
@@ -156,9 +154,7 @@ impl TaskQueue for LocalTaskQueue {
     async fn extend(&self, ack_id: &AckId, visibility: Duration) -> Result<()> {
         let delivery = Delivery::parse(ack_id)?;
         let visibility_ms = codec::duration_ms(visibility);
-        let extended = self
-            .run(move |store| store.extend(&delivery, visibility_ms))
-            .await?;
+        let extended = self.store.extend(delivery, visibility_ms).await?;
         if extended {
             Ok(())
         } else {
@@ -185,7 +181,7 @@ impl TaskQueue for LocalTaskQueue {
     }
 
     async fn retry_dead(&self, limit: usize) -> Result<u64> {
-        let moved = self.run(move |store| store.retry_dead(limit)).await?;
+        let moved = self.store.retry_dead(limit).await?;
         if moved > 0 {
             self.work_available.notify_waiters();
         }

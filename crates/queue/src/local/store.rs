@@ -1,8 +1,11 @@
 //! The redb side of the embedded queue: every operation is one write
 //! transaction, so a crash leaves either all or none of it, and the five tables
-//! below always agree. Blocking: callers run these on the blocking pool.
+//! below always agree. Writes go to the database's one writer, which commits
+//! the operations waiting together (`copyhound_redb`); reads block, so callers
+//! run them on the blocking pool.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use redb::{
     Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, Table, TableDefinition,
@@ -11,7 +14,9 @@ use redb::{
 use serde::{Deserialize, Serialize};
 
 use copyhound_core::ports::QueueStats;
+use copyhound_core::stages::Stage;
 use copyhound_core::{Error, ErrorKind, Result};
+use copyhound_redb::GroupWriter;
 
 use crate::codec::{Delivery, now_ms};
 
@@ -80,9 +85,10 @@ pub(crate) struct Delivered {
 /// The queue file and its rules.
 #[derive(Debug)]
 pub(crate) struct Store {
-    database: Database,
+    database: Arc<Database>,
+    writer: GroupWriter,
     max_attempts: u32,
-    retry_schedule_ms: Vec<u64>,
+    retry_schedule_ms: Arc<[u64]>,
 }
 
 impl Store {
@@ -109,36 +115,43 @@ impl Store {
                 other,
             ),
         })?;
+        let database = Arc::new(database);
+        let writer = GroupWriter::start("queue", Arc::clone(&database), storage, Stage::Queue)?;
         let store = Self {
             database,
+            writer,
             max_attempts: max_attempts.max(1),
-            retry_schedule_ms,
+            retry_schedule_ms: retry_schedule_ms.into(),
         };
-        store.write(|tables| tables.expire_all_in_flight())?;
+        // Blocking: the caller opens the queue on the blocking pool.
+        store
+            .writer
+            .write_blocking(|txn| Tables::open(txn)?.expire_all_in_flight())?;
         Ok(store)
     }
 
     /// Appends tasks (already encoded) to the ready list.
-    pub fn enqueue(&self, tasks: Vec<String>) -> Result<()> {
-        self.write(|tables| {
-            for task in tasks {
+    pub async fn enqueue(&self, tasks: Vec<String>) -> Result<()> {
+        self.write(move |tables| {
+            for task in &tasks {
                 let seq = tables.next_seq()?;
                 tables
                     .ready
-                    .insert(seq, encode(&Entry::new(task))?.as_slice())
+                    .insert(seq, encode(&Entry::new(task.clone()))?.as_slice())
                     .map_err(storage)?;
             }
             Ok(())
         })
+        .await
     }
 
     /// Promotes due retries, re-delivers expired deliveries, then delivers ready ones.
-    pub fn receive(&self, max: usize, visibility_ms: u64) -> Result<Vec<Delivered>> {
+    pub async fn receive(&self, max: usize, visibility_ms: u64) -> Result<Vec<Delivered>> {
         let now = now_ms();
-        self.write(|tables| {
+        let max_attempts = self.max_attempts;
+        self.write(move |tables| {
             tables.promote_due_retries(now)?;
-            let mut delivered =
-                tables.reclaim_expired(now, max, visibility_ms, self.max_attempts)?;
+            let mut delivered = tables.reclaim_expired(now, max, visibility_ms, max_attempts)?;
             while delivered.len() < max {
                 let Some((seq, entry)) = pop_first(&mut tables.ready)? else {
                     break;
@@ -147,12 +160,13 @@ impl Store {
             }
             Ok(delivered)
         })
+        .await
     }
 
     /// Removes deliveries; unknown ones are ignored.
-    pub fn acknowledge(&self, deliveries: &[Delivery]) -> Result<()> {
-        self.write(|tables| {
-            for delivery in deliveries {
+    pub async fn acknowledge(&self, deliveries: Vec<Delivery>) -> Result<()> {
+        self.write(move |tables| {
+            for delivery in &deliveries {
                 tables
                     .in_flight
                     .remove(parse_seq(delivery)?)
@@ -160,29 +174,31 @@ impl Store {
             }
             Ok(())
         })
+        .await
     }
 
     /// Schedules a retry or dead-letters; returns false for a stale delivery.
-    pub fn fail(&self, delivery: &Delivery, error: &str) -> Result<bool> {
+    pub async fn fail(&self, delivery: Delivery, error: String) -> Result<bool> {
         let now = now_ms();
-        self.write(|tables| {
-            let seq = parse_seq(delivery)?;
-            let Some(mut entry) = held_entry(&tables.in_flight, seq, delivery)? else {
+        let max_attempts = self.max_attempts;
+        let schedule = Arc::clone(&self.retry_schedule_ms);
+        self.write(move |tables| {
+            let seq = parse_seq(&delivery)?;
+            let Some(mut entry) = held_entry(&tables.in_flight, seq, &delivery)? else {
                 return Ok(false);
             };
             tables.in_flight.remove(seq).map_err(storage)?;
-            if entry.attempts >= self.max_attempts {
-                tables.bury(entry, error.to_string(), now)?;
+            if entry.attempts >= max_attempts {
+                tables.bury(entry, error.clone(), now)?;
                 return Ok(true);
             }
             let index = usize::try_from(entry.attempts.saturating_sub(1)).unwrap_or(usize::MAX);
-            let delay_ms = self
-                .retry_schedule_ms
+            let delay_ms = schedule
                 .get(index)
-                .or(self.retry_schedule_ms.last())
+                .or(schedule.last())
                 .copied()
                 .unwrap_or(0);
-            entry.last_error = Some(error.to_string());
+            entry.last_error = Some(error.clone());
             entry.deadline_ms = 0;
             tables
                 .retry
@@ -190,14 +206,15 @@ impl Store {
                 .map_err(storage)?;
             Ok(true)
         })
+        .await
     }
 
     /// Pushes a held delivery's deadline; returns false for a stale delivery.
-    pub fn extend(&self, delivery: &Delivery, visibility_ms: u64) -> Result<bool> {
+    pub async fn extend(&self, delivery: Delivery, visibility_ms: u64) -> Result<bool> {
         let now = now_ms();
-        self.write(|tables| {
-            let seq = parse_seq(delivery)?;
-            let Some(mut entry) = held_entry(&tables.in_flight, seq, delivery)? else {
+        self.write(move |tables| {
+            let seq = parse_seq(&delivery)?;
+            let Some(mut entry) = held_entry(&tables.in_flight, seq, &delivery)? else {
                 return Ok(false);
             };
             entry.deadline_ms = now + visibility_ms;
@@ -207,6 +224,7 @@ impl Store {
                 .map_err(storage)?;
             Ok(true)
         })
+        .await
     }
 
     /// Returns the table sizes.
@@ -259,8 +277,8 @@ impl Store {
     }
 
     /// Moves up to `limit` dead letters back to the ready list, attempts reset.
-    pub fn retry_dead(&self, limit: usize) -> Result<u64> {
-        self.write(|tables| {
+    pub async fn retry_dead(&self, limit: usize) -> Result<u64> {
+        self.write(move |tables| {
             let mut moved = 0;
             while moved < limit {
                 let Some((_, dead)) = pop_first::<DeadEntry>(&mut tables.dead)? else {
@@ -275,16 +293,18 @@ impl Store {
             }
             Ok(u64::try_from(moved).unwrap_or(u64::MAX))
         })
+        .await
     }
 
-    fn write<T>(&self, operation: impl FnOnce(&mut Tables<'_>) -> Result<T>) -> Result<T> {
-        let txn = self.database.begin_write().map_err(storage)?;
-        let output = {
-            let mut tables = Tables::open(&txn)?;
-            operation(&mut tables)?
-        };
-        txn.commit().map_err(storage)?;
-        Ok(output)
+    /// Runs `operation` on the tables in one write transaction, committed
+    /// durably with the operations waiting beside it; it may run again.
+    async fn write<T: Send + 'static>(
+        &self,
+        operation: impl Fn(&mut Tables<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.writer
+            .write(move |txn| operation(&mut Tables::open(txn)?))
+            .await
     }
 }
 

@@ -83,8 +83,9 @@ fn not_found(id: &MatchId) -> Error {
 #[async_trait]
 impl MatchStore for LocalStore {
     async fn upsert_match(&self, found: &Match) -> Result<()> {
-        let mut stored = found.clone();
+        let found = found.clone();
         self.write(move |txn| {
+            let mut stored = found.clone();
             let mut matches = txn.open_table(MATCHES).map_err(db_error)?;
             let existing = get_doc::<Match>(&matches, stored.id.as_str())?;
             let mut by_publisher = txn.open_table(MATCHES_BY_PUBLISHER).map_err(db_error)?;
@@ -262,7 +263,7 @@ impl MatchStore for LocalStore {
                 _ => return Err(not_found(&id)),
             };
             found.status = review.status;
-            found.reviews.push(review);
+            found.reviews.push(review.clone());
             put_doc(&mut matches, id.as_str(), &found)?;
             Ok(found)
         })

@@ -1,7 +1,9 @@
 //! The embedded backend: every store in one redb file (`store.redb`) under a data
 //! directory. redb is a copy-on-write B-tree with atomic commits, so a process
-//! killed at any instant leaves the last committed state intact; each port call is
-//! one transaction, run on tokio's blocking pool. Secondary orderings (a tenant's
+//! killed at any instant leaves the last committed state intact. Each port call
+//! is one transaction: reads on tokio's blocking pool, writes on the database's
+//! one writer, which commits the writes waiting together and replies once they
+//! are durable (`copyhound_redb`). Secondary orderings (a tenant's
 //! works, a site's runs newest first) are separate key-only tables maintained in
 //! the same transaction as the document they index.
 
@@ -20,8 +22,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use copyhound_core::model::Persisted;
-use copyhound_core::stages::{Stage, charge, time};
+use copyhound_core::stages::{Stage, time};
 use copyhound_core::{Error, ErrorKind, Result};
+use copyhound_redb::GroupWriter;
 use redb::{
     Database, Durability, ReadTransaction, ReadableDatabase, ReadableTable, TableDefinition,
     WriteTransaction,
@@ -98,6 +101,7 @@ pub const FILE_NAME: &str = "store.redb";
 #[derive(Clone)]
 pub struct LocalStore {
     db: Arc<Database>,
+    writer: GroupWriter,
     path: PathBuf,
     limits: StoreLimits,
 }
@@ -129,9 +133,11 @@ impl LocalStore {
             )
         })?;
         let path = dir.join(FILE_NAME);
-        let db = Database::create(&path).map_err(db_error)?;
+        let db = Arc::new(Database::create(&path).map_err(db_error)?);
+        let writer = GroupWriter::start("store", Arc::clone(&db), db_error, Stage::StoreWrite)?;
         let store = Self {
-            db: Arc::new(db),
+            db,
+            writer,
             path,
             limits,
         };
@@ -176,23 +182,15 @@ impl LocalStore {
         .await
     }
 
-    /// Runs `work` in a write transaction on the blocking pool; commits (durably)
-    /// when it returns `Ok`, aborts otherwise.
+    /// Runs `work` in a write transaction, committed (durably) with the other
+    /// writes waiting at the time when it returns `Ok`; leaves nothing when it
+    /// fails. `work` may run again (see `copyhound_redb`).
     pub(crate) async fn write<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,
-        F: FnOnce(&WriteTransaction) -> Result<T> + Send + 'static,
+        F: Fn(&WriteTransaction) -> Result<T> + Send + 'static,
     {
-        let db = Arc::clone(&self.db);
-        run_blocking(move || {
-            charge(Stage::StoreWrite, || {
-                let txn = begin_write(&db)?;
-                let value = work(&txn)?;
-                txn.commit().map_err(db_error)?;
-                Ok(value)
-            })
-        })
-        .await
+        self.writer.write(work).await
     }
 }
 

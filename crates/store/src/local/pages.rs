@@ -88,8 +88,8 @@ impl LocalStore {
             .collect();
         self.write(move |txn| {
             capped
-                .into_iter()
-                .map(|page| upsert_in(txn, page))
+                .iter()
+                .map(|page| upsert_in(txn, page.clone()))
                 .collect()
         })
         .await

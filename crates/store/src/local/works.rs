@@ -161,7 +161,7 @@ impl WorkStore for LocalStore {
             let mut table = txn.open_table(CHAPTERS).map_err(db_error)?;
             let mut chapter: Chapter = get_doc(&table, &key)?
                 .ok_or_else(|| Error::not_found(format!("chapter {}", key.replace('\0', "/"))))?;
-            chapter.fingerprint_status = status;
+            chapter.fingerprint_status = status.clone();
             put_doc(&mut table, &key, &chapter)
         })
         .await
