@@ -180,6 +180,25 @@ fn bench(c: &mut Criterion) {
     g.bench_function("verify_prepared", |b| {
         b.iter(|| fp.verify_prepared(&prepared, black_box(&page)).spans.len())
     });
+    // A page is prepared once for all its candidates (as the matcher does).
+    let prepared_page = fp.prepare_page(&page);
+    g.bench_function("verify_page", |b| {
+        b.iter(|| {
+            fp.verify_page(&prepared, &page, black_box(&prepared_page))
+                .spans
+                .len()
+        })
+    });
+    // Most candidates a page's votes bring are not copies: the reject path.
+    let unrelated = fp.normalize(&format!("{}{}", texts[2], texts[3]));
+    let prepared_unrelated = fp.prepare_page(&unrelated);
+    g.bench_function("verify_page_unrelated", |b| {
+        b.iter(|| {
+            fp.verify_page(&prepared, &unrelated, black_box(&prepared_unrelated))
+                .spans
+                .len()
+        })
+    });
     g.finish();
 }
 

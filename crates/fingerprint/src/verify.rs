@@ -587,11 +587,15 @@ fn find_chains(
     let mut active: Vec<(u32, Chain)> = Vec::new();
     let mut done: Vec<(u32, Chain)> = Vec::new();
     let mut next_id = 0u32;
+    // No active chain can be retired before `b` passes this (a lower bound
+    // of every active chain's `last_b + max_gap + k`).
+    let mut retire_after = u32::MAX;
     for (b, h) in hashes.iter().enumerate() {
         let b = b as u32;
         let Some(h) = h else { continue };
         let window = &ids[b as usize..(b + k) as usize];
-        let glyph_at = window.iter().position(|&t| is_wild(t));
+        // Only a page with glyphs has windows holding one (and a masked table).
+        let glyph_at = masked.and_then(|_| window.iter().position(|&t| is_wild(t)));
         let (table, positions) = match (masked, glyph_at) {
             (Some((table, positions)), Some(_)) => (table, positions),
             _ if !chapter.filter.may_contain(*h) => continue,
@@ -604,12 +608,17 @@ fn find_chains(
             continue;
         }
         // Retire chains that can no longer be extended.
-        let mut idx = 0;
-        while idx < active.len() {
-            if b > active[idx].1.last_b + cfg.max_gap + k {
-                done.push(active.swap_remove(idx));
-            } else {
-                idx += 1;
+        if b > retire_after {
+            retire_after = u32::MAX;
+            let mut idx = 0;
+            while idx < active.len() {
+                let deadline = active[idx].1.last_b + cfg.max_gap + k;
+                if b > deadline {
+                    done.push(active.swap_remove(idx));
+                } else {
+                    retire_after = retire_after.min(deadline);
+                    idx += 1;
+                }
             }
         }
         for &a in &positions[first as usize..(first + count) as usize] {
@@ -622,6 +631,10 @@ fn find_chains(
                 let drift = (diag - (i64::from(c.last_b) - i64::from(c.last_a))).abs();
                 if drift <= i64::from(cfg.max_drift) && best.is_none_or(|(_, d)| drift < d) {
                     best = Some((ci, drift));
+                    if drift == 0 {
+                        // No later chain can beat it (the first best wins).
+                        break;
+                    }
                 }
             }
             let chain_id = match best {
@@ -636,6 +649,7 @@ fn find_chains(
                 }
                 None if active.len() < 512 => {
                     next_id += 1;
+                    retire_after = retire_after.min(b + cfg.max_gap + k);
                     active.push((
                         next_id,
                         Chain {

@@ -51,8 +51,12 @@ pub struct PipelineRun {
     pub pages_crawled: u64,
     /// Fetches that stored nothing (404s, skips by rule, failures).
     pub not_stored: u64,
-    /// Wall time of crawl + comparison.
+    /// Wall time of the whole run: start-up, import of the works, crawl and
+    /// comparison.
     pub elapsed: Duration,
+    /// Wall time from the crawls' enqueue until the last page is compared
+    /// (crawl to matches).
+    pub crawl_elapsed: Duration,
     /// Tasks that ended in the dead-letter list.
     pub dead_tasks: u64,
 }
@@ -67,12 +71,14 @@ pub async fn run(config: &Config, args: EvalArgs) -> anyhow::Result<ExitCode> {
     let predictions = collect_predictions(&run).await?;
     write_predictions(&args.out, &predictions)?;
     println!(
-        "crawled {} pages on {} sites ({} fetches stored nothing), {} predictions in {:.1} s ({} dead tasks); wrote {}",
+        "crawled {} pages on {} sites ({} fetches stored nothing), {} predictions in {:.1} s, crawl to matches {:.2} s ({:.0} pages/s) ({} dead tasks); wrote {}",
         run.pages_crawled,
         run.sites.sites.len(),
         run.not_stored,
         predictions.len(),
         run.elapsed.as_secs_f64(),
+        run.crawl_elapsed.as_secs_f64(),
+        run.pages_crawled as f64 / run.crawl_elapsed.as_secs_f64().max(1e-9),
         run.dead_tasks,
         args.out.display()
     );
@@ -192,6 +198,7 @@ pub async fn run_pipeline(
     eprintln!("registered {work_count} works ({chapter_count} chapters)");
     let sites = StaticSites::serve(&set.join("pages")).await?;
     let crawls = register_sites(&backends, &sites.sites, &owner).await?;
+    let crawl_started = Instant::now();
     backends.queue.enqueue(crawls).await?;
 
     let bar = ProgressBar::new_spinner().with_style(
@@ -231,6 +238,7 @@ pub async fn run_pipeline(
         pages_crawled: counter.pages(),
         not_stored: counter.not_stored(),
         elapsed: started.elapsed(),
+        crawl_elapsed: crawl_started.elapsed(),
         dead_tasks: stats.dead,
         backends,
         sites,

@@ -51,7 +51,7 @@ impl FingerprintStore for LocalStore {
         version: u32,
     ) -> Result<FingerprintRecord> {
         let owner_key = owner.index_key();
-        self.read(move |txn| {
+        self.point(move |txn| {
             let table = txn.open_table(FINGERPRINTS).map_err(db_error)?;
             get_doc(&table, &record_key(&owner_key, version))?.ok_or_else(|| {
                 Error::not_found(format!("fingerprint of {owner_key} at version {version}"))

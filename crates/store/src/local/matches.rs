@@ -123,7 +123,7 @@ impl MatchStore for LocalStore {
 
     async fn get_match(&self, publisher_id: &PublisherId, id: &MatchId) -> Result<Match> {
         let (publisher_id, id) = (publisher_id.clone(), id.clone());
-        self.read(move |txn| {
+        self.point(move |txn| {
             let matches = txn.open_table(MATCHES).map_err(db_error)?;
             match get_doc::<Match>(&matches, id.as_str())? {
                 Some(found) if found.publisher_id == publisher_id => Ok(found),
@@ -197,7 +197,7 @@ impl MatchStore for LocalStore {
 
     async fn matches_of_page(&self, page_id: &PageId) -> Result<Vec<Match>> {
         let page_id = page_id.clone();
-        self.read(move |txn| {
+        self.point(move |txn| {
             let index = txn.open_table(MATCHES_BY_PAGE).map_err(db_error)?;
             let ids = scan_scope(&index, page_id.as_str(), None, usize::MAX, false)?;
             load_all::<Match>(&txn.open_table(MATCHES).map_err(db_error)?, &ids)

@@ -166,7 +166,20 @@ impl LocalStore {
         self.limits
     }
 
-    /// Runs `work` in a read transaction on the blocking pool.
+    /// Runs a point read (a few documents by key) on the calling thread: it
+    /// costs a few B-tree pages, less than a trip to the blocking pool and
+    /// back, which contended on the pool's lock with many small reads.
+    pub(crate) async fn point<T, F>(&self, work: F) -> Result<T>
+    where
+        F: FnOnce(&ReadTransaction) -> Result<T>,
+    {
+        time(Stage::StoreRead, || {
+            let txn = self.db.begin_read().map_err(db_error)?;
+            work(&txn)
+        })
+    }
+
+    /// Runs `work` in a read transaction on the blocking pool (scans).
     pub(crate) async fn read<T, F>(&self, work: F) -> Result<T>
     where
         T: Send + 'static,

@@ -112,7 +112,7 @@ impl PageStore for LocalStore {
 
     async fn get_page(&self, id: &PageId) -> Result<Page> {
         let id = id.clone();
-        self.read(move |txn| {
+        self.point(move |txn| {
             let pages = txn.open_table(PAGES).map_err(db_error)?;
             let bodies = txn.open_table(PAGE_BODIES).map_err(db_error)?;
             load_page(&pages, &bodies, id.as_str())?

@@ -30,7 +30,7 @@ impl PublisherStore for LocalStore {
 
     async fn get_publisher(&self, id: &PublisherId) -> Result<Publisher> {
         let id = id.clone();
-        self.read(move |txn| {
+        self.point(move |txn| {
             let table = txn.open_table(PUBLISHERS).map_err(db_error)?;
             get_doc(&table, id.as_str())?.ok_or_else(|| Error::not_found(format!("publisher {id}")))
         })
@@ -63,7 +63,7 @@ impl PublisherStore for LocalStore {
 
     async fn get_api_key(&self, id: &ApiKeyId) -> Result<ApiKey> {
         let id = id.clone();
-        self.read(move |txn| {
+        self.point(move |txn| {
             let table = txn.open_table(API_KEYS).map_err(db_error)?;
             get_doc(&table, id.as_str())?.ok_or_else(|| Error::not_found(format!("api key {id}")))
         })

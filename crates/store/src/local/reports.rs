@@ -42,7 +42,7 @@ impl ReportStore for LocalStore {
 
     async fn get_report(&self, publisher_id: &PublisherId, id: &ReportId) -> Result<Report> {
         let (publisher_id, id) = (publisher_id.clone(), id.clone());
-        self.read(move |txn| {
+        self.point(move |txn| {
             let reports = txn.open_table(REPORTS).map_err(db_error)?;
             match get_doc::<Report>(&reports, id.as_str())? {
                 Some(report) if report.scope.publisher_id == publisher_id => Ok(report),
@@ -108,7 +108,7 @@ impl ReportStore for LocalStore {
 
     async fn get_alert_state(&self, id: &str) -> Result<Option<AlertState>> {
         let id = id.to_owned();
-        self.read(move |txn| {
+        self.point(move |txn| {
             get_doc::<AlertState>(&txn.open_table(ALERT_STATES).map_err(db_error)?, &id)
         })
         .await

@@ -41,7 +41,7 @@ impl SiteStore for LocalStore {
 
     async fn get_site(&self, id: &SiteId) -> Result<Site> {
         let id = id.clone();
-        self.read(move |txn| {
+        self.point(move |txn| {
             let sites = txn.open_table(SITES).map_err(db_error)?;
             get_doc(&sites, id.as_str())?.ok_or_else(|| Error::not_found(format!("site {id}")))
         })
@@ -103,7 +103,7 @@ impl SiteStore for LocalStore {
 
     async fn get_crawl_run(&self, id: &CrawlRunId) -> Result<CrawlRun> {
         let id = id.clone();
-        self.read(move |txn| {
+        self.point(move |txn| {
             let runs = txn.open_table(CRAWL_RUNS).map_err(db_error)?;
             get_doc(&runs, id.as_str())?.ok_or_else(|| Error::not_found(format!("crawl run {id}")))
         })

@@ -54,7 +54,7 @@ impl WorkStore for LocalStore {
 
     async fn get_work_any(&self, id: &WorkId) -> Result<Work> {
         let id = id.clone();
-        self.read(move |txn| {
+        self.point(move |txn| {
             let works = txn.open_table(WORKS).map_err(db_error)?;
             get_doc(&works, id.as_str())?.ok_or_else(|| work_not_found(&id))
         })
@@ -127,7 +127,7 @@ impl WorkStore for LocalStore {
     async fn get_chapter(&self, work_id: &WorkId, id: &ChapterId) -> Result<Chapter> {
         let key = chapter_key(work_id, id);
         let (work_id, id) = (work_id.clone(), id.clone());
-        self.read(move |txn| {
+        self.point(move |txn| {
             let table = txn.open_table(CHAPTERS).map_err(db_error)?;
             get_doc(&table, &key)?
                 .ok_or_else(|| Error::not_found(format!("chapter {work_id}/{id}")))
