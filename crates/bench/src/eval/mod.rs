@@ -55,7 +55,8 @@ pub struct PipelineRun {
     /// comparison.
     pub elapsed: Duration,
     /// Wall time from the crawls' enqueue until the last page is compared
-    /// (crawl to matches).
+    /// and its matches stored (crawl to matches; the index snapshot taken
+    /// at the end is not in it).
     pub crawl_elapsed: Duration,
     /// Tasks that ended in the dead-letter list.
     pub dead_tasks: u64,
@@ -223,6 +224,7 @@ pub async fn run_pipeline(
             ));
         })
         .await?;
+    let crawl_elapsed = crawl_started.elapsed();
     bar.finish_and_clear();
     let stats = backends.queue.stats().await?;
     for dead in backends.queue.dead_letters(20).await? {
@@ -238,7 +240,7 @@ pub async fn run_pipeline(
         pages_crawled: counter.pages(),
         not_stored: counter.not_stored(),
         elapsed: started.elapsed(),
-        crawl_elapsed: crawl_started.elapsed(),
+        crawl_elapsed,
         dead_tasks: stats.dead,
         backends,
         sites,
