@@ -585,6 +585,9 @@ fn find_chains(
 ) -> Vec<Chain> {
     let k = cfg.seed_k;
     let mut active: Vec<(u32, Chain)> = Vec::new();
+    // Each active chain's (last_a, last_b), beside `active` in the same
+    // order: the search for a seed's chain reads only these.
+    let mut last: Vec<(u32, u32)> = Vec::new();
     let mut done: Vec<(u32, Chain)> = Vec::new();
     let mut next_id = 0u32;
     // No active chain can be retired before `b` passes this (a lower bound
@@ -615,6 +618,7 @@ fn find_chains(
                 let deadline = active[idx].1.last_b + cfg.max_gap + k;
                 if b > deadline {
                     done.push(active.swap_remove(idx));
+                    last.swap_remove(idx);
                 } else {
                     retire_after = retire_after.min(deadline);
                     idx += 1;
@@ -622,23 +626,9 @@ fn find_chains(
             }
         }
         for &a in &positions[first as usize..(first + count) as usize] {
-            let diag = i64::from(b) - i64::from(a);
-            let mut best: Option<(usize, i64)> = None;
-            for (ci, (_, c)) in active.iter().enumerate() {
-                if a <= c.last_a || a > c.last_a + cfg.max_gap + k || b <= c.last_b {
-                    continue;
-                }
-                let drift = (diag - (i64::from(c.last_b) - i64::from(c.last_a))).abs();
-                if drift <= i64::from(cfg.max_drift) && best.is_none_or(|(_, d)| drift < d) {
-                    best = Some((ci, drift));
-                    if drift == 0 {
-                        // No later chain can beat it (the first best wins).
-                        break;
-                    }
-                }
-            }
-            let chain_id = match best {
-                Some((ci, _)) => {
+            let chain_id = match best_chain(&last, a, b, cfg.max_gap + k, cfg.max_drift) {
+                Some(ci) => {
+                    last[ci] = (a, b);
                     let (id, c) = &mut active[ci];
                     c.matched += (a + k).saturating_sub(c.a_end.max(a)).min(k);
                     c.a_end = c.a_end.max(a + k);
@@ -650,6 +640,7 @@ fn find_chains(
                 None if active.len() < 512 => {
                     next_id += 1;
                     retire_after = retire_after.min(b + cfg.max_gap + k);
+                    last.push((a, b));
                     active.push((
                         next_id,
                         Chain {
@@ -682,6 +673,32 @@ fn find_chains(
         out.retain(|(chain, _, _)| trusted.contains_key(chain));
     }
     done.into_iter().map(|(_, c)| c).collect()
+}
+
+/// The chain a seed at (`a`, `b`) extends: of the chains it may follow (its
+/// chapter token within `reach` after the chain's last, its page token
+/// after it), the one whose diagonal drifts least, at most `max_drift`;
+/// the first in order among equals, so the first that does not drift ends
+/// the search. A copied page keeps dozens of short chains active, and this
+/// search is the verifier's inner loop: it reads only the `(last_a,
+/// last_b)` pairs.
+#[inline]
+fn best_chain(last: &[(u32, u32)], a: u32, b: u32, reach: u32, max_drift: u32) -> Option<usize> {
+    let mut best: Option<(usize, u32)> = None;
+    for (ci, &(la, lb)) in last.iter().enumerate() {
+        if a <= la || a > la.saturating_add(reach) || b <= lb {
+            continue;
+        }
+        // (b - a) - (lb - la), both steps forward.
+        let drift = (i64::from(b - lb) - i64::from(a - la)).unsigned_abs();
+        if drift <= u64::from(max_drift) && best.is_none_or(|(_, d)| (drift as u32) < d) {
+            best = Some((ci, drift as u32));
+            if drift == 0 {
+                break;
+            }
+        }
+    }
+    best.map(|(ci, _)| ci)
 }
 
 /// Gives each named glyph of `original` the token its readings agree on
