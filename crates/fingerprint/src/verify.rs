@@ -260,7 +260,70 @@ fn page_kgram_hashes(ids: &[u32], k: usize) -> Vec<Option<u64>> {
 }
 
 /// k-gram hash -> (first index into the positions, count), and the positions.
-type SeedTable = (FixedMap<u64, (u32, u32)>, Vec<u32>);
+type SeedTable = (SeedIndex, Vec<u32>);
+
+/// k-gram hash -> (first index into the positions, count), by open
+/// addressing over the hashes themselves (already mixed by `tokens_hash`):
+/// a key sits beside its value, so a probe reads one cache line, where a
+/// general map hashes the key again and keeps its control bytes apart (two
+/// misses per probe on the verifier's hottest line).
+#[derive(Debug)]
+struct SeedIndex {
+    /// (hash, first, count); a count of 0 marks an empty slot.
+    slots: Vec<(u64, u32, u32)>,
+    shift: u32,
+}
+
+impl SeedIndex {
+    /// Room for `keys` distinct keys, at most half full.
+    fn with_room(keys: usize) -> Self {
+        let slots = (keys * 2).next_power_of_two().max(8);
+        Self {
+            slots: vec![(0, 0, 0); slots],
+            shift: 64 - slots.trailing_zeros(),
+        }
+    }
+
+    /// Adds a key not yet present, with `count` ≥ 1.
+    fn insert(&mut self, hash: u64, first: u32, count: u32) {
+        let mask = self.slots.len() - 1;
+        let mut i = (hash >> self.shift) as usize;
+        while self.slots[i].2 != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = (hash, first, count);
+    }
+
+    #[inline]
+    fn get(&self, hash: u64) -> Option<(u32, u32)> {
+        let mask = self.slots.len() - 1;
+        let mut i = (hash >> self.shift) as usize;
+        loop {
+            let (key, first, count) = self.slots[i];
+            if count == 0 {
+                return None;
+            }
+            if key == hash {
+                return Some((first, count));
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    fn keys(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
+        let keys: Vec<u64> = self
+            .slots
+            .iter()
+            .filter(|s| s.2 != 0)
+            .map(|s| s.0)
+            .collect();
+        keys.into_iter()
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.slots.capacity() * size_of::<(u64, u32, u32)>()
+    }
+}
 
 /// One bit per k-gram hash of a chapter, 16 bits per distinct k-gram: most
 /// of a page's k-grams are not in the chapter, and this answers "not here"
@@ -303,12 +366,12 @@ impl SeedFilter {
 fn seed_table(hashes: Vec<(u64, u32)>) -> SeedTable {
     let mut pairs = hashes;
     pairs.sort_unstable();
-    let mut table = FixedMap::default();
-    table.reserve(pairs.len());
+    let distinct = pairs.chunk_by(|x, y| x.0 == y.0).count();
+    let mut table = SeedIndex::with_room(distinct);
     let mut i = 0;
     while i < pairs.len() {
         let j = pairs[i..].partition_point(|p| p.0 == pairs[i].0) + i;
-        table.insert(pairs[i].0, (i as u32, (j - i) as u32));
+        table.insert(pairs[i].0, i as u32, (j - i) as u32);
         i = j;
     }
     (table, pairs.into_iter().map(|p| p.1).collect())
@@ -337,7 +400,7 @@ pub struct PreparedChapter {
     text: NormalizedText,
     tokens: Tokens,
     /// k-gram hash -> (first index into `positions`, count).
-    table: FixedMap<u64, (u32, u32)>,
+    table: SeedIndex,
     positions: Vec<u32>,
     /// The table's keys, checked before it.
     filter: SeedFilter,
@@ -354,7 +417,7 @@ impl PreparedChapter {
                 .map(|(i, &h)| (h, i as u32))
                 .collect(),
         );
-        let filter = SeedFilter::new(table.keys().copied());
+        let filter = SeedFilter::new(table.keys());
         Self {
             text: text.clone(),
             tokens,
@@ -380,9 +443,7 @@ impl PreparedChapter {
             + self.tokens.ends.capacity()
             + self.positions.capacity();
         // A hashbrown bucket: key, value and one control byte.
-        words * 4
-            + self.table.capacity() * (size_of::<(u64, (u32, u32))>() + 1)
-            + self.filter.bits.capacity() * 8
+        words * 4 + self.table.heap_bytes() + self.filter.bits.capacity() * 8
     }
 }
 
@@ -604,7 +665,7 @@ fn find_chains(
             _ if !chapter.filter.may_contain(*h) => continue,
             _ => (&chapter.table, &chapter.positions),
         };
-        let Some(&(first, count)) = table.get(h) else {
+        let Some((first, count)) = table.get(*h) else {
             continue;
         };
         if count > cfg.max_occurrences {
