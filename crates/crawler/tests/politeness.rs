@@ -1,6 +1,5 @@
-//! A site never has more requests in flight than its `concurrency`, though
-//! a crawl keeps more page tasks than that (some extract and store pages
-//! while others fetch).
+//! A site never has more requests in flight than its `concurrency`
+//! (its politeness), and a crawl of many slow pages uses all of them.
 #![allow(clippy::unwrap_used)] // tests may unwrap (STYLE.md rule 16)
 
 mod common;

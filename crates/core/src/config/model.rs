@@ -249,8 +249,7 @@ impl Default for MatcherConfig {
 pub struct WorkerConfig {
     /// Tasks handled at once (and as many site crawls beside them). Tasks
     /// wait on syncs, the index and the network for much of their time: 8
-    /// kept two cores busy where 2 left them half idle, and 16 let the
-    /// embedded databases commit more writes together (docs/performance.md).
+    /// keep two cores busy where 2 left them half idle (docs/performance.md).
     pub concurrency: u32,
     /// Time given to in-flight tasks after SIGTERM.
     pub shutdown_deadline_ms: u64,
@@ -259,7 +258,7 @@ pub struct WorkerConfig {
 impl Default for WorkerConfig {
     fn default() -> Self {
         Self {
-            concurrency: 16,
+            concurrency: 8,
             shutdown_deadline_ms: 30_000,
         }
     }

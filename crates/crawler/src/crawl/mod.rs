@@ -249,7 +249,6 @@ impl Crawler {
     }
 
     fn context(&self, site: Site, rules: UrlRules, run_id: CrawlRunId) -> PageContext {
-        let requests = tokio::sync::Semaphore::new(request_slots(&site));
         PageContext {
             site,
             rules,
@@ -258,7 +257,6 @@ impl Crawler {
             pages: self.pages.clone(),
             queue: self.queue.clone(),
             pacer: HostPacer::new(),
-            requests,
             max_links: usize::try_from(self.config.max_links_per_page).unwrap_or(usize::MAX),
             seen: Mutex::new(HashSet::new()),
             fetched: Mutex::new(HashMap::new()),
@@ -287,9 +285,7 @@ impl Crawler {
     ) -> Result<()> {
         let site = &context.site;
         let budget = usize::try_from(site.max_pages_per_run).unwrap_or(usize::MAX);
-        // Page tasks beyond the request slots extract and store pages while
-        // the slots fetch the next ones (`PageContext::requests`).
-        let concurrency = request_slots(site) * PAGE_TASKS_PER_REQUEST_SLOT;
+        let concurrency = usize::try_from(site.concurrency.max(1)).unwrap_or(1);
         let mut frontier: VecDeque<(String, u32)> = VecDeque::new();
         for seed in &site.seeds {
             match normalize_url(seed) {
@@ -395,13 +391,4 @@ fn new_run(run_id: &CrawlRunId, site_id: &SiteId) -> CrawlRun {
         counters: CrawlCounters::default(),
         recent_errors: Vec::new(),
     }
-}
-
-/// Page tasks of a crawl per request slot: the second one extracts and
-/// stores a page (a disk sync or two) while the first fetches.
-const PAGE_TASKS_PER_REQUEST_SLOT: usize = 2;
-
-/// Requests a site may have in flight at once (its politeness setting).
-fn request_slots(site: &Site) -> usize {
-    usize::try_from(site.concurrency.max(1)).unwrap_or(1)
 }

@@ -52,11 +52,6 @@ pub(crate) struct PageContext {
     pub(crate) pages: Arc<dyn PageStore>,
     pub(crate) queue: Arc<dyn TaskQueue>,
     pub(crate) pacer: HostPacer,
-    /// The site's requests in flight, at most `site.concurrency`: held
-    /// while a request is on the wire (or a page renders), not while its
-    /// page is extracted and stored, so storing one page never delays the
-    /// next request to the site.
-    pub(crate) requests: tokio::sync::Semaphore,
     pub(crate) max_links: usize,
     /// URLs claimed in this run (frontier and pagination parts).
     pub(crate) seen: Mutex<HashSet<String>>,
@@ -316,13 +311,11 @@ impl PageContext {
                 .and_then(|page| page.fetch.last_modified.clone()),
             resource: Resource::Page,
         };
-        let permit = self.request_permit().await?;
         if let Ok(parsed) = Url::parse(url) {
             let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
             self.pacer.wait(&origin_key(&parsed), interval).await;
         }
         let mut fetched = time_async(Stage::Fetch, self.fetcher.fetch(&request)).await?;
-        drop(permit);
         if fetched.status == 304 {
             let Some(stored) = previous.as_ref() else {
                 return Err(Error::new(
@@ -337,17 +330,11 @@ impl PageContext {
         if page_url != url {
             self.claim(&page_url);
         }
-        let rendered = if self.site.extraction.render == Render::Chromium {
-            let _permit = self.request_permit().await?;
-            self.rendered(&fetched, &page_url).await
-        } else {
-            None
-        };
+        let rendered = self.rendered(&fetched, &page_url).await;
         let source = rendered.as_ref().unwrap_or(&fetched);
         let mut extracted = self.analyze(source, &page_url).await?;
         if !extracted.1.unread_sheets.is_empty() {
             let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
-            let permit = self.request_permit().await?;
             let fetched_sheets = self
                 .sheets
                 .fetch_missing(
@@ -358,7 +345,6 @@ impl PageContext {
                     interval,
                 )
                 .await;
-            drop(permit);
             if fetched_sheets {
                 extracted = self.analyze(source, &page_url).await?;
             }
@@ -434,14 +420,6 @@ impl PageContext {
     /// For a site rendered by a browser: the page as Chromium shows it after its
     /// scripts ran (see `crate::render`); `None` for other sites, and when
     /// rendering fails (the page is then read as served, and the log says why).
-    /// Waits for one of the site's request slots.
-    async fn request_permit(&self) -> Result<tokio::sync::SemaphorePermit<'_>> {
-        self.requests
-            .acquire()
-            .await
-            .map_err(|_| Error::internal("the site's request slots were closed"))
-    }
-
     async fn rendered(&self, fetched: &FetchedPage, page_url: &str) -> Option<FetchedPage> {
         if self.site.extraction.render != Render::Chromium || looks_binary(&fetched.body) {
             return None;
