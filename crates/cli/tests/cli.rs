@@ -297,10 +297,15 @@ fn an_empty_site_list_says_so_and_points_at_the_demos_data() {
 
 #[test]
 fn the_demos_sites_are_its_publishers_and_its_evidence_package_holds_each_capture() {
-    let dir = tempfile::tempdir().unwrap();
-    copyhound(dir.path()).args(["demo"]).assert().success();
+    let root = tempfile::tempdir().unwrap();
+    // Two levels down: the demo looks for `../shared/devset` and
+    // `../../shared/devset` first, and a temporary directory's parent may
+    // hold one; this test is about the bundled sample.
+    let dir = root.path().join("a/b");
+    std::fs::create_dir_all(&dir).unwrap();
+    copyhound(&dir).args(["demo"]).assert().success();
     // The demo's publisher watches the demo's sites (its users see them).
-    copyhound(dir.path())
+    copyhound(&dir)
         .args([
             "--data-dir",
             "copyhound-data/demo/data",
@@ -311,7 +316,7 @@ fn the_demos_sites_are_its_publishers_and_its_evidence_package_holds_each_captur
         .assert()
         .success()
         .stdout(predicate::str::contains("\"publisher_id\": \"sample\""));
-    copyhound(dir.path())
+    copyhound(&dir)
         .args([
             "--data-dir",
             "copyhound-data/demo/data",
@@ -326,9 +331,9 @@ fn the_demos_sites_are_its_publishers_and_its_evidence_package_holds_each_captur
         .assert()
         .success()
         .stdout(predicate::str::contains("1 captures for 1 matches"));
-    let warc = std::fs::read(dir.path().join("evidence/sample.warc")).unwrap();
+    let warc = std::fs::read(dir.join("evidence/sample.warc")).unwrap();
     let manifest: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(dir.path().join("evidence/sample.warc.manifest.json")).unwrap(),
+        &std::fs::read(dir.join("evidence/sample.warc.manifest.json")).unwrap(),
     )
     .unwrap();
     assert_eq!(manifest["warc_bytes"], warc.len());
