@@ -272,6 +272,8 @@ struct SeedIndex {
     /// (hash, first, count); a count of 0 marks an empty slot.
     slots: Vec<(u64, u32, u32)>,
     shift: u32,
+    /// Keys held.
+    len: usize,
 }
 
 impl SeedIndex {
@@ -281,6 +283,7 @@ impl SeedIndex {
         Self {
             slots: vec![(0, 0, 0); slots],
             shift: 64 - slots.trailing_zeros(),
+            len: 0,
         }
     }
 
@@ -292,6 +295,7 @@ impl SeedIndex {
             i = (i + 1) & mask;
         }
         self.slots[i] = (hash, first, count);
+        self.len += 1;
     }
 
     #[inline]
@@ -310,14 +314,8 @@ impl SeedIndex {
         }
     }
 
-    fn keys(&self) -> impl ExactSizeIterator<Item = u64> + '_ {
-        let keys: Vec<u64> = self
-            .slots
-            .iter()
-            .filter(|s| s.2 != 0)
-            .map(|s| s.0)
-            .collect();
-        keys.into_iter()
+    fn keys(&self) -> impl Iterator<Item = u64> + '_ {
+        self.slots.iter().filter(|s| s.2 != 0).map(|s| s.0)
     }
 
     fn heap_bytes(&self) -> usize {
@@ -336,13 +334,13 @@ struct SeedFilter {
 }
 
 impl SeedFilter {
-    fn new(hashes: impl ExactSizeIterator<Item = u64>) -> Self {
-        let wanted = (hashes.len() * 16).next_power_of_two().max(512);
+    fn new(table: &SeedIndex) -> Self {
+        let wanted = (table.len * 16).next_power_of_two().max(512);
         let mut filter = Self {
             bits: vec![0; wanted / 64],
             shift: 64 - wanted.trailing_zeros(),
         };
-        for hash in hashes {
+        for hash in table.keys() {
             let slot = filter.slot(hash);
             filter.bits[slot / 64] |= 1 << (slot % 64);
         }
@@ -417,7 +415,7 @@ impl PreparedChapter {
                 .map(|(i, &h)| (h, i as u32))
                 .collect(),
         );
-        let filter = SeedFilter::new(table.keys());
+        let filter = SeedFilter::new(&table);
         Self {
             text: text.clone(),
             tokens,
@@ -442,7 +440,6 @@ impl PreparedChapter {
             + self.tokens.starts.capacity()
             + self.tokens.ends.capacity()
             + self.positions.capacity();
-        // A hashbrown bucket: key, value and one control byte.
         words * 4 + self.table.heap_bytes() + self.filter.bits.capacity() * 8
     }
 }
@@ -826,7 +823,8 @@ mod tests {
         let keys: Vec<u64> = (0..3000_u64)
             .map(|n| n.wrapping_mul(0xD6E8_FEB8_6659_FD93) ^ 0x5555)
             .collect();
-        let filter = SeedFilter::new(keys.iter().copied());
+        let (table, _) = seed_table(keys.iter().map(|&key| (key, 0)).collect());
+        let filter = SeedFilter::new(&table);
         assert!(keys.iter().all(|key| filter.may_contain(*key)));
         let strangers = (0..100_000_u64)
             .map(|n| {
