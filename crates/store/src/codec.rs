@@ -3,7 +3,7 @@
 //! backends call these so they cannot drift apart in behaviour.
 
 use base64::Engine;
-use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use copyhound_core::config::StoreConfig;
 use copyhound_core::model::{Page, PageVersion, Persisted, Timestamp};
 use copyhound_core::ports::{PageRequest, PageUpsert, Paged};
@@ -82,10 +82,6 @@ pub(crate) fn decompress(bytes: &[u8]) -> Result<Vec<u8>> {
 }
 
 /// Returns the standard base64 of `bytes` (the JSON form of `Page::raw_body`).
-pub(crate) fn base64_body(bytes: &[u8]) -> String {
-    STANDARD.encode(bytes)
-}
-
 /// Returns the effective page size of a request.
 pub(crate) fn page_limit(request: &PageRequest) -> usize {
     match usize::try_from(request.limit).unwrap_or(MAX_PAGE_LIMIT) {
@@ -265,10 +261,13 @@ pub(crate) fn page_meta_object(state: &PageState) -> Result<Map<String, Value>> 
 }
 
 /// Rebuilds a page state from its stored form and its (decompressed) body.
-pub(crate) fn page_state_from(mut object: Map<String, Value>, body: &[u8]) -> Result<PageState> {
+pub(crate) fn page_state_from(mut object: Map<String, Value>, body: Vec<u8>) -> Result<PageState> {
     let first_seen = object.remove(VERSION_FIRST_SEEN).unwrap_or(Value::Null);
-    object.insert("raw_body".to_string(), Value::String(base64_body(body)));
-    let page: Page = decode(object)?;
+    // The body is set after decoding: through the document it would be
+    // base64-encoded only to be decoded again.
+    object.insert("raw_body".to_string(), Value::String(String::new()));
+    let mut page: Page = decode(object)?;
+    page.raw_body = body;
     let version_first_seen = serde_json::from_value(first_seen).unwrap_or(page.first_seen);
     Ok(PageState {
         page,

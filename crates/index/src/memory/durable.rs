@@ -68,13 +68,13 @@ pub(super) fn open_blocking(dir: PathBuf, layout: SegmentLayout) -> Result<(Stat
 }
 
 /// Applies logged writes to `state` as the live write paths do (same
-/// runs and merges), on the calling thread.
-pub(super) fn replay(state: State, ops: Vec<LogOp>) -> Result<State> {
-    let mut current = state;
+/// runs and merges), on the calling thread. The caller's copy is changed in
+/// place: one state copy per group of writes, not one per write.
+pub(super) fn replay(mut state: State, ops: Vec<LogOp>) -> Result<State> {
     for op in &ops {
-        current = current.apply(op)?;
+        state.apply(op)?;
     }
-    Ok(current)
+    Ok(state)
 }
 
 impl MemoryFingerprintIndex {

@@ -359,22 +359,22 @@ impl State {
             || self.delta.holds(name, slot, ordinal)
     }
 
-    /// Applies one write; a full delta becomes a run, and runs merge.
-    pub fn apply(&self, op: &LogOp) -> Result<State> {
-        let mut next = self.clone();
-        next.seq += 1;
+    /// Applies one write to a state no reader holds yet (the writer's
+    /// copy); a full delta becomes a run, and runs merge.
+    pub fn apply(&mut self, op: &LogOp) -> Result<()> {
+        self.seq += 1;
         match op {
-            LogOp::Insert(entries) => next.insert(entries),
-            LogOp::RemoveOwners(owners) => next.remove(owners),
+            LogOp::Insert(entries) => self.insert(entries),
+            LogOp::RemoveOwners(owners) => self.remove(owners),
         }
-        if next.delta.len() > DELTA_LIMIT {
-            next.freeze()?;
+        if self.delta.len() > DELTA_LIMIT {
+            self.freeze()?;
         }
-        if next.removed.len() > next.owner_total() / 8 + 64 {
+        if self.removed.len() > self.owner_total() / 8 + 64 {
             // Many removed owners: drop their entries for good.
-            next = next.compacted()?;
+            *self = self.compacted()?;
         }
-        Ok(next)
+        Ok(())
     }
 
     fn owner_total(&self) -> usize {

@@ -7,6 +7,7 @@
 //! works, a site's runs newest first) are separate key-only tables maintained in
 //! the same transaction as the document they index.
 
+mod cache;
 mod fingerprints;
 mod matches;
 mod migrate;
@@ -104,6 +105,7 @@ pub struct LocalStore {
     writer: GroupWriter,
     path: PathBuf,
     limits: StoreLimits,
+    chapters: Arc<cache::ChapterCache>,
 }
 
 impl fmt::Debug for LocalStore {
@@ -140,6 +142,7 @@ impl LocalStore {
             writer,
             path,
             limits,
+            chapters: Arc::default(),
         };
         store.ensure_tables()?;
         Ok(store)

@@ -27,7 +27,7 @@ fn upsert_in(txn: &WriteTransaction, incoming: Page) -> Result<PageUpsert> {
     }
     let mut pages = txn.open_table(PAGES).map_err(db_error)?;
     let existing = get_object(&pages, &id)?
-        .map(|object| codec::page_state_from(object, &[]))
+        .map(|object| codec::page_state_from(object, Vec::new()))
         .transpose()?;
     let previous_site = existing.as_ref().map(|state| state.page.site_id.clone());
     let (outcome, state) = codec::merge_page(existing, incoming);
@@ -75,7 +75,7 @@ fn load_page(
             ));
         }
     };
-    Ok(Some(codec::page_state_from(object, &body)?.page))
+    Ok(Some(codec::page_state_from(object, body)?.page))
 }
 
 impl LocalStore {

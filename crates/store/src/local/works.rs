@@ -1,3 +1,5 @@
+use std::sync::Arc;
+
 use async_trait::async_trait;
 use copyhound_core::ids::{ChapterId, PublisherId, WorkId};
 use copyhound_core::model::{Chapter, FingerprintStatus, Work};
@@ -87,52 +89,68 @@ impl WorkStore for LocalStore {
 
     async fn delete_work(&self, publisher_id: &PublisherId, id: &WorkId) -> Result<()> {
         let (publisher_id, id) = (publisher_id.clone(), id.clone());
-        self.write(move |txn| {
-            let mut works = txn.open_table(WORKS).map_err(db_error)?;
-            match get_doc::<Work>(&works, id.as_str())? {
-                Some(work) if work.publisher_id == publisher_id => {}
-                _ => return Err(work_not_found(&id)),
-            }
-            works.remove(id.as_str()).map_err(db_error)?;
-            let mut index = txn.open_table(WORKS_BY_PUBLISHER).map_err(db_error)?;
-            index
-                .remove(scoped(publisher_id.as_str(), id.as_str()).as_str())
-                .map_err(db_error)?;
-            let mut chapters = txn.open_table(CHAPTERS).map_err(db_error)?;
-            let prefix = format!("{id}\0");
-            chapters
-                .retain_in::<&str, _>(prefix.as_str()..format!("{id}\u{1}").as_str(), |_, _| false)
-                .map_err(db_error)?;
-            Ok(())
-        })
-        .await
+        let deleted = self
+            .write(move |txn| {
+                let mut works = txn.open_table(WORKS).map_err(db_error)?;
+                match get_doc::<Work>(&works, id.as_str())? {
+                    Some(work) if work.publisher_id == publisher_id => {}
+                    _ => return Err(work_not_found(&id)),
+                }
+                works.remove(id.as_str()).map_err(db_error)?;
+                let mut index = txn.open_table(WORKS_BY_PUBLISHER).map_err(db_error)?;
+                index
+                    .remove(scoped(publisher_id.as_str(), id.as_str()).as_str())
+                    .map_err(db_error)?;
+                let mut chapters = txn.open_table(CHAPTERS).map_err(db_error)?;
+                let prefix = format!("{id}\0");
+                chapters
+                    .retain_in::<&str, _>(prefix.as_str()..format!("{id}\u{1}").as_str(), |_, _| {
+                        false
+                    })
+                    .map_err(db_error)?;
+                Ok(())
+            })
+            .await;
+        self.chapters.written_all();
+        deleted
     }
 
     async fn put_chapters(&self, chapters: &[Chapter]) -> Result<()> {
         let chapters = chapters.to_vec();
-        self.write(move |txn| {
-            let mut table = txn.open_table(CHAPTERS).map_err(db_error)?;
-            for chapter in &chapters {
-                put_doc(
-                    &mut table,
-                    &chapter_key(&chapter.work_id, &chapter.id),
-                    chapter,
-                )?;
-            }
-            Ok(())
-        })
-        .await
+        let keys: Vec<String> = chapters
+            .iter()
+            .map(|chapter| chapter_key(&chapter.work_id, &chapter.id))
+            .collect();
+        let keys_written = keys.clone();
+        let written = self
+            .write(move |txn| {
+                let mut table = txn.open_table(CHAPTERS).map_err(db_error)?;
+                for (key, chapter) in keys_written.iter().zip(&chapters) {
+                    put_doc(&mut table, key, chapter)?;
+                }
+                Ok(())
+            })
+            .await;
+        self.chapters.written(keys.iter().map(String::as_str));
+        written
     }
 
     async fn get_chapter(&self, work_id: &WorkId, id: &ChapterId) -> Result<Chapter> {
         let key = chapter_key(work_id, id);
-        let (work_id, id) = (work_id.clone(), id.clone());
-        self.point(move |txn| {
-            let table = txn.open_table(CHAPTERS).map_err(db_error)?;
-            get_doc(&table, &key)?
-                .ok_or_else(|| Error::not_found(format!("chapter {work_id}/{id}")))
-        })
-        .await
+        if let Some(chapter) = self.chapters.get(&key) {
+            return Ok(Chapter::clone(&chapter));
+        }
+        let generation = self.chapters.generation();
+        let chapter: Chapter = self
+            .point(|txn| {
+                let table = txn.open_table(CHAPTERS).map_err(db_error)?;
+                get_doc(&table, &key)?
+                    .ok_or_else(|| Error::not_found(format!("chapter {work_id}/{id}")))
+            })
+            .await?;
+        self.chapters
+            .keep(key, Arc::new(chapter.clone()), generation);
+        Ok(chapter)
     }
 
     async fn list_chapters(&self, work_id: &WorkId) -> Result<Vec<Chapter>> {
@@ -157,13 +175,18 @@ impl WorkStore for LocalStore {
     ) -> Result<()> {
         let key = chapter_key(work_id, id);
         let status = status.clone();
-        self.write(move |txn| {
-            let mut table = txn.open_table(CHAPTERS).map_err(db_error)?;
-            let mut chapter: Chapter = get_doc(&table, &key)?
-                .ok_or_else(|| Error::not_found(format!("chapter {}", key.replace('\0', "/"))))?;
-            chapter.fingerprint_status = status.clone();
-            put_doc(&mut table, &key, &chapter)
-        })
-        .await
+        let evicted = key.clone();
+        let written = self
+            .write(move |txn| {
+                let mut table = txn.open_table(CHAPTERS).map_err(db_error)?;
+                let mut chapter: Chapter = get_doc(&table, &key)?.ok_or_else(|| {
+                    Error::not_found(format!("chapter {}", key.replace('\0', "/")))
+                })?;
+                chapter.fingerprint_status = status.clone();
+                put_doc(&mut table, &key, &chapter)
+            })
+            .await;
+        self.chapters.written([evicted.as_str()]);
+        written
     }
 }

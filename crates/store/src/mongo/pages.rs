@@ -51,7 +51,7 @@ fn page_state(mut document: Document) -> Result<(i64, PageState)> {
         None => Vec::new(),
     };
     let revision = document.get_i64(REVISION).unwrap_or(0);
-    let state = codec::page_state_from(document_to_object(document)?, &body)?;
+    let state = codec::page_state_from(document_to_object(document)?, body)?;
     Ok((revision, state))
 }
 

@@ -158,6 +158,7 @@ conformance!(
     oversize_page_bodies_are_truncated,
     artifacts_round_trip,
     works_delete_with_their_chapters,
+    chapter_reads_follow_every_write,
     alert_states_swap_once,
 );
 

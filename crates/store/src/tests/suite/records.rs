@@ -565,3 +565,62 @@ pub(crate) async fn alert_states_swap_once(stores: &Stores) {
     assert_eq!(stored.version, 2);
     assert!(stored.claimed_by.unwrap().starts_with('t'));
 }
+
+/// A chapter read after a write returns what was written, however often it
+/// was read before (the embedded store keeps read chapters in memory), also
+/// with reads racing the writes.
+pub(crate) async fn chapter_reads_follow_every_write(stores: &Stores) {
+    prepare(stores).await;
+    let publisher_id = "pub_a".parse().unwrap();
+    let work_id: copyhound_core::ids::WorkId = "w1".parse().unwrap();
+    let chapter_id: copyhound_core::ids::ChapterId = "c1".parse().unwrap();
+    stores
+        .works
+        .put_work(&fixtures::work("pub_a", "w1"))
+        .await
+        .unwrap();
+    let mut chapter = fixtures::chapter("w1", 1);
+    stores
+        .works
+        .put_chapters(std::slice::from_ref(&chapter))
+        .await
+        .unwrap();
+    let read = || stores.works.get_chapter(&work_id, &chapter_id);
+    assert_eq!(read().await.unwrap(), chapter);
+    assert_eq!(read().await.unwrap(), chapter);
+    let status = FingerprintStatus::Indexed { version: 1 };
+    stores
+        .works
+        .set_fingerprint_status(&work_id, &chapter_id, &status)
+        .await
+        .unwrap();
+    assert_eq!(read().await.unwrap().fingerprint_status, status);
+    let readers = {
+        let works = stores.works.clone();
+        let (work_id, chapter_id) = (work_id.clone(), chapter_id.clone());
+        tokio::spawn(async move {
+            for _ in 0..2_000 {
+                works.get_chapter(&work_id, &chapter_id).await.unwrap();
+                tokio::task::yield_now().await;
+            }
+        })
+    };
+    for version in 0..30 {
+        chapter.text = format!("第{version}版正文");
+        stores
+            .works
+            .put_chapters(std::slice::from_ref(&chapter))
+            .await
+            .unwrap();
+        assert_eq!(read().await.unwrap().text, chapter.text);
+        tokio::task::yield_now().await;
+    }
+    readers.await.unwrap();
+    assert_eq!(read().await.unwrap().text, chapter.text);
+    stores
+        .works
+        .delete_work(&publisher_id, &work_id)
+        .await
+        .unwrap();
+    assert_eq!(read().await.unwrap_err().kind(), ErrorKind::NotFound);
+}
