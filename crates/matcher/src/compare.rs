@@ -13,7 +13,7 @@ use copyhound_core::model::{
 };
 use copyhound_core::stages::{Stage, time, time_async};
 use copyhound_core::{Error, ErrorKind, Result};
-use copyhound_fingerprint::{FINGERPRINT_VERSION, PreparedChapter, Verification};
+use copyhound_fingerprint::{FINGERPRINT_VERSION, NormalizedText, PreparedChapter, Verification};
 use tracing::debug;
 
 use crate::candidates::candidates;
@@ -161,25 +161,28 @@ pub(crate) async fn compare_page(
             "page {page_id} fingerprint is stale; waiting for re-fingerprinting"
         )));
     }
-    compare_fingerprinted(ports, chapters, &page, &record).await
+    compare_fingerprinted(ports, chapters, &page, &record, None).await
 }
 
-/// Compares a page whose fingerprint `record` is in the store and the index.
+/// Compares a page whose fingerprint `record` is in the store and the index;
+/// `normalized` is the page's text normalized, when the caller has it.
 pub(crate) async fn compare_fingerprinted(
     ports: &MatcherPorts,
     chapters: &Arc<ChapterCache>,
     page: &Page,
     record: &FingerprintRecord,
+    normalized: Option<NormalizedText>,
 ) -> Result<()> {
     let candidates = time_async(Stage::Candidates, candidates(ports, record)).await?;
     if candidates.chapters.is_empty() {
         return Ok(());
     }
-    let page_text = page.text.clone();
+    // The text is copied only when it is still to be normalized.
+    let source = normalized.ok_or_else(|| page.text.clone());
     let fingerprinter = ports.fingerprinter.clone();
     let page_normalized = tokio::task::spawn_blocking(move || {
         time(Stage::Verify, || {
-            let normalized = fingerprinter.normalize(&page_text);
+            let normalized = source.unwrap_or_else(|text| fingerprinter.normalize(&text));
             let prepared = fingerprinter.prepare_page(&normalized);
             Arc::new((normalized, prepared))
         })

@@ -12,7 +12,9 @@ use copyhound_core::model::{
 };
 use copyhound_core::stages::{Stage, time, time_async};
 use copyhound_core::{Error, ErrorKind, Result};
-use copyhound_fingerprint::{DocumentFingerprint, FINGERPRINT_VERSION, Fingerprinter};
+use copyhound_fingerprint::{
+    DocumentFingerprint, FINGERPRINT_VERSION, Fingerprinter, NormalizedText,
+};
 use tracing::warn;
 
 use crate::chapters::ChapterCache;
@@ -36,10 +38,10 @@ pub(crate) async fn fingerprint_page(
     let owner = FingerprintOwner::Page {
         page_id: page_id.clone(),
     };
-    let record =
+    let (record, normalized) =
         fingerprint_record(ports, owner, page.text.clone(), &page.title, content_sha256).await?;
     index_record(ports, &record).await?;
-    compare::compare_fingerprinted(ports, chapters, &page, &record).await
+    compare::compare_fingerprinted(ports, chapters, &page, &record, normalized).await
 }
 
 /// Fingerprints and indexes every chapter of a work, then enqueues its back-fill.
@@ -62,7 +64,7 @@ async fn fingerprint_chapter(ports: &MatcherPorts, chapter: Chapter) -> Result<(
         work_id: chapter.work_id.clone(),
         chapter_id: chapter.id.clone(),
     };
-    let record = fingerprint_record(
+    let (record, _) = fingerprint_record(
         ports,
         owner,
         chapter.text,
@@ -80,20 +82,21 @@ async fn fingerprint_chapter(ports: &MatcherPorts, chapter: Chapter) -> Result<(
         .await
 }
 
-/// Returns the stored record for this content, computing and storing it if needed.
+/// Returns the stored record for this content, computing and storing it if
+/// needed; when computed, also the normalized text, which comparing needs too.
 async fn fingerprint_record(
     ports: &MatcherPorts,
     owner: FingerprintOwner,
     text: String,
     title: &str,
     content_sha256: &str,
-) -> Result<FingerprintRecord> {
+) -> Result<(FingerprintRecord, Option<NormalizedText>)> {
     match ports
         .fingerprints
         .get_fingerprint(&owner, FINGERPRINT_VERSION)
         .await
     {
-        Ok(existing) if existing.content_sha256 == content_sha256 => return Ok(existing),
+        Ok(existing) if existing.content_sha256 == content_sha256 => return Ok((existing, None)),
         Ok(_) => {}
         Err(error) if error.kind() == ErrorKind::NotFound => {}
         Err(error) => return Err(error),
@@ -104,32 +107,44 @@ async fn fingerprint_record(
             "text over the fingerprint input budget; only its start is fingerprinted");
     }
     let fingerprinter = ports.fingerprinter.clone();
-    let fingerprint = compute(fingerprinter, text, title.to_string()).await?;
+    let (fingerprint, normalized) =
+        compute_normalized(fingerprinter, text, title.to_string()).await?;
     let record = to_record(owner, content_sha256, fingerprint);
     time_async(
         Stage::StoreWrite,
         ports.fingerprints.put_fingerprint(&record),
     )
     .await?;
-    Ok(record)
+    Ok((record, Some(normalized)))
 }
 
 /// Runs the CPU-bound fingerprinting off the async threads; the title's
 /// anchors join the text's.
+#[cfg(test)]
 pub(crate) async fn compute(
     fingerprinter: Arc<Fingerprinter>,
     text: String,
     title: String,
 ) -> Result<DocumentFingerprint> {
+    Ok(compute_normalized(fingerprinter, text, title).await?.0)
+}
+
+/// [`compute`], also returning the normalized text.
+async fn compute_normalized(
+    fingerprinter: Arc<Fingerprinter>,
+    text: String,
+    title: String,
+) -> Result<(DocumentFingerprint, NormalizedText)> {
     tokio::task::spawn_blocking(move || {
         time(Stage::Fingerprint, || {
-            let mut fingerprint = fingerprinter.fingerprint(&text);
+            let normalized = fingerprinter.normalize(&text);
+            let mut fingerprint = fingerprinter.fingerprint_normalized(&normalized);
             fingerprint
                 .anchors
                 .extend(fingerprinter.title_anchors(&title));
             fingerprint.anchors.sort_unstable();
             fingerprint.anchors.dedup();
-            fingerprint
+            (fingerprint, normalized)
         })
     })
     .await
