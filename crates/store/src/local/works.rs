@@ -20,6 +20,28 @@ fn work_not_found(id: &WorkId) -> Error {
     Error::not_found(format!("work {id}"))
 }
 
+impl LocalStore {
+    /// Runs a write of chapters, then evicts them from the decoded chapters
+    /// (`None`: all). In a task of its own: a write commits even when its
+    /// caller stops waiting, and so its eviction must happen.
+    async fn write_chapters<F>(&self, evict: Option<Vec<String>>, work: F) -> Result<()>
+    where
+        F: Fn(&redb::WriteTransaction) -> Result<()> + Send + 'static,
+    {
+        let store = self.clone();
+        tokio::spawn(async move {
+            let written = store.write(work).await;
+            match &evict {
+                Some(keys) => store.chapters.written(keys.iter().map(String::as_str)),
+                None => store.chapters.written_all(),
+            }
+            written
+        })
+        .await
+        .map_err(|error| Error::with_source(ErrorKind::Internal, "a chapter write failed", error))?
+    }
+}
+
 #[async_trait]
 impl WorkStore for LocalStore {
     async fn put_work(&self, work: &Work) -> Result<()> {
@@ -89,30 +111,25 @@ impl WorkStore for LocalStore {
 
     async fn delete_work(&self, publisher_id: &PublisherId, id: &WorkId) -> Result<()> {
         let (publisher_id, id) = (publisher_id.clone(), id.clone());
-        let deleted = self
-            .write(move |txn| {
-                let mut works = txn.open_table(WORKS).map_err(db_error)?;
-                match get_doc::<Work>(&works, id.as_str())? {
-                    Some(work) if work.publisher_id == publisher_id => {}
-                    _ => return Err(work_not_found(&id)),
-                }
-                works.remove(id.as_str()).map_err(db_error)?;
-                let mut index = txn.open_table(WORKS_BY_PUBLISHER).map_err(db_error)?;
-                index
-                    .remove(scoped(publisher_id.as_str(), id.as_str()).as_str())
-                    .map_err(db_error)?;
-                let mut chapters = txn.open_table(CHAPTERS).map_err(db_error)?;
-                let prefix = format!("{id}\0");
-                chapters
-                    .retain_in::<&str, _>(prefix.as_str()..format!("{id}\u{1}").as_str(), |_, _| {
-                        false
-                    })
-                    .map_err(db_error)?;
-                Ok(())
-            })
-            .await;
-        self.chapters.written_all();
-        deleted
+        self.write_chapters(None, move |txn| {
+            let mut works = txn.open_table(WORKS).map_err(db_error)?;
+            match get_doc::<Work>(&works, id.as_str())? {
+                Some(work) if work.publisher_id == publisher_id => {}
+                _ => return Err(work_not_found(&id)),
+            }
+            works.remove(id.as_str()).map_err(db_error)?;
+            let mut index = txn.open_table(WORKS_BY_PUBLISHER).map_err(db_error)?;
+            index
+                .remove(scoped(publisher_id.as_str(), id.as_str()).as_str())
+                .map_err(db_error)?;
+            let mut chapters = txn.open_table(CHAPTERS).map_err(db_error)?;
+            let prefix = format!("{id}\0");
+            chapters
+                .retain_in::<&str, _>(prefix.as_str()..format!("{id}\u{1}").as_str(), |_, _| false)
+                .map_err(db_error)?;
+            Ok(())
+        })
+        .await
     }
 
     async fn put_chapters(&self, chapters: &[Chapter]) -> Result<()> {
@@ -122,17 +139,14 @@ impl WorkStore for LocalStore {
             .map(|chapter| chapter_key(&chapter.work_id, &chapter.id))
             .collect();
         let keys_written = keys.clone();
-        let written = self
-            .write(move |txn| {
-                let mut table = txn.open_table(CHAPTERS).map_err(db_error)?;
-                for (key, chapter) in keys_written.iter().zip(&chapters) {
-                    put_doc(&mut table, key, chapter)?;
-                }
-                Ok(())
-            })
-            .await;
-        self.chapters.written(keys.iter().map(String::as_str));
-        written
+        self.write_chapters(Some(keys), move |txn| {
+            let mut table = txn.open_table(CHAPTERS).map_err(db_error)?;
+            for (key, chapter) in keys_written.iter().zip(&chapters) {
+                put_doc(&mut table, key, chapter)?;
+            }
+            Ok(())
+        })
+        .await
     }
 
     async fn get_chapter(&self, work_id: &WorkId, id: &ChapterId) -> Result<Chapter> {
@@ -175,18 +189,13 @@ impl WorkStore for LocalStore {
     ) -> Result<()> {
         let key = chapter_key(work_id, id);
         let status = status.clone();
-        let evicted = key.clone();
-        let written = self
-            .write(move |txn| {
-                let mut table = txn.open_table(CHAPTERS).map_err(db_error)?;
-                let mut chapter: Chapter = get_doc(&table, &key)?.ok_or_else(|| {
-                    Error::not_found(format!("chapter {}", key.replace('\0', "/")))
-                })?;
-                chapter.fingerprint_status = status.clone();
-                put_doc(&mut table, &key, &chapter)
-            })
-            .await;
-        self.chapters.written([evicted.as_str()]);
-        written
+        self.write_chapters(Some(vec![key.clone()]), move |txn| {
+            let mut table = txn.open_table(CHAPTERS).map_err(db_error)?;
+            let mut chapter: Chapter = get_doc(&table, &key)?
+                .ok_or_else(|| Error::not_found(format!("chapter {}", key.replace('\0', "/"))))?;
+            chapter.fingerprint_status = status.clone();
+            put_doc(&mut table, &key, &chapter)
+        })
+        .await
     }
 }

@@ -191,3 +191,33 @@ async fn a_second_process_cannot_open_an_open_store() {
         "{error}"
     );
 }
+
+/// A chapter write whose caller stops waiting still commits, and the
+/// embedded store's decoded copy of the chapter must not outlive it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_abandoned_chapter_write_still_evicts_the_decoded_chapter() {
+    let harness = Harness::local().await;
+    let works = &harness.stores.works;
+    let mut chapter = fixtures::chapter("w1", 1);
+    works
+        .put_chapters(std::slice::from_ref(&chapter))
+        .await
+        .unwrap();
+    let read = || works.get_chapter(&chapter.work_id, &chapter.id);
+    assert_eq!(read().await.unwrap().text, chapter.text);
+    chapter.text = "改过的正文".into();
+    {
+        let mut write = Box::pin(works.put_chapters(std::slice::from_ref(&chapter)));
+        // Submitted, then abandoned.
+        assert!(futures_util::poll!(&mut write).is_pending());
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while read().await.unwrap().text != chapter.text {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the abandoned write never showed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    harness.finish().await;
+}
