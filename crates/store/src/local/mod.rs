@@ -272,7 +272,10 @@ pub(crate) fn put_doc<T: Persisted>(
     key: &str,
     value: &T,
 ) -> Result<()> {
-    put_object(table, key, &codec::encode(value)?)
+    table
+        .insert(key, codec::encode_bytes(value)?.as_slice())
+        .map_err(db_error)?;
+    Ok(())
 }
 
 /// Stores a JSON object at `key`.
