@@ -281,8 +281,13 @@ pub(crate) fn merge_page(existing: Option<PageState>, incoming: Page) -> (PageUp
 pub(crate) const VERSION_FIRST_SEEN: &str = "_version_first_seen";
 
 /// Returns the stored form of a page without its body (stored compressed apart).
-pub(crate) fn page_meta_object(state: &PageState) -> Result<Map<String, Value>> {
-    let mut object = encode(&state.page)?;
+pub(crate) fn page_meta_object(state: &mut PageState) -> Result<Map<String, Value>> {
+    // The body is stored apart: taken out for the encoding, it is not
+    // base64-encoded only to be dropped.
+    let body = std::mem::take(&mut state.page.raw_body);
+    let encoded = encode(&state.page);
+    state.page.raw_body = body;
+    let mut object = encoded?;
     object.remove("raw_body");
     let first_seen = serde_json::to_value(state.version_first_seen).map_err(|error| {
         Error::with_source(ErrorKind::Internal, "failed to encode a timestamp", error)

@@ -30,8 +30,8 @@ fn upsert_in(txn: &WriteTransaction, incoming: Page) -> Result<PageUpsert> {
         .map(|object| codec::page_state_from(object, Vec::new()))
         .transpose()?;
     let previous_site = existing.as_ref().map(|state| state.page.site_id.clone());
-    let (outcome, state) = codec::merge_page(existing, incoming);
-    put_object(&mut pages, &id, &codec::page_meta_object(&state)?)?;
+    let (outcome, mut state) = codec::merge_page(existing, incoming);
+    put_object(&mut pages, &id, &codec::page_meta_object(&mut state)?)?;
     if outcome == PageUpsert::Unchanged {
         return Ok(outcome);
     }

@@ -21,7 +21,7 @@ const LAST_SEEN_NS: &str = "_last_seen_ns";
 const MAX_ATTEMPTS: usize = 8;
 
 /// Returns the full stored document of a page state at `revision`.
-fn page_document(state: &PageState, revision: i64) -> Result<Document> {
+fn page_document(state: &mut PageState, revision: i64) -> Result<Document> {
     let mut document = object_to_document(codec::page_meta_object(state)?)?;
     document.insert("_id", state.page.id.as_str());
     document.insert(REVISION, revision);
@@ -81,9 +81,9 @@ impl MongoStore {
             let mut stored = self.stored_page_states(&[id]).await?;
             let existing = stored.remove(id);
             let revision = existing.as_ref().map_or(0, |(revision, _)| *revision);
-            let (outcome, state) =
+            let (outcome, mut state) =
                 codec::merge_page(existing.map(|(_, state)| state), incoming.clone());
-            let document = page_document(&state, revision + 1)?;
+            let document = page_document(&mut state, revision + 1)?;
             let matched = match outcome {
                 PageUpsert::New => match pages.insert_one(&document).await {
                     Ok(_) => true,
@@ -150,8 +150,8 @@ impl PageStore for MongoStore {
         let mut fresh = Vec::new();
         for (position, page) in capped.iter().enumerate() {
             if !known.contains_key(page.id.as_str()) && seen.insert(page.id.as_str()) {
-                let (_, state) = codec::merge_page(None, page.clone());
-                fresh.push((position, page_document(&state, 1)?));
+                let (_, mut state) = codec::merge_page(None, page.clone());
+                fresh.push((position, page_document(&mut state, 1)?));
             }
         }
         let mut outcomes: Vec<Option<PageUpsert>> = vec![None; capped.len()];
