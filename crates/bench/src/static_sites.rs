@@ -5,6 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
+use axum::serve::ListenerExt;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
@@ -48,6 +49,14 @@ impl StaticSites {
                 .await
                 .context("cannot bind a loopback port")?;
             let address = listener.local_addr()?;
+            // As web servers do (nginx's `tcp_nodelay on`): without it, a
+            // response written in two segments waits for the crawler's
+            // delayed ACK, about 40 ms on Linux, and every fetch took ~30 ms.
+            let listener = listener.tap_io(|stream| {
+                if let Err(error) = stream.set_nodelay(true) {
+                    tracing::debug!(error = %error, "cannot set TCP_NODELAY");
+                }
+            });
             let router = axum::Router::new().fallback_service(ServeDir::new(&dir));
             let mut stop = stop_rx.clone();
             servers.push(tokio::spawn(async move {
