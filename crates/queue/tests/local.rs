@@ -114,6 +114,35 @@ async fn receive_wait_wakes_on_enqueue() {
 }
 
 #[tokio::test]
+async fn waiting_for_work_ends_with_an_enqueue() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue = LocalTaskQueue::open(dir.path(), &test_config("wait"))
+        .await
+        .unwrap();
+    let waiter = {
+        let queue = queue.clone();
+        tokio::spawn(async move {
+            let started = tokio::time::Instant::now();
+            let signalled = queue.wait_for_work(Duration::from_secs(20)).await;
+            (signalled, started.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    queue.enqueue(tasks(1)).await.unwrap();
+    let (signalled, waited) = waiter.await.unwrap();
+    assert!(signalled, "the embedded queue can tell");
+    assert!(
+        waited < Duration::from_secs(10),
+        "woken by the enqueue, not the timeout: {waited:?}"
+    );
+    // An enqueue while nobody waits leaves a permit: the next wait ends at once.
+    queue.enqueue(tasks(1)).await.unwrap();
+    let started = tokio::time::Instant::now();
+    assert!(queue.wait_for_work(Duration::from_secs(20)).await);
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
+#[tokio::test]
 async fn ready_tasks_shows_what_waits_without_delivering_it() {
     let dir = tempfile::tempdir().unwrap();
     let queue = LocalTaskQueue::open(dir.path(), &test_config("ready"))

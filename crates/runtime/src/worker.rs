@@ -200,7 +200,10 @@ impl Worker {
                         }
                         Until::Shutdown => {}
                     }
-                    self.pause(&mut shutdown, self.settings.idle_sleep).await;
+                    tokio::select! {
+                        _ = self.wait_for_work() => {}
+                        _ = shutdown.changed() => {}
+                    }
                 }
                 continue;
             }
@@ -210,7 +213,7 @@ impl Worker {
                 continue;
             }
             // Wait for a slot to free up; with free slots and an empty queue,
-            // look again after the idle sleep.
+            // look again on an enqueue, or after the idle sleep.
             let poll_again = free && received_now == 0;
             tokio::select! {
                 Some(joined) = running.join_next_with_id() => {
@@ -222,9 +225,16 @@ impl Worker {
                     count(&mut total, joined.map(|(_, succeeded)| succeeded));
                     progress(&total);
                 }
-                _ = tokio::time::sleep(self.settings.idle_sleep), if poll_again => {}
+                _ = self.wait_for_work(), if poll_again => {}
                 _ = shutdown.changed() => {}
             }
+        }
+    }
+
+    /// Waits up to the idle sleep for the queue to signal an enqueue.
+    async fn wait_for_work(&self) {
+        if !self.queue.wait_for_work(self.settings.idle_sleep).await {
+            tokio::time::sleep(self.settings.idle_sleep).await;
         }
     }
 

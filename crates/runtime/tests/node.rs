@@ -276,3 +276,72 @@ async fn crawls_run_in_slots_of_their_own() {
             <= 4
     );
 }
+
+/// A crawl that enqueues work and waits for it to run (as a crawl's pages
+/// are fingerprinted while it goes on).
+#[derive(Debug)]
+struct CrawlEnqueues {
+    queue: Arc<dyn TaskQueue>,
+    worked: AtomicUsize,
+}
+
+#[async_trait]
+impl TaskHandler for CrawlEnqueues {
+    async fn handle(&self, task: &Task) -> copyhound_core::Result<()> {
+        match &task.kind {
+            TaskKind::CrawlSite { .. } => {
+                self.queue.enqueue(vec![work_task("page")]).await?;
+                while self.worked.load(Ordering::SeqCst) == 0 {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
+            _ => {
+                self.worked.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn work_enqueued_while_the_slots_idle_starts_without_the_idle_sleep() {
+    let dir = tempfile::tempdir().unwrap();
+    let queue: Arc<dyn TaskQueue> = Arc::new(
+        LocalTaskQueue::open(dir.path(), &QueueConfig::default())
+            .await
+            .unwrap(),
+    );
+    queue
+        .enqueue(vec![Task::new(
+            TaskKind::CrawlSite {
+                site_id: "site-a".parse().unwrap(),
+                run_id: copyhound_core::ids::CrawlRunId::generate(),
+            },
+            Utc::now(),
+        )])
+        .await
+        .unwrap();
+    let handler = Arc::new(CrawlEnqueues {
+        queue: queue.clone(),
+        worked: AtomicUsize::new(0),
+    });
+    let idle_sleep = Duration::from_secs(30);
+    let worker = Worker::new(
+        queue.clone(),
+        handler.clone(),
+        WorkerSettings {
+            concurrency: 1,
+            idle_sleep,
+            ..WorkerSettings::default()
+        },
+    );
+    let started = Instant::now();
+    // The crawl ends only once its work ran: with the slot waiting out the
+    // idle sleep, that is half a minute.
+    let outcome = tokio::time::timeout(idle_sleep / 2, worker.run_until_idle(|_| {}))
+        .await
+        .expect("the enqueue woke the worker")
+        .unwrap();
+    assert_eq!(outcome.succeeded, 2, "{outcome:?}");
+    assert!(started.elapsed() < idle_sleep / 2);
+}

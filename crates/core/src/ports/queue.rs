@@ -91,4 +91,14 @@ pub trait TaskQueue: fmt::Debug + Send + Sync + 'static {
     /// Moves dead-lettered tasks back to the queue with a fresh attempt count;
     /// returns how many were re-queued.
     async fn retry_dead(&self, limit: usize) -> Result<u64>;
+
+    /// Waits until a task may have been enqueued, for at most `within`, and
+    /// returns `true`; a queue that cannot tell returns `false` at once, and
+    /// the caller waits `within` itself. A worker with free slots and an
+    /// empty queue waits here rather than sleeping, so a task enqueued in the
+    /// meantime starts at once.
+    async fn wait_for_work(&self, within: Duration) -> bool {
+        let _ = within;
+        false
+    }
 }

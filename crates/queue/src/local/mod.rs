@@ -25,7 +25,8 @@ use store::Store;
 ///
 /// One process (one instance) owns the file; deliveries it left in flight are
 /// visible again as soon as the file is reopened. In-process workers can wait
-/// on [`LocalTaskQueue::receive_wait`] instead of polling.
+/// on [`LocalTaskQueue::receive_wait`] or [`TaskQueue::wait_for_work`]
+/// instead of polling.
 #[derive(Debug, Clone)]
 pub struct LocalTaskQueue {
     store: Arc<Store>,
@@ -113,6 +114,9 @@ impl TaskQueue for LocalTaskQueue {
             .collect::<Result<Vec<_>>>()?;
         self.store.enqueue(encoded).await?;
         self.work_available.notify_waiters();
+        // And a permit for a waiter about to wait (between its empty receive
+        // and its wait): at worst one receive too many.
+        self.work_available.notify_one();
         Ok(())
     }
 
@@ -164,6 +168,13 @@ impl TaskQueue for LocalTaskQueue {
 
     async fn stats(&self) -> Result<QueueStats> {
         self.run(|store| store.stats()).await
+    }
+
+    async fn wait_for_work(&self, within: Duration) -> bool {
+        // Enqueues of this process wake it; retries falling due do not, and
+        // are found after `within`.
+        let _woken = tokio::time::timeout(within, self.work_available.notified()).await;
+        true
     }
 
     async fn dead_letters(&self, limit: usize) -> Result<Vec<DeadTask>> {
