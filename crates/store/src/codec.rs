@@ -304,11 +304,19 @@ pub(crate) fn page_state_from(mut object: Map<String, Value>, body: Vec<u8>) -> 
     object.insert("raw_body".to_string(), Value::String(String::new()));
     let mut page: Page = decode(object)?;
     page.raw_body = body;
-    let version_first_seen = serde_json::from_value(first_seen).unwrap_or(page.first_seen);
-    Ok(PageState {
+    Ok(page_state_with(page, Some(first_seen)))
+}
+
+/// A page state from a decoded page and its stored `_version_first_seen`
+/// (the page's first sighting when missing or unreadable).
+pub(crate) fn page_state_with(page: Page, first_seen: Option<Value>) -> PageState {
+    let version_first_seen = first_seen
+        .and_then(|value| serde_json::from_value(value).ok())
+        .unwrap_or(page.first_seen);
+    PageState {
         page,
         version_first_seen,
-    })
+    }
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! the same transaction as the document they index.
 
 mod cache;
+mod direct;
 mod fingerprints;
 mod matches;
 mod migrate;
@@ -239,23 +240,18 @@ pub(crate) fn db_error(error: impl Into<redb::Error>) -> Error {
     Error::with_source(kind, format!("embedded store: {error}"), error)
 }
 
-/// Returns the JSON object stored at `key`, if any.
-pub(crate) fn get_object(
-    table: &impl ReadableTable<&'static str, &'static [u8]>,
+/// Parses a stored document as a JSON object.
+pub(crate) fn parse_object(
     key: &str,
-) -> Result<Option<serde_json::Map<String, serde_json::Value>>> {
-    let Some(guard) = table.get(key).map_err(db_error)? else {
-        return Ok(None);
-    };
-    serde_json::from_slice(guard.value())
-        .map(Some)
-        .map_err(|error| {
-            Error::with_source(
-                ErrorKind::Corrupt,
-                format!("stored document {key} is not JSON"),
-                error,
-            )
-        })
+    bytes: &[u8],
+) -> Result<serde_json::Map<String, serde_json::Value>> {
+    serde_json::from_slice(bytes).map_err(|error| {
+        Error::with_source(
+            ErrorKind::Corrupt,
+            format!("stored document {key} is not JSON"),
+            error,
+        )
+    })
 }
 
 /// Returns the decoded document at `key`, if any.
@@ -263,7 +259,15 @@ pub(crate) fn get_doc<T: Persisted>(
     table: &impl ReadableTable<&'static str, &'static [u8]>,
     key: &str,
 ) -> Result<Option<T>> {
-    get_object(table, key)?.map(codec::decode).transpose()
+    let Some(guard) = table.get(key).map_err(db_error)? else {
+        return Ok(None);
+    };
+    if let Some(direct) = direct::decode::<T>(guard.value(), &[]) {
+        return Ok(Some(direct.value));
+    }
+    parse_object(key, guard.value())
+        .and_then(codec::decode)
+        .map(Some)
 }
 
 /// Stores `value` at `key`.

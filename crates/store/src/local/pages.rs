@@ -6,8 +6,8 @@ use copyhound_core::{Error, ErrorKind, Result};
 use redb::{ReadableTable, WriteTransaction};
 
 use super::{
-    LocalStore, PAGE_BODIES, PAGES, PAGES_BY_SITE, PAGES_BY_URL, db_error, get_object, put_object,
-    scan_scope, scoped,
+    LocalStore, PAGE_BODIES, PAGES, PAGES_BY_SITE, PAGES_BY_URL, db_error, put_object, scan_scope,
+    scoped,
 };
 use crate::codec;
 
@@ -26,9 +26,10 @@ fn upsert_in(txn: &WriteTransaction, incoming: Page) -> Result<PageUpsert> {
         ));
     }
     let mut pages = txn.open_table(PAGES).map_err(db_error)?;
-    let existing = get_object(&pages, &id)?
-        .map(|object| codec::page_state_from(object, Vec::new()))
-        .transpose()?;
+    let existing = match pages.get(id.as_str()).map_err(db_error)? {
+        Some(meta) => Some(page_state(&id, meta.value(), Vec::new())?),
+        None => None,
+    };
     let previous_site = existing.as_ref().map(|state| state.page.site_id.clone());
     let (outcome, mut state) = codec::merge_page(existing, incoming);
     put_object(&mut pages, &id, &codec::page_meta_object(&mut state)?)?;
@@ -63,7 +64,7 @@ fn load_page(
     bodies: &impl ReadableTable<&'static str, &'static [u8]>,
     id: &str,
 ) -> Result<Option<Page>> {
-    let Some(object) = get_object(pages, id)? else {
+    let Some(meta) = pages.get(id).map_err(db_error)? else {
         return Ok(None);
     };
     let body = match bodies.get(id).map_err(db_error)? {
@@ -75,7 +76,26 @@ fn load_page(
             ));
         }
     };
-    Ok(Some(codec::page_state_from(object, body)?.page))
+    Ok(Some(page_state(id, meta.value(), body)?.page))
+}
+
+/// A stored page's state from its metadata and its body: read directly
+/// when it is of this build's version (see `direct`), else the general way.
+fn page_state(id: &str, meta: &[u8], body: Vec<u8>) -> Result<codec::PageState> {
+    // The body is stored apart; the model wants the field.
+    match super::direct::decode::<Page>(meta, &[("raw_body", "")]) {
+        Some(direct) => {
+            let mut page = direct.value;
+            page.raw_body = body;
+            let first_seen = direct
+                .extras
+                .into_iter()
+                .find(|(name, _)| name == codec::VERSION_FIRST_SEEN)
+                .map(|(_, value)| value);
+            Ok(codec::page_state_with(page, first_seen))
+        }
+        None => codec::page_state_from(super::parse_object(id, meta)?, body),
+    }
 }
 
 impl LocalStore {
