@@ -25,8 +25,8 @@ pub(crate) struct Direct<T> {
 
 /// Reads `bytes` as a `T` of this build's schema version; `None` when they are
 /// not that (another version, malformed, a field the model refuses).
-/// `supply` names fields the document lacks by design and their JSON
-/// string value.
+/// `supply` names fields the document lacks by design, each with the
+/// string it stands for.
 pub(crate) fn decode<T: Persisted>(
     bytes: &[u8],
     supply: &[(&'static str, &'static str)],
