@@ -119,17 +119,8 @@ async fn fingerprint_record(
 }
 
 /// Runs the CPU-bound fingerprinting off the async threads; the title's
-/// anchors join the text's.
-#[cfg(test)]
-pub(crate) async fn compute(
-    fingerprinter: Arc<Fingerprinter>,
-    text: String,
-    title: String,
-) -> Result<DocumentFingerprint> {
-    Ok(compute_normalized(fingerprinter, text, title).await?.0)
-}
-
-/// [`compute`], also returning the normalized text.
+/// anchors join the text's. Returns the normalized text too, which comparing
+/// needs.
 async fn compute_normalized(
     fingerprinter: Arc<Fingerprinter>,
     text: String,
@@ -201,10 +192,10 @@ mod tests {
     async fn a_title_joins_the_text_anchors() {
         let fingerprinter = Arc::new(Fingerprinter::new(FingerprintConfig::default()).unwrap());
         let text = "话说天下大势，分久必合，合久必分。".repeat(20);
-        let untitled = compute(fingerprinter.clone(), text.clone(), String::new())
+        let (untitled, _) = compute_normalized(fingerprinter.clone(), text.clone(), String::new())
             .await
             .unwrap();
-        let titled = compute(fingerprinter.clone(), text, "卷一·成仙_某站".into())
+        let (titled, _) = compute_normalized(fingerprinter.clone(), text, "卷一·成仙_某站".into())
             .await
             .unwrap();
         let from_title = fingerprinter.title_anchors("卷一·成仙");

@@ -81,7 +81,6 @@ pub(crate) fn decompress(bytes: &[u8]) -> Result<Vec<u8>> {
     })
 }
 
-/// Returns the standard base64 of `bytes` (the JSON form of `Page::raw_body`).
 /// Returns the effective page size of a request.
 pub(crate) fn page_limit(request: &PageRequest) -> usize {
     match usize::try_from(request.limit).unwrap_or(MAX_PAGE_LIMIT) {

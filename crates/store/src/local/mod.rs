@@ -3,9 +3,10 @@
 //! killed at any instant leaves the last committed state intact. Each port call
 //! is one transaction: reads by key on the calling thread, scans on tokio's
 //! blocking pool, writes on the database's one writer, which commits the writes
-//! waiting together and replies once they are durable (`copyhound_redb`). Secondary orderings (a tenant's
-//! works, a site's runs newest first) are separate key-only tables maintained in
-//! the same transaction as the document they index.
+//! waiting together and replies once they are durable (`copyhound_redb`).
+//! Secondary orderings (a tenant's works, a site's runs newest first) are
+//! separate key-only tables maintained in the same transaction as the document
+//! they index.
 
 mod cache;
 mod direct;
