@@ -3,6 +3,9 @@ use std::sync::{Arc, Mutex};
 
 use redb::{ReadableDatabase, ReadableTable, TableDefinition};
 
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
 use super::*;
 
 const COUNTS: TableDefinition<'static, &'static str, u64> = TableDefinition::new("counts");
@@ -159,4 +162,90 @@ fn dropping_the_writer_closes_the_database() {
     let (db, writer) = open(&dir);
     assert_eq!(count(&db, "n"), 1);
     assert_eq!(writer.write_blocking(bump("n")).unwrap(), 2);
+}
+
+fn open_syncing_after(dir: &tempfile::TempDir, after: Duration) -> (Arc<Database>, GroupWriter) {
+    let db = Arc::new(Database::create(dir.path().join("test.redb")).unwrap());
+    let writer = GroupWriter::start_syncing_after(
+        "test",
+        Arc::clone(&db),
+        map_error,
+        Stage::StoreWrite,
+        after,
+    )
+    .unwrap();
+    (db, writer)
+}
+
+#[tokio::test]
+async fn a_lazy_write_is_visible_at_once_and_synced_when_the_writer_stops() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, writer) = open_syncing_after(&dir, Duration::from_secs(3600));
+    writer.write(bump("durable")).await.unwrap();
+    assert_eq!(writer.syncs(), 1);
+    for expected in 1..=3 {
+        assert_eq!(writer.write_lazy(bump("lazy")).await.unwrap(), expected);
+        assert_eq!(count(&db, "lazy"), expected);
+    }
+    // Not synced by their own commits, nor yet by the idle timer.
+    assert_eq!(writer.syncs(), 1);
+    let probe = writer.clone();
+    drop(writer);
+    drop(db);
+    // The writer still runs (a clone is alive): nothing is synced yet.
+    assert_eq!(probe.syncs(), 1);
+    let syncs = Arc::clone(&probe.inner.syncs);
+    drop(probe);
+    // Stopping synced them; the reopened file holds them.
+    assert_eq!(syncs.load(Ordering::Relaxed), 2);
+    let (db, _writer) = open(&dir);
+    assert_eq!(count(&db, "lazy"), 3);
+    assert_eq!(count(&db, "durable"), 1);
+}
+
+#[tokio::test]
+async fn an_idle_writer_syncs_its_lazy_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_db, writer) = open_syncing_after(&dir, Duration::from_millis(20));
+    writer.write_lazy(bump("lazy")).await.unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while writer.syncs() == 0 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(writer.syncs(), 1);
+    // Synced once: an idle writer with nothing unsynced does not sync again.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(writer.syncs(), 1);
+}
+
+#[test]
+fn a_lazy_write_batched_with_a_durable_one_is_synced_by_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (db, writer) = open_syncing_after(&dir, Duration::from_secs(3600));
+    let (release, first) = hold(&writer);
+    let lazy = {
+        let writer = writer.clone();
+        std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .build()
+                .unwrap();
+            runtime.block_on(writer.write_lazy(bump("lazy")))
+        })
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    let durable = {
+        let writer = writer.clone();
+        std::thread::spawn(move || writer.write_blocking(bump("durable")))
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    release.send(()).unwrap();
+    first.join().unwrap().unwrap();
+    assert_eq!(lazy.join().unwrap().unwrap(), 1);
+    assert_eq!(durable.join().unwrap().unwrap(), 1);
+    // The held write's commit and the batch's: both synced, nothing left over.
+    assert_eq!(writer.syncs(), 2);
+    let syncs = Arc::clone(&writer.inner.syncs);
+    drop(writer);
+    drop(db);
+    assert_eq!(syncs.load(Ordering::Relaxed), 2);
 }

@@ -13,7 +13,7 @@ pub enum EntryKind {
     Document,
     /// Passage SimHash.
     Passage,
-    /// Pinyin-initial DNA code.
+    /// Pinyin-initial DNA code (keyed), queried at distance 0.
     Dna,
     /// Anchor: a sampled syllable-run hash, queried at distance 0.
     Anchor,

@@ -71,6 +71,8 @@ pub trait TaskQueue: fmt::Debug + Send + Sync + 'static {
 
     /// Completes deliveries. An entry already completed is ignored; a handle
     /// of an older delivery of a re-delivered task still completes the task.
+    /// An acknowledgement may be lost in a crash shortly after it returns (the
+    /// task then runs again); every other operation is durable when it returns.
     async fn acknowledge(&self, ack_ids: &[AckId]) -> Result<()>;
 
     /// Records a failed delivery: retry later, or dead-letter after too many attempts.

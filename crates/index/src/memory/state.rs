@@ -99,13 +99,18 @@ impl Base {
         entries: [Vec<RawEntry>; KIND_COUNT],
     ) -> Result<Self> {
         let [documents, passages, dna, anchors] = entries;
+        let all = layout.tables();
+        // DNA codes and anchors are hashes, looked up at distance 0: one
+        // table answers that (other distances scan), and they are most of a
+        // page's entries.
+        let exact = layout.tables_for(0);
         Ok(Self {
             owners: OwnerNames::from_sorted(names),
             kinds: [
-                KindTables::build(layout, &documents, names.len())?,
-                KindTables::build(layout, &passages, names.len())?,
-                KindTables::build(layout, &dna, names.len())?,
-                KindTables::build(layout, &anchors, names.len())?,
+                KindTables::build(layout, &documents, names.len(), all)?,
+                KindTables::build(layout, &passages, names.len(), all)?,
+                KindTables::build(layout, &dna, names.len(), exact)?,
+                KindTables::build(layout, &anchors, names.len(), exact)?,
             ],
         })
     }

@@ -206,8 +206,15 @@ pub(crate) struct KindTables {
 }
 
 impl KindTables {
-    /// Builds the tables of `entries`, sorted by (owner, ordinal), for `owner_count` owners.
-    pub fn build(layout: &SegmentLayout, entries: &[RawEntry], owner_count: usize) -> Result<Self> {
+    /// Builds the tables of `entries`, sorted by (owner, ordinal), for
+    /// `owner_count` owners: the first `tables` of the layout's (at least
+    /// one). Queries that need more tables than were built scan instead.
+    pub fn build(
+        layout: &SegmentLayout,
+        entries: &[RawEntry],
+        owner_count: usize,
+        tables: usize,
+    ) -> Result<Self> {
         let count = entries.len();
         let index_bits = index_bits(count)?;
         let fingerprints: Vec<u64> = entries.iter().map(|entry| entry.2).collect();
@@ -218,7 +225,7 @@ impl KindTables {
         for owner in 0..owner_count {
             owner_starts[owner + 1] += owner_starts[owner];
         }
-        let tables = (0..layout.tables())
+        let tables = (0..tables.clamp(1, layout.tables()))
             .map(|table| build_table(layout, table, &fingerprints, index_bits))
             .collect();
         let owner_blocks = if count == 0 {
@@ -329,7 +336,10 @@ impl KindTables {
         if self.fingerprints.is_empty() {
             return;
         }
-        let tables = layout.tables_for(max_distance).min(self.tables.len());
+        let tables = layout.tables_for(max_distance);
+        if tables > self.tables.len() {
+            return self.scan_many(queries, max_distance, found);
+        }
         let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(GROUP * tables);
         // (query index, table, slot, then position) of entries passing the filter.
         let mut candidates: Vec<(u32, u32, u32)> = Vec::new();
@@ -432,6 +442,29 @@ impl KindTables {
         }
     }
 
+    /// [`Self::query_many`] by comparing every entry: for a distance the
+    /// built tables cannot answer.
+    fn scan_many(&self, queries: &[u64], max_distance: u32, mut found: impl FnMut(&[Found])) {
+        let mut hits = Vec::new();
+        for (index, &query) in queries.iter().enumerate() {
+            hits.clear();
+            for (position, &fingerprint) in self.fingerprints.iter().enumerate() {
+                let distance = hamming(fingerprint, query);
+                if distance <= max_distance {
+                    // Positions fit u32: checked when built.
+                    let position = position as u32;
+                    hits.push(Found {
+                        query: index,
+                        position,
+                        owner: self.owner_of(position),
+                        distance,
+                    });
+                }
+            }
+            found(&hits);
+        }
+    }
+
     /// Returns the heap bytes of this structure.
     pub fn memory_bytes(&self) -> u64 {
         let tables: usize = self
@@ -519,7 +552,7 @@ mod tests {
             .enumerate()
             .map(|(i, fp)| (i as u32, 0, *fp))
             .collect();
-        let tables = KindTables::build(&layout, &entries, entries.len()).unwrap();
+        let tables = KindTables::build(&layout, &entries, entries.len(), 4).unwrap();
         let mut found = Vec::new();
         tables.query(&layout, 0, 3, |position, distance| {
             found.push((position, distance))
@@ -576,7 +609,10 @@ mod tests {
                 })
                 .collect();
             let owners = entries.len().div_ceil(10);
-            let tables = KindTables::build(&layout, &entries, owners).unwrap();
+            let tables = KindTables::build(&layout, &entries, owners, 4).unwrap();
+            // One table answers distance 0 and scans beyond.
+            let exact = KindTables::build(&layout, &entries, owners, 1).unwrap();
+            assert_eq!(exact.tables.len(), 1);
             let width = index_bits(entries.len()).unwrap().div_ceil(8) as usize;
             assert_eq!(tables.tables[0].positions.width, width);
             let mut queries = centres.clone();
@@ -600,6 +636,15 @@ mod tests {
                 });
                 found.sort_unstable();
                 assert_eq!(found, expected, "count {count}, k = {k}");
+                let mut found = Vec::new();
+                exact.query_many(&layout, &queries, k, |group| {
+                    for hit in group {
+                        assert_eq!(hit.owner, entries[hit.position as usize].0);
+                        found.push((hit.query, hit.position, hit.distance));
+                    }
+                });
+                found.sort_unstable();
+                assert_eq!(found, expected, "one table, count {count}, k = {k}");
             }
             for (position, entry) in entries.iter().enumerate() {
                 let owner = tables.owner_of(position as u32);

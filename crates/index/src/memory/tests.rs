@@ -216,6 +216,16 @@ async fn rebuild_inserts_every_record() {
 /// the contents scanned linearly, and the runs stay logarithmic in number.
 #[tokio::test]
 async fn runs_and_merges_agree_with_a_model() {
+    runs_and_merges_agree_with_a_model_of(EntryKind::Passage).await;
+}
+
+/// The same for a kind built with one table: queries past distance 0 scan.
+#[tokio::test]
+async fn runs_and_merges_of_exact_kinds_agree_with_a_model() {
+    runs_and_merges_agree_with_a_model_of(EntryKind::Anchor).await;
+}
+
+async fn runs_and_merges_agree_with_a_model_of(kind: EntryKind) {
     use std::collections::BTreeMap;
 
     use rand::Rng;
@@ -239,7 +249,7 @@ async fn runs_and_merges_agree_with_a_model() {
             let entries: Vec<IndexEntry> = (0..rng.random_range(1..80_u32))
                 .map(|ordinal| IndexEntry {
                     owner: owner.clone(),
-                    kind: EntryKind::Passage,
+                    kind: kind,
                     ordinal,
                     fingerprint: rng.random(),
                 })
@@ -257,7 +267,7 @@ async fn runs_and_merges_agree_with_a_model() {
             .iter()
             .map(|((owner, ordinal), fingerprint)| IndexEntry {
                 owner: owner.clone(),
-                kind: EntryKind::Passage,
+                kind: kind,
                 ordinal: *ordinal,
                 fingerprint: *fingerprint,
             })
@@ -270,17 +280,10 @@ async fn runs_and_merges_agree_with_a_model() {
                 flip_bits(&mut rng, entry.fingerprint, distance)
             })
             .collect();
-        let answers = index
-            .query_batch(EntryKind::Passage, &queries, 3)
-            .await
-            .unwrap();
+        let answers = index.query_batch(kind, &queries, 3).await.unwrap();
         for (query, mut hits) in queries.iter().zip(answers) {
             sort_hits(&mut hits);
-            assert_eq!(
-                hits,
-                linear_scan(&live, EntryKind::Passage, *query, 3),
-                "round {round}"
-            );
+            assert_eq!(hits, linear_scan(&live, kind, *query, 3), "round {round}");
         }
         assert_eq!(
             index.stats().await.unwrap().entries,

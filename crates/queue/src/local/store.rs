@@ -163,9 +163,10 @@ impl Store {
         .await
     }
 
-    /// Removes deliveries; unknown ones are ignored.
+    /// Removes deliveries; unknown ones are ignored. Lazily durable: an
+    /// acknowledgement lost in a crash only delivers its task again.
     pub async fn acknowledge(&self, deliveries: Vec<Delivery>) -> Result<()> {
-        self.write(move |tables| {
+        self.write_lazy(move |tables| {
             for delivery in &deliveries {
                 tables
                     .in_flight
@@ -304,6 +305,16 @@ impl Store {
     ) -> Result<T> {
         self.writer
             .write(move |txn| operation(&mut Tables::open(txn)?))
+            .await
+    }
+
+    /// [`Self::write`] whose loss in a crash is harmless (see `GroupWriter::write_lazy`).
+    async fn write_lazy<T: Send + 'static>(
+        &self,
+        operation: impl Fn(&mut Tables<'_>) -> Result<T> + Send + 'static,
+    ) -> Result<T> {
+        self.writer
+            .write_lazy(move |txn| operation(&mut Tables::open(txn)?))
             .await
     }
 }
