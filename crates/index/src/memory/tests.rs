@@ -249,7 +249,7 @@ async fn runs_and_merges_agree_with_a_model_of(kind: EntryKind) {
             let entries: Vec<IndexEntry> = (0..rng.random_range(1..80_u32))
                 .map(|ordinal| IndexEntry {
                     owner: owner.clone(),
-                    kind: kind,
+                    kind,
                     ordinal,
                     fingerprint: rng.random(),
                 })
@@ -267,7 +267,7 @@ async fn runs_and_merges_agree_with_a_model_of(kind: EntryKind) {
             .iter()
             .map(|((owner, ordinal), fingerprint)| IndexEntry {
                 owner: owner.clone(),
-                kind: kind,
+                kind,
                 ordinal: *ordinal,
                 fingerprint: *fingerprint,
             })
