@@ -298,6 +298,12 @@ impl SeedIndex {
         self.len += 1;
     }
 
+    /// Starts loading the line where `hash`'s probe begins.
+    #[inline]
+    fn prefetch(&self, hash: u64) {
+        prefetch_index::prefetch_index(&self.slots, (hash >> self.shift) as usize);
+    }
+
     #[inline]
     fn get(&self, hash: u64) -> Option<(u32, u32)> {
         let mask = self.slots.len() - 1;
@@ -631,6 +637,9 @@ fn keep_runs(chains: Vec<Chain>, chapter_tokens: usize, cfg: &VerifyConfig) -> V
     kept
 }
 
+/// Seeds ahead whose seed-table probe [`find_chains`] starts early.
+const PROBE_AHEAD: usize = 8;
+
 /// Chains the page's seeds (`ids`, glyphs as wildcards) against the chapter.
 /// With `readings`, every seed that aligns a glyph records what it read.
 fn find_chains(
@@ -652,6 +661,13 @@ fn find_chains(
     // of every active chain's `last_b + max_gap + k`).
     let mut retire_after = u32::MAX;
     for (b, h) in hashes.iter().enumerate() {
+        // The probe of a seed the filter passes misses cache: start it a few
+        // seeds ahead, so the loads overlap.
+        if let Some(Some(ahead)) = hashes.get(b + PROBE_AHEAD)
+            && chapter.filter.may_contain(*ahead)
+        {
+            chapter.table.prefetch(*ahead);
+        }
         let b = b as u32;
         let Some(h) = h else { continue };
         let window = &ids[b as usize..(b + k) as usize];

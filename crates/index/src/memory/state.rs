@@ -12,7 +12,9 @@
 //! owner, kind and ordinal) in a newer run or the delta hides the older one;
 //! a removal hides an owner's entries in every run built before it.
 
-use std::collections::{HashMap, HashSet};
+// Keys are owner names and (owner, ordinal) pairs hashed on every write and
+// hit; foldhash is several times cheaper than SipHash and still seeded.
+use foldhash::{HashMap, HashSet, HashSetExt};
 use std::sync::Arc;
 
 use copyhound_core::Result;
@@ -388,15 +390,16 @@ impl State {
 
     fn insert(&mut self, entries: &[IndexEntry]) {
         for entry in entries {
-            let next_id = self.delta.owners.len() as u32;
-            let owner = *self
-                .delta
-                .owner_ids
-                .entry(entry.owner.clone())
-                .or_insert(next_id);
-            if owner == next_id {
-                self.delta.owners.push(entry.owner.clone());
-            }
+            // A write's entries share an owner: look it up before cloning.
+            let owner = match self.delta.owner_ids.get(&entry.owner) {
+                Some(&id) => id,
+                None => {
+                    let id = self.delta.owners.len() as u32;
+                    self.delta.owner_ids.insert(entry.owner.clone(), id);
+                    self.delta.owners.push(entry.owner.clone());
+                    id
+                }
+            };
             self.delta.kinds[kind_slot(entry.kind)]
                 .upsert((owner, entry.ordinal), entry.fingerprint);
         }
