@@ -20,7 +20,7 @@ use std::sync::Arc;
 use copyhound_core::Result;
 use copyhound_core::ports::{EntryKind, IndexEntry, IndexHit};
 
-use super::tables::{KindTables, RawEntry};
+use super::tables::{KindTables, NO_OWNER, RawEntry};
 use super::wal::LogOp;
 use crate::layout::{SegmentLayout, hamming};
 
@@ -79,6 +79,29 @@ impl OwnerNames {
             }
         }
         None
+    }
+
+    /// The ids of the names starting with `prefix`: one range, as the
+    /// names are sorted.
+    pub fn prefix_range(&self, prefix: &str) -> std::ops::Range<u32> {
+        let start = self.partition(0, |name| name < prefix);
+        let end = self.partition(start, |name| name.starts_with(prefix));
+        start as u32..end as u32
+    }
+
+    /// The first id from `low` on whose name fails `before`, which holds
+    /// for a leading run of the names from `low`.
+    fn partition(&self, mut low: usize, before: impl Fn(&str) -> bool) -> usize {
+        let mut high = self.len();
+        while low < high {
+            let middle = (low + high) / 2;
+            if before(self.name(middle as u32)) {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        low
     }
 
     fn memory_bytes(&self) -> u64 {
@@ -205,6 +228,24 @@ impl Delta {
         self.kinds.iter().map(|kind| kind.fingerprints.len()).sum()
     }
 
+    /// The positions, in `run`'s tables of `slot`, of the owners this delta
+    /// holds entries of that kind for (the entries it may hide there).
+    fn positions_in(&self, run: &Run, slot: usize) -> Vec<std::ops::Range<u32>> {
+        let keys = &self.kinds[slot].keys;
+        let mut owners: Vec<u32> = keys.iter().map(|key| key.0).collect();
+        owners.sort_unstable();
+        owners.dedup();
+        owners
+            .into_iter()
+            .filter_map(|id| run.base.owners.find(&self.owners[id as usize]))
+            .map(|id| {
+                let range = run.base.kinds[slot].positions_of(id);
+                // Positions fit u32: checked when the run was built.
+                range.start as u32..range.end as u32
+            })
+            .collect()
+    }
+
     /// Whether the delta holds (owner name, kind slot, ordinal).
     fn holds(&self, name: &str, slot: usize, ordinal: u32) -> bool {
         !self.kinds[slot].positions.is_empty()
@@ -321,6 +362,12 @@ impl State {
     /// Returns the number of delta entries.
     pub fn delta_len(&self) -> usize {
         self.delta.len()
+    }
+
+    /// Whether no owner is removed from a run or written in two.
+    #[cfg(test)]
+    pub fn rewrites_nothing(&self) -> bool {
+        self.removed.is_empty() && self.multi.is_empty()
     }
 
     /// Returns the number of runs.
@@ -585,28 +632,56 @@ impl State {
         let slot = kind_slot(kind);
         let mut counts = vec![0_usize; queries.len()];
         let mut results: Vec<Option<Vec<IndexHit>>> = vec![Some(Vec::new()); queries.len()];
+        // With no removals and no rewritten owners, a hit of an owner outside
+        // the prefix is live unless the delta holds its key: it only counts
+        // toward the cap, and needs neither its owner's id nor its name.
+        let plain = self.removed.is_empty() && self.multi.is_empty();
         for (index, run) in self.runs.iter().enumerate() {
             let newer = &self.runs[index + 1..];
             let tables = &run.base.kinds[slot];
             let owners = &run.base.owners;
-            tables.query_many(&self.layout, queries, max_distance, |group| {
+            let (owned, shadowed) = if plain {
+                let prefixed = owners.prefix_range(owner_prefix);
+                (
+                    tables.owner_starts[prefixed.start as usize]
+                        ..tables.owner_starts[prefixed.end as usize],
+                    self.delta.positions_in(run, slot),
+                )
+            } else {
+                (0..u32::MAX, Vec::new())
+            };
+            tables.query_many(&self.layout, queries, max_distance, owned, |group| {
                 // Load the hits' names first: their misses overlap.
-                let touched = group.iter().fold(0_u8, |acc, found| {
-                    acc ^ owners
-                        .name(found.owner)
-                        .as_bytes()
-                        .first()
-                        .copied()
-                        .unwrap_or(0)
-                });
+                let touched = group.iter().filter(|found| found.owner != NO_OWNER).fold(
+                    0_u8,
+                    |acc, found| {
+                        acc ^ owners
+                            .name(found.owner)
+                            .as_bytes()
+                            .first()
+                            .copied()
+                            .unwrap_or(0)
+                    },
+                );
                 std::hint::black_box(touched);
                 for found in group {
                     let query = found.query;
                     if counts[query] > max_hits {
                         continue;
                     }
-                    let ordinal = tables.ordinal(found.owner, found.position);
-                    let name = owners.name(found.owner);
+                    let owner = if found.owner != NO_OWNER {
+                        found.owner
+                    } else if shadowed.iter().any(|range| range.contains(&found.position)) {
+                        tables.owner_of(found.position)
+                    } else {
+                        counts[query] += 1;
+                        if counts[query] > max_hits {
+                            results[query] = None;
+                        }
+                        continue;
+                    };
+                    let ordinal = tables.ordinal(owner, found.position);
+                    let name = owners.name(owner);
                     if self.removed_after(name, run.seq) || self.hidden(name, slot, ordinal, newer)
                     {
                         continue;

@@ -41,9 +41,14 @@ pub(crate) struct Found {
     /// Index of the query in the batch.
     pub query: usize,
     pub position: u32,
+    /// The owner id, or [`NO_OWNER`] when the position is outside the
+    /// range the caller asked owners for.
     pub owner: u32,
     pub distance: u32,
 }
+
+/// [`Found::owner`] of a hit whose owner was not looked up.
+pub(crate) const NO_OWNER: u32 = u32::MAX;
 
 /// One segment table: entries grouped by bucket (the top bits of the segment).
 #[derive(Debug)]
@@ -311,7 +316,7 @@ impl KindTables {
         max_distance: u32,
         mut found: impl FnMut(u32, u32),
     ) {
-        self.query_many(layout, &[query], max_distance, |group| {
+        self.query_many(layout, &[query], max_distance, 0..u32::MAX, |group| {
             for hit in group {
                 found(hit.position, hit.distance);
             }
@@ -325,12 +330,14 @@ impl KindTables {
     /// touches, filter scans, position loads, fingerprint loads, owners):
     /// the loads of a stage are independent, so the CPU overlaps their cache
     /// misses instead of waiting on each. The caller gets a group's hits at
-    /// once for the same reason.
+    /// once for the same reason. Owners are looked up (a search that misses
+    /// cache) only for hits at positions in `owned`.
     pub fn query_many(
         &self,
         layout: &SegmentLayout,
         queries: &[u64],
         max_distance: u32,
+        owned: std::ops::Range<u32>,
         mut found: impl FnMut(&[Found]),
     ) {
         if self.fingerprints.is_empty() {
@@ -338,7 +345,7 @@ impl KindTables {
         }
         let tables = layout.tables_for(max_distance);
         if tables > self.tables.len() {
-            return self.scan_many(queries, max_distance, found);
+            return self.scan_many(queries, max_distance, owned, found);
         }
         let mut ranges: Vec<(u32, u32)> = Vec::with_capacity(GROUP * tables);
         // (query index, table, slot, then position) of entries passing the filter.
@@ -431,12 +438,14 @@ impl KindTables {
                 verified.push(Found {
                     query: first + offset as usize,
                     position,
-                    owner: 0,
+                    owner: NO_OWNER,
                     distance,
                 });
             }
             for hit in &mut verified {
-                hit.owner = self.owner_of(hit.position);
+                if owned.contains(&hit.position) {
+                    hit.owner = self.owner_of(hit.position);
+                }
             }
             found(&verified);
         }
@@ -444,7 +453,13 @@ impl KindTables {
 
     /// [`Self::query_many`] by comparing every entry: for a distance the
     /// built tables cannot answer.
-    fn scan_many(&self, queries: &[u64], max_distance: u32, mut found: impl FnMut(&[Found])) {
+    fn scan_many(
+        &self,
+        queries: &[u64],
+        max_distance: u32,
+        owned: std::ops::Range<u32>,
+        mut found: impl FnMut(&[Found]),
+    ) {
         let mut hits = Vec::new();
         for (index, &query) in queries.iter().enumerate() {
             hits.clear();
@@ -456,7 +471,11 @@ impl KindTables {
                     hits.push(Found {
                         query: index,
                         position,
-                        owner: self.owner_of(position),
+                        owner: if owned.contains(&position) {
+                            self.owner_of(position)
+                        } else {
+                            NO_OWNER
+                        },
                         distance,
                     });
                 }
@@ -628,7 +647,7 @@ mod tests {
                     }
                 }
                 let mut found = Vec::new();
-                tables.query_many(&layout, &queries, k, |group| {
+                tables.query_many(&layout, &queries, k, 0..u32::MAX, |group| {
                     for hit in group {
                         assert_eq!(hit.owner, entries[hit.position as usize].0);
                         found.push((hit.query, hit.position, hit.distance));
@@ -637,7 +656,7 @@ mod tests {
                 found.sort_unstable();
                 assert_eq!(found, expected, "count {count}, k = {k}");
                 let mut found = Vec::new();
-                exact.query_many(&layout, &queries, k, |group| {
+                exact.query_many(&layout, &queries, k, 0..u32::MAX, |group| {
                     for hit in group {
                         assert_eq!(hit.owner, entries[hit.position as usize].0);
                         found.push((hit.query, hit.position, hit.distance));
