@@ -640,7 +640,7 @@ impl State {
             let newer = &self.runs[index + 1..];
             let tables = &run.base.kinds[slot];
             let owners = &run.base.owners;
-            let (owned, shadowed) = if plain {
+            let (owned, shadowed) = if plain && !owner_prefix.is_empty() {
                 let prefixed = owners.prefix_range(owner_prefix);
                 (
                     tables.owner_starts[prefixed.start as usize]
