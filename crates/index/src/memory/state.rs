@@ -180,6 +180,46 @@ impl Run {
     }
 }
 
+/// The owners of a run whose entries there a removal or a newer run may
+/// hide (a superset), with their positions by kind: a lookup needs neither
+/// the owner's id nor its name for a hit outside them.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Hideable {
+    /// Owner ids, ascending.
+    owners: Vec<u32>,
+    /// Their positions by kind slot, ascending.
+    positions: [Vec<std::ops::Range<u32>>; KIND_COUNT],
+}
+
+impl Hideable {
+    fn add(&mut self, base: &Base, id: u32) {
+        let Err(at) = self.owners.binary_search(&id) else {
+            return;
+        };
+        self.owners.insert(at, id);
+        for (slot, ranges) in self.positions.iter_mut().enumerate() {
+            if let Some(range) = positions_of(base, slot, id) {
+                let at = ranges.partition_point(|held| held.start < range.start);
+                ranges.insert(at, range);
+            }
+        }
+    }
+
+    /// Whether the entry at `position` of kind `slot` may be hidden.
+    fn covers(&self, slot: usize, position: u32) -> bool {
+        let ranges = &self.positions[slot];
+        let after = ranges.partition_point(|range| range.start <= position);
+        after > 0 && ranges[after - 1].contains(&position)
+    }
+}
+
+/// The positions of owner `id`'s entries of kind `slot` in `base`, if any.
+fn positions_of(base: &Base, slot: usize, id: u32) -> Option<std::ops::Range<u32>> {
+    let range = base.kinds[slot].positions_of(id);
+    // Positions fit u32: checked when the base was built.
+    (!range.is_empty()).then_some(range.start as u32..range.end as u32)
+}
+
 /// Recent writes not yet in a run; owners numbered by first write.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Delta {
@@ -238,11 +278,7 @@ impl Delta {
         owners
             .into_iter()
             .filter_map(|id| run.base.owners.find(&self.owners[id as usize]))
-            .map(|id| {
-                let range = run.base.kinds[slot].positions_of(id);
-                // Positions fit u32: checked when the run was built.
-                range.start as u32..range.end as u32
-            })
+            .filter_map(|id| positions_of(&run.base, slot, id))
             .collect()
     }
 
@@ -295,6 +331,8 @@ pub(crate) struct State {
     pub layout: SegmentLayout,
     /// Oldest first.
     pub runs: Vec<Arc<Run>>,
+    /// What each run (same index) may have hidden.
+    hideable: Vec<Arc<Hideable>>,
     pub delta: Delta,
     /// Sequence number of the last write applied.
     seq: u64,
@@ -316,6 +354,7 @@ impl State {
         };
         Self {
             layout: layout.clone(),
+            hideable: vec![Arc::default(); runs.len()],
             runs,
             delta: Delta::default(),
             seq: 0,
@@ -458,11 +497,14 @@ impl State {
             if let Some(&id) = self.delta.owner_ids.get(name) {
                 in_delta.insert(id);
             }
-            if self
-                .runs
-                .iter()
-                .any(|run| run.base.owners.find(name).is_some())
-            {
+            let mut held = false;
+            for (run, hideable) in self.runs.iter().zip(&mut self.hideable) {
+                if let Some(id) = run.base.owners.find(name) {
+                    held = true;
+                    Arc::make_mut(hideable).add(&run.base, id);
+                }
+            }
+            if held {
                 Arc::make_mut(&mut self.removed).insert(name.clone(), self.seq);
             }
         }
@@ -478,15 +520,20 @@ impl State {
     fn freeze(&mut self) -> Result<()> {
         let base = self.delta.to_base(&self.layout)?;
         // Owners written again: their older entries are checked on every hit.
-        let rewritten: Vec<String> = (0..base.owners.len() as u32)
-            .map(|id| base.owners.name(id))
-            .filter(|name| {
-                self.runs
-                    .iter()
-                    .any(|run| run.base.owners.find(name).is_some())
-            })
-            .map(str::to_owned)
-            .collect();
+        let mut rewritten = Vec::new();
+        for id in 0..base.owners.len() as u32 {
+            let name = base.owners.name(id);
+            let mut again = false;
+            for (run, hideable) in self.runs.iter().zip(&mut self.hideable) {
+                if let Some(older) = run.base.owners.find(name) {
+                    again = true;
+                    Arc::make_mut(hideable).add(&run.base, older);
+                }
+            }
+            if again {
+                rewritten.push(name.to_owned());
+            }
+        }
         if !rewritten.is_empty() {
             Arc::make_mut(&mut self.multi).extend(rewritten);
         }
@@ -495,13 +542,25 @@ impl State {
             base,
             seq: self.seq,
         }));
+        self.hideable.push(Arc::default());
         while let [.., older, newer] = self.runs.as_slice()
             && older.len() <= newer.len()
         {
-            let merged = self.merge(older, newer)?;
-            self.runs.truncate(self.runs.len() - 2);
-            self.runs.push(Arc::new(merged));
+            self.merge_newest()?;
         }
+        Ok(())
+    }
+
+    /// Merges the two newest runs into one. Nothing can hide the merged
+    /// run's entries yet: the merge drops what removals hid, and no run is
+    /// newer (later removals and rewrites mark it, as any run).
+    fn merge_newest(&mut self) -> Result<()> {
+        let at = self.runs.len() - 2;
+        let merged = self.merge(&self.runs[at], &self.runs[at + 1])?;
+        self.runs.truncate(at);
+        self.hideable.truncate(at);
+        self.runs.push(Arc::new(merged));
+        self.hideable.push(Arc::default());
         Ok(())
     }
 
@@ -511,10 +570,8 @@ impl State {
         if next.delta.len() > 0 {
             next.freeze()?;
         }
-        while let [.., older, newer] = next.runs.as_slice() {
-            let merged = next.merge(older, newer)?;
-            next.runs.truncate(next.runs.len() - 2);
-            next.runs.push(Arc::new(merged));
+        while next.runs.len() > 1 {
+            next.merge_newest()?;
         }
         if let Some(run) = next.runs.pop() {
             let run = if next.removed.is_empty() {
@@ -529,6 +586,8 @@ impl State {
         if next.runs.first().is_some_and(|run| run.len() == 0) {
             next.runs.clear();
         }
+        // Nothing is removed or in two runs any more.
+        next.hideable = vec![Arc::default(); next.runs.len()];
         Ok(next)
     }
 
@@ -632,15 +691,15 @@ impl State {
         let slot = kind_slot(kind);
         let mut counts = vec![0_usize; queries.len()];
         let mut results: Vec<Option<Vec<IndexHit>>> = vec![Some(Vec::new()); queries.len()];
-        // With no removals and no rewritten owners, a hit of an owner outside
-        // the prefix is live unless the delta holds its key: it only counts
-        // toward the cap, and needs neither its owner's id nor its name.
-        let plain = self.removed.is_empty() && self.multi.is_empty();
+        // A hit of an owner outside the prefix that nothing may hide (no
+        // removal, newer run or delta entry of its owner) only counts toward
+        // the cap: it needs neither its owner's id nor its name.
         for (index, run) in self.runs.iter().enumerate() {
             let newer = &self.runs[index + 1..];
+            let hideable = &self.hideable[index];
             let tables = &run.base.kinds[slot];
             let owners = &run.base.owners;
-            let (owned, shadowed) = if plain && !owner_prefix.is_empty() {
+            let (owned, shadowed) = if !owner_prefix.is_empty() {
                 let prefixed = owners.prefix_range(owner_prefix);
                 (
                     tables.owner_starts[prefixed.start as usize]
@@ -671,7 +730,9 @@ impl State {
                     }
                     let owner = if found.owner != NO_OWNER {
                         found.owner
-                    } else if shadowed.iter().any(|range| range.contains(&found.position)) {
+                    } else if hideable.covers(slot, found.position)
+                        || shadowed.iter().any(|range| range.contains(&found.position))
+                    {
                         tables.owner_of(found.position)
                     } else {
                         counts[query] += 1;

@@ -304,9 +304,9 @@ async fn runs_and_merges_agree_with_a_model_of(kind: EntryKind) {
 
 /// Owner-filtered, capped queries against a model, while the writes cross
 /// runs and the delta: chapters and pages share fingerprints (so caps bite,
-/// counting hits of every owner), and owners are rewritten (the delta hides
-/// their older entries, then a newer run does). Exact kinds are asked at
-/// distance 0 (their one table) and 2 (a scan).
+/// counting hits of every owner), owners are rewritten (the delta hides
+/// their older entries, then a newer run does) and removed. Exact kinds are
+/// asked at distance 0 (their one table) and 2 (a scan).
 #[tokio::test]
 async fn owned_capped_queries_agree_with_a_model() {
     use std::collections::BTreeMap;
@@ -320,8 +320,8 @@ async fn owned_capped_queries_agree_with_a_model() {
     let pool: Vec<u64> = (0..24).map(|_| rng.random()).collect();
     let mut model: BTreeMap<(String, EntryKind, u32), u64> = BTreeMap::new();
     let (mut plain_checks, mut other_checks) = (0, 0);
-    for round in 0..240_u32 {
-        // New owners first (no owner rewritten), then rewrites of them.
+    for round in 0..300_u32 {
+        // New owners first (no owner rewritten), then rewrites and removals.
         let number = if round < 120 {
             round
         } else if round == 120 {
@@ -335,28 +335,37 @@ async fn owned_capped_queries_agree_with_a_model() {
         } else {
             format!("p:{number:03}")
         };
-        let mut entries = Vec::new();
-        for kind in [EntryKind::Anchor, EntryKind::Passage] {
-            for ordinal in 0..rng.random_range(1..12_u32) {
-                let base = pool[rng.random_range(0..pool.len())];
-                let fingerprint = if rng.random_bool(0.5) {
-                    base
-                } else {
-                    base ^ (1 << rng.random_range(0..64))
-                };
-                entries.push(IndexEntry {
-                    owner: owner.clone(),
-                    kind,
-                    ordinal,
-                    fingerprint,
-                });
+        let removal = round > 130 && round % 7 == 3;
+        if removal {
+            index
+                .remove_owners(std::slice::from_ref(&owner))
+                .await
+                .unwrap();
+            model.retain(|(name, _, _), _| *name != owner);
+        } else {
+            let mut entries = Vec::new();
+            for kind in [EntryKind::Anchor, EntryKind::Passage] {
+                for ordinal in 0..rng.random_range(1..12_u32) {
+                    let base = pool[rng.random_range(0..pool.len())];
+                    let fingerprint = if rng.random_bool(0.5) {
+                        base
+                    } else {
+                        base ^ (1 << rng.random_range(0..64))
+                    };
+                    entries.push(IndexEntry {
+                        owner: owner.clone(),
+                        kind,
+                        ordinal,
+                        fingerprint,
+                    });
+                }
+            }
+            index.insert(&entries).await.unwrap();
+            for entry in entries {
+                model.insert((entry.owner, entry.kind, entry.ordinal), entry.fingerprint);
             }
         }
-        index.insert(&entries).await.unwrap();
-        for entry in entries {
-            model.insert((entry.owner, entry.kind, entry.ordinal), entry.fingerprint);
-        }
-        if round % 12 != 11 && round != 120 {
+        if round % 12 != 11 && round != 120 && !removal {
             continue;
         }
         let current = index.current();
@@ -421,7 +430,7 @@ async fn owned_capped_queries_agree_with_a_model() {
         plain_checks > 1,
         "checks over several runs, nothing rewritten"
     );
-    assert!(other_checks > 1, "checks with owners rewritten across runs");
+    assert!(other_checks > 1, "checks with owners rewritten or removed");
 }
 
 fn sorted(answer: Option<Vec<IndexHit>>) -> Option<Vec<IndexHit>> {
