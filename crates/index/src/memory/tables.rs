@@ -664,6 +664,22 @@ mod tests {
                 });
                 found.sort_unstable();
                 assert_eq!(found, expected, "one table, count {count}, k = {k}");
+                // Owners only inside the asked range, for both ways of answering.
+                for built in [&tables, &exact] {
+                    let mut hits = 0;
+                    built.query_many(&layout, &queries, k, 100..200, |group| {
+                        for hit in group {
+                            hits += 1;
+                            let expected = if (100..200).contains(&hit.position) {
+                                entries[hit.position as usize].0
+                            } else {
+                                NO_OWNER
+                            };
+                            assert_eq!(hit.owner, expected);
+                        }
+                    });
+                    assert_eq!(hits, expected.len());
+                }
             }
             for (position, entry) in entries.iter().enumerate() {
                 let owner = tables.owner_of(position as u32);
