@@ -179,13 +179,19 @@ impl Server {
         }
     }
 
-    fn queue_is_empty(&self) -> bool {
+    /// The `/metrics` response, headers included.
+    fn metrics(&self) -> String {
         let mut stream = TcpStream::connect(("127.0.0.1", self.port)).unwrap();
         stream
             .write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
             .unwrap();
         let mut text = String::new();
         stream.read_to_string(&mut text).unwrap();
+        text
+    }
+
+    fn queue_is_empty(&self) -> bool {
+        let text = self.metrics();
         ["queued", "in_flight", "retrying"].iter().all(|state| {
             text.lines().any(|line| {
                 line.starts_with(&format!("copyhound_queue_tasks{{state=\"{state}\"}} 0"))
@@ -286,6 +292,19 @@ fn a_kill_during_parallel_registrations_loses_none_and_retries_are_answered() {
     assert_eq!(status, 409, "another publisher's id stays taken");
     let ids: Vec<String> = (0..WORKS).map(|index| format!("w_{index:02}")).collect();
     server.wait_until_indexed(&key_a, &ids);
+    // The embedded databases count their commits: the store's durable, the
+    // queue's acknowledgements lazy.
+    let metrics = server.metrics();
+    for series in [
+        r#"copyhound_db_commits_total{db="store",kind="durable"}"#,
+        r#"copyhound_db_commits_total{db="queue",kind="durable"}"#,
+        r#"copyhound_db_commits_total{db="queue",kind="lazy"}"#,
+    ] {
+        assert!(
+            metrics.lines().any(|line| line.starts_with(series)),
+            "{series} in {metrics}"
+        );
+    }
     server.stop();
 }
 

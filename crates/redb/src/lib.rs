@@ -79,13 +79,18 @@ impl Drop for Inner {
 
 impl GroupWriter {
     /// Starts the writer of `db`; its CPU counts toward `stage`.
-    pub fn start(name: &str, db: Arc<Database>, map_error: MapError, stage: Stage) -> Result<Self> {
+    pub fn start(
+        name: &'static str,
+        db: Arc<Database>,
+        map_error: MapError,
+        stage: Stage,
+    ) -> Result<Self> {
         Self::start_syncing_after(name, db, map_error, stage, LAZY_SYNC_AFTER)
     }
 
     /// [`Self::start`], syncing lazy writes after `sync_after` of idleness.
     pub(crate) fn start_syncing_after(
-        name: &str,
+        name: &'static str,
         db: Arc<Database>,
         map_error: MapError,
         stage: Stage,
@@ -96,7 +101,7 @@ impl GroupWriter {
         let counted = Arc::clone(&syncs);
         let thread = std::thread::Builder::new()
             .name(format!("{name}-writer"))
-            .spawn(move || run(&db, &receiver, map_error, stage, &counted, sync_after))
+            .spawn(move || run(name, &db, &receiver, map_error, stage, &counted, sync_after))
             .map_err(|error| {
                 Error::with_source(
                     ErrorKind::Internal,
@@ -223,6 +228,7 @@ where
 }
 
 fn run(
+    name: &'static str,
     db: &Database,
     jobs: &mpsc::Receiver<Box<dyn Job>>,
     map_error: MapError,
@@ -231,6 +237,7 @@ fn run(
     sync_after: Duration,
 ) {
     let mut writer = Writer {
+        name,
         db,
         map_error,
         syncs,
@@ -272,6 +279,8 @@ fn run(
 
 /// The writer thread's state.
 struct Writer<'a> {
+    /// The database's name in logs and metrics.
+    name: &'static str,
     db: &'a Database,
     map_error: MapError,
     syncs: &'a AtomicU64,
@@ -327,11 +336,14 @@ impl Writer<'_> {
         match synced {
             Ok(()) => self.committed(true),
             // Retried at the next idle wake-up or durable commit.
-            Err(error) => warn!(%error, "syncing lazy commits failed"),
+            Err(error) => warn!(db = self.name, %error, "syncing lazy commits failed"),
         }
     }
 
     fn committed(&mut self, durable: bool) {
+        let kind = if durable { "durable" } else { "lazy" };
+        metrics::counter!("copyhound_db_commits_total", "db" => self.name, "kind" => kind)
+            .increment(1);
         if durable {
             self.syncs.fetch_add(1, Ordering::Relaxed);
             self.unsynced = false;
