@@ -69,6 +69,30 @@ async fn reopen_resumes_pending_and_in_flight_work() {
     );
 }
 
+/// Acknowledgements commit lazily; closing the queue makes them durable.
+#[tokio::test]
+async fn acknowledgements_survive_a_clean_stop() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = test_config("");
+    let sent = tasks(2);
+    {
+        let queue = LocalTaskQueue::open(dir.path(), &config).await.unwrap();
+        queue.enqueue(sent.clone()).await.unwrap();
+        let received = queue.receive(2, LONG).await.unwrap();
+        queue
+            .acknowledge(std::slice::from_ref(&received[0].ack_id))
+            .await
+            .unwrap();
+    }
+    let queue = LocalTaskQueue::open(dir.path(), &config).await.unwrap();
+    // Only the unacknowledged delivery is left, due again at once.
+    let stats = queue.stats().await.unwrap();
+    assert_eq!((stats.depth, stats.in_flight), (0, 1));
+    let again = queue.receive(10, LONG).await.unwrap();
+    assert_eq!(again.len(), 1);
+    assert_eq!((&again[0].task, again[0].attempt), (&sent[1], 2));
+}
+
 #[tokio::test]
 async fn a_second_instance_on_the_same_file_is_refused() {
     let dir = tempfile::tempdir().unwrap();
