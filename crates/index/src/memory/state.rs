@@ -497,14 +497,7 @@ impl State {
             if let Some(&id) = self.delta.owner_ids.get(name) {
                 in_delta.insert(id);
             }
-            let mut held = false;
-            for (run, hideable) in self.runs.iter().zip(&mut self.hideable) {
-                if let Some(id) = run.base.owners.find(name) {
-                    held = true;
-                    Arc::make_mut(hideable).add(&run.base, id);
-                }
-            }
-            if held {
+            if self.mark_hideable(name) {
                 Arc::make_mut(&mut self.removed).insert(name.clone(), self.seq);
             }
         }
@@ -515,6 +508,19 @@ impl State {
         }
     }
 
+    /// Marks `name`'s entries hideable in every run that holds it (a removal
+    /// or a newer write is coming); returns whether any does.
+    fn mark_hideable(&mut self, name: &str) -> bool {
+        let mut held = false;
+        for (run, hideable) in self.runs.iter().zip(&mut self.hideable) {
+            if let Some(id) = run.base.owners.find(name) {
+                held = true;
+                Arc::make_mut(hideable).add(&run.base, id);
+            }
+        }
+        held
+    }
+
     /// Turns the delta into the newest run, then merges while the older of
     /// the two newest runs is no larger than the newer.
     fn freeze(&mut self) -> Result<()> {
@@ -523,14 +529,7 @@ impl State {
         let mut rewritten = Vec::new();
         for id in 0..base.owners.len() as u32 {
             let name = base.owners.name(id);
-            let mut again = false;
-            for (run, hideable) in self.runs.iter().zip(&mut self.hideable) {
-                if let Some(older) = run.base.owners.find(name) {
-                    again = true;
-                    Arc::make_mut(hideable).add(&run.base, older);
-                }
-            }
-            if again {
+            if self.mark_hideable(name) {
                 rewritten.push(name.to_owned());
             }
         }

@@ -646,24 +646,17 @@ mod tests {
                         }
                     }
                 }
-                let mut found = Vec::new();
-                tables.query_many(&layout, &queries, k, 0..u32::MAX, |group| {
-                    for hit in group {
-                        assert_eq!(hit.owner, entries[hit.position as usize].0);
-                        found.push((hit.query, hit.position, hit.distance));
-                    }
-                });
-                found.sort_unstable();
-                assert_eq!(found, expected, "count {count}, k = {k}");
-                let mut found = Vec::new();
-                exact.query_many(&layout, &queries, k, 0..u32::MAX, |group| {
-                    for hit in group {
-                        assert_eq!(hit.owner, entries[hit.position as usize].0);
-                        found.push((hit.query, hit.position, hit.distance));
-                    }
-                });
-                found.sort_unstable();
-                assert_eq!(found, expected, "one table, count {count}, k = {k}");
+                for (built, name) in [(&tables, "four tables"), (&exact, "one table")] {
+                    let mut found = Vec::new();
+                    built.query_many(&layout, &queries, k, 0..u32::MAX, |group| {
+                        for hit in group {
+                            assert_eq!(hit.owner, entries[hit.position as usize].0);
+                            found.push((hit.query, hit.position, hit.distance));
+                        }
+                    });
+                    found.sort_unstable();
+                    assert_eq!(found, expected, "{name}, count {count}, k = {k}");
+                }
                 // Owners only inside the asked range, for both ways of answering.
                 for built in [&tables, &exact] {
                     let mut hits = 0;
