@@ -161,21 +161,23 @@ pub(crate) async fn compare_page(
             "page {page_id} fingerprint is stale; waiting for re-fingerprinting"
         )));
     }
-    compare_fingerprinted(ports, chapters, &page, &record, None).await
+    compare_fingerprinted(ports, chapters, &page, &record, None, None).await
 }
 
-/// Compares a page whose fingerprint `record` is in the store and the index;
-/// `normalized` is the page's text normalized, when the caller has it.
+/// Compares a page whose fingerprint `record` is in the index; `normalized`
+/// is the page's text normalized, when the caller has it. `unstored` is the
+/// record when it is still to be stored: it is written with the matches.
 pub(crate) async fn compare_fingerprinted(
     ports: &MatcherPorts,
     chapters: &Arc<ChapterCache>,
     page: &Page,
     record: &FingerprintRecord,
     normalized: Option<NormalizedText>,
+    unstored: Option<&FingerprintRecord>,
 ) -> Result<()> {
     let candidates = time_async(Stage::Candidates, candidates(ports, record)).await?;
     if candidates.chapters.is_empty() {
-        return Ok(());
+        return store_results(ports, unstored, &[]).await;
     }
     // The text is copied only when it is still to be normalized.
     let source = normalized.ok_or_else(|| page.text.clone());
@@ -239,6 +241,7 @@ pub(crate) async fn compare_fingerprinted(
         near_duplicates: &candidates.near_duplicates,
         reach: site.and_then(|site| Some((site.publisher_id, site_reach(site.audience)?))),
     };
+    let mut found = Vec::new();
     for ((work_id, chapter_id, chapter), (prepared, verification)) in
         loaded.into_iter().zip(verified)
     {
@@ -249,14 +252,45 @@ pub(crate) async fn compare_fingerprinted(
             prepared,
             verification,
         };
-        if let Err(error) = decide_candidate(ports, &subject, candidate, &mut works).await {
-            if error.kind() != ErrorKind::NotFound {
-                return Err(error);
+        match decide_candidate(ports, &subject, candidate, &mut works).await {
+            Ok(decided) => found.extend(decided),
+            Err(error) if error.kind() == ErrorKind::NotFound => {
+                debug!(work_id = %work_id, chapter_id = %chapter_id, "candidate vanished (work deleted)");
             }
-            debug!(work_id = %work_id, chapter_id = %chapter_id, "candidate vanished (work deleted)");
+            Err(error) => return Err(error),
         }
     }
-    Ok(())
+    store_results(ports, unstored, &found).await
+}
+
+/// Stores a page's record (when still to be stored) and its matches. The
+/// record's write and the first match's are submitted together, so the
+/// embedded store commits them in one transaction (one sync); a match is
+/// idempotent, so a crash between writes only repeats the task.
+async fn store_results(
+    ports: &MatcherPorts,
+    record: Option<&FingerprintRecord>,
+    found: &[Match],
+) -> Result<()> {
+    let record = async {
+        match record {
+            Some(record) => {
+                time_async(
+                    Stage::StoreWrite,
+                    ports.fingerprints.put_fingerprint(record),
+                )
+                .await
+            }
+            None => Ok(()),
+        }
+    };
+    let matches = async {
+        for found in found {
+            time_async(Stage::StoreWrite, ports.matches.upsert_match(found)).await?;
+        }
+        Ok(())
+    };
+    tokio::try_join!(record, matches).map(|_| ())
 }
 
 /// A candidate chapter, verified.
@@ -279,13 +313,13 @@ struct Subject<'a> {
 }
 
 /// Decides whether a verified candidate is an infringement (a part of a split
-/// chapter is judged with its whole chain) and stores the match if it is.
+/// chapter is judged with its whole chain) and returns the match if it is.
 async fn decide_candidate(
     ports: &MatcherPorts,
     subject: &Subject<'_>,
     candidate: Candidate<'_>,
     works: &mut HashMap<WorkId, WorkContext>,
-) -> Result<()> {
+) -> Result<Option<Match>> {
     let (page, near_duplicates) = (subject.page, subject.near_duplicates);
     let Candidate {
         work_id,
@@ -324,10 +358,10 @@ async fn decide_candidate(
     debug!(page_id = %page.id, work_id = %work_id, chapter_id = %chapter_id, copied = decision.copied_chars,
         coverage = verification.chapter_coverage, infringing = decision.infringing, "verified candidate");
     if !decision.infringing {
-        return Ok(());
+        return Ok(None);
     }
     let duplicates = duplicates_of(ports, page, work_id, chapter_id, near_duplicates).await?;
-    let found = build_match(
+    Ok(Some(build_match(
         page,
         &context.work,
         &chapter.text,
@@ -335,8 +369,7 @@ async fn decide_candidate(
         &verification,
         &decision,
         duplicates,
-    );
-    time_async(Stage::StoreWrite, ports.matches.upsert_match(&found)).await
+    )))
 }
 
 /// The joined text of the chapter split over pages that `page` is one of.

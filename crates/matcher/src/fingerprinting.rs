@@ -24,8 +24,11 @@ use crate::context::{MatcherPorts, page_at};
 /// Fingerprints a stored page at `content_sha256`, indexes it, then compares
 /// it in the same task: the page and its record are at hand, and a separate
 /// comparison task would cost three queue commits and two store reads per
-/// page. A failed comparison fails the task; its retry finds the record
-/// stored and the index entries in place (both idempotent) and compares again.
+/// page. A new record is stored with the comparison's matches, in the same
+/// commit of the embedded store (one sync instead of two); until then a
+/// back-fill that finds the page in the index waits for it (`compare_page`).
+/// A failed comparison fails the task; its retry fingerprints again and finds
+/// the index entries in place (idempotent).
 pub(crate) async fn fingerprint_page(
     ports: &MatcherPorts,
     chapters: &Arc<ChapterCache>,
@@ -39,9 +42,11 @@ pub(crate) async fn fingerprint_page(
         page_id: page_id.clone(),
     };
     let (record, normalized) =
-        fingerprint_record(ports, owner, page.text.clone(), &page.title, content_sha256).await?;
+        record_for(ports, owner, page.text.clone(), &page.title, content_sha256).await?;
     index_record(ports, &record).await?;
-    compare::compare_fingerprinted(ports, chapters, &page, &record, normalized).await
+    // A computed record (normalized text at hand) is not stored yet.
+    let unstored = normalized.is_some().then_some(&record);
+    compare::compare_fingerprinted(ports, chapters, &page, &record, normalized, unstored).await
 }
 
 /// Fingerprints and indexes every chapter of a work, then enqueues its back-fill.
@@ -64,7 +69,7 @@ async fn fingerprint_chapter(ports: &MatcherPorts, chapter: Chapter) -> Result<(
         work_id: chapter.work_id.clone(),
         chapter_id: chapter.id.clone(),
     };
-    let (record, _) = fingerprint_record(
+    let (record, computed) = record_for(
         ports,
         owner,
         chapter.text,
@@ -72,6 +77,13 @@ async fn fingerprint_chapter(ports: &MatcherPorts, chapter: Chapter) -> Result<(
         &chapter.content_sha256,
     )
     .await?;
+    if computed.is_some() {
+        time_async(
+            Stage::StoreWrite,
+            ports.fingerprints.put_fingerprint(&record),
+        )
+        .await?;
+    }
     index_record(ports, &record).await?;
     let status = FingerprintStatus::Indexed {
         version: FINGERPRINT_VERSION,
@@ -82,9 +94,10 @@ async fn fingerprint_chapter(ports: &MatcherPorts, chapter: Chapter) -> Result<(
         .await
 }
 
-/// Returns the stored record for this content, computing and storing it if
-/// needed; when computed, also the normalized text, which comparing needs too.
-async fn fingerprint_record(
+/// Returns the stored record for this content, or computes it (not stored:
+/// the caller stores it) and then also returns the normalized text, which
+/// comparing needs too.
+async fn record_for(
     ports: &MatcherPorts,
     owner: FingerprintOwner,
     text: String,
@@ -109,13 +122,10 @@ async fn fingerprint_record(
     let fingerprinter = ports.fingerprinter.clone();
     let (fingerprint, normalized) =
         compute_normalized(fingerprinter, text, title.to_string()).await?;
-    let record = to_record(owner, content_sha256, fingerprint);
-    time_async(
-        Stage::StoreWrite,
-        ports.fingerprints.put_fingerprint(&record),
-    )
-    .await?;
-    Ok((record, Some(normalized)))
+    Ok((
+        to_record(owner, content_sha256, fingerprint),
+        Some(normalized),
+    ))
 }
 
 /// Runs the CPU-bound fingerprinting off the async threads; the title's

@@ -415,3 +415,45 @@ async fn a_large_sites_copy_ranks_above_the_same_copy_on_a_small_site() {
     );
     assert!(small >= 0.5, "still an infringement: {small}");
 }
+
+/// A page's record is stored with its matches, and also when nothing
+/// matched (no candidate at all, or candidates that fall short).
+#[tokio::test]
+async fn every_fingerprinted_page_keeps_its_record() {
+    use copyhound_core::model::FingerprintOwner;
+    use copyhound_fingerprint::FINGERPRINT_VERSION;
+
+    let harness = harness().await;
+    harness.register(Vec::new()).await;
+    let copied = harness
+        .crawl("http://pirate.example/1.html", &pirated_copy())
+        .await;
+    let quote: String = CHAPTER.chars().skip(200).take(90).collect();
+    let review = format!("这是一篇读后感，作者引用了一段原文：{quote}。全文值得一读。");
+    let quoting = harness
+        .crawl("http://blog.example/review.html", &review)
+        .await;
+    let unrelated = harness
+        .crawl(
+            "http://blog.example/weather.html",
+            &"今天天气晴朗，气温二十度，适合出门散步。".repeat(30),
+        )
+        .await;
+    harness.drain().await;
+    assert_eq!(harness.matches_of(&copied).await.len(), 1);
+    for page_id in [copied, quoting, unrelated] {
+        let record = harness
+            .stores
+            .fingerprints
+            .get_fingerprint(
+                &FingerprintOwner::Page {
+                    page_id: page_id.clone(),
+                },
+                FINGERPRINT_VERSION,
+            )
+            .await
+            .unwrap();
+        let page = harness.stores.pages.get_page(&page_id).await.unwrap();
+        assert_eq!(record.content_sha256, page.content_sha256, "{page_id}");
+    }
+}
