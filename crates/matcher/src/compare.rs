@@ -264,9 +264,10 @@ pub(crate) async fn compare_fingerprinted(
 }
 
 /// Stores a page's record (when still to be stored) and its matches. The
-/// record's write and the first match's are submitted together, so the
-/// embedded store commits them in one transaction (one sync); a match is
-/// idempotent, so a crash between writes only repeats the task.
+/// record's write and the first match's are submitted together, and the
+/// embedded store's writer takes every write waiting into one transaction
+/// (one sync); a crash between writes only repeats the task (both are
+/// idempotent).
 async fn store_results(
     ports: &MatcherPorts,
     record: Option<&FingerprintRecord>,

@@ -24,8 +24,8 @@ use crate::context::{MatcherPorts, page_at};
 /// Fingerprints a stored page at `content_sha256`, indexes it, then compares
 /// it in the same task: the page and its record are at hand, and a separate
 /// comparison task would cost three queue commits and two store reads per
-/// page. A new record is stored with the comparison's matches, in the same
-/// commit of the embedded store (one sync instead of two); until then a
+/// page. A new record is stored with the comparison's matches, usually in
+/// the same commit of the embedded store (one sync, not two); until then a
 /// back-fill that finds the page in the index waits for it (`compare_page`).
 /// A failed comparison fails the task; its retry fingerprints again and finds
 /// the index entries in place (idempotent).
