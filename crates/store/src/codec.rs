@@ -180,37 +180,6 @@ pub(crate) fn encode<T: Persisted>(value: &T) -> Result<Map<String, Value>> {
     }
 }
 
-/// The stored bytes of a value: what [`encode`] makes, written in one pass
-/// (no document tree; for a fingerprint record's hundreds of numbers the tree
-/// cost more than the JSON). `schema_version` goes last.
-pub(crate) fn encode_bytes<T: Persisted>(value: &T) -> Result<Vec<u8>> {
-    let mut bytes = serde_json::to_vec(value).map_err(|error| {
-        Error::with_source(
-            ErrorKind::Internal,
-            format!("failed to encode {}", T::KIND),
-            error,
-        )
-    })?;
-    if bytes.first() != Some(&b'{') || bytes.pop() != Some(b'}') {
-        return Err(Error::internal(format!(
-            "{} does not encode as an object",
-            T::KIND
-        )));
-    }
-    if bytes.len() > 1 {
-        bytes.push(b',');
-    }
-    bytes.extend_from_slice(
-        format!(
-            "\"{}\":{}}}",
-            copyhound_core::model::SCHEMA_VERSION_FIELD,
-            T::SCHEMA_VERSION
-        )
-        .as_bytes(),
-    );
-    Ok(bytes)
-}
-
 /// Decodes a stored JSON object, dropping the store's own `_`-prefixed fields.
 pub(crate) fn decode<T: Persisted>(mut object: Map<String, Value>) -> Result<T> {
     object.retain(|key, _| !key.starts_with('_'));
@@ -337,7 +306,7 @@ mod tests {
     fn documents_written_in_one_pass_read_as_the_tree_did() {
         use crate::tests::fixtures;
         fn same<T: Persisted + std::fmt::Debug + PartialEq>(value: &T) {
-            let bytes = encode_bytes(value).unwrap();
+            let bytes = value.to_document_bytes().unwrap();
             let parsed: Value = serde_json::from_slice(&bytes).unwrap();
             assert_eq!(parsed, Value::Object(encode(value).unwrap()));
             let Value::Object(object) = parsed else {

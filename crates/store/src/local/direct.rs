@@ -145,17 +145,17 @@ mod tests {
     #[test]
     fn current_documents_read_as_the_general_way_reads_them() {
         let chapter = fixtures::chapter("w1", 1);
-        let bytes = codec::encode_bytes(&chapter).unwrap();
+        let bytes = chapter.to_document_bytes().unwrap();
         assert_eq!(
             read::<copyhound_core::model::Chapter>(&bytes),
             Some(chapter)
         );
         let mut record = fixtures::fingerprint(fixtures::chapter_owner("w1", "c1"), 1);
         record.simhash = u64::MAX;
-        let bytes = codec::encode_bytes(&record).unwrap();
+        let bytes = record.to_document_bytes().unwrap();
         assert_eq!(read(&bytes), Some(record));
         let site = fixtures::site("pub_a", "site_a");
-        assert_eq!(read(&codec::encode_bytes(&site).unwrap()), Some(site));
+        assert_eq!(read(&site.to_document_bytes().unwrap()), Some(site));
     }
 
     #[test]

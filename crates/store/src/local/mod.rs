@@ -278,7 +278,7 @@ pub(crate) fn put_doc<T: Persisted>(
     value: &T,
 ) -> Result<()> {
     table
-        .insert(key, codec::encode_bytes(value)?.as_slice())
+        .insert(key, value.to_document_bytes()?.as_slice())
         .map_err(db_error)?;
     Ok(())
 }
