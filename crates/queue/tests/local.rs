@@ -105,26 +105,41 @@ async fn a_second_instance_on_the_same_file_is_refused() {
     assert!(second.is_retryable(), "{second}");
 }
 
+/// Runs the wait `wait` makes on a clone of `queue` while one task is
+/// enqueued 50 ms in; returns what it returned and how long it took.
+async fn waited_through_an_enqueue<T, F>(
+    queue: &LocalTaskQueue,
+    wait: impl FnOnce(LocalTaskQueue) -> F,
+) -> (T, Duration)
+where
+    T: Send + 'static,
+    F: std::future::Future<Output = T> + Send + 'static,
+{
+    let waiting = wait(queue.clone());
+    let waiter = tokio::spawn(async move {
+        let started = tokio::time::Instant::now();
+        let out = waiting.await;
+        (out, started.elapsed())
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    queue.enqueue(tasks(1)).await.unwrap();
+    waiter.await.unwrap()
+}
+
 #[tokio::test]
 async fn receive_wait_wakes_on_enqueue() {
     let dir = tempfile::tempdir().unwrap();
     let queue = LocalTaskQueue::open(dir.path(), &test_config(""))
         .await
         .unwrap();
-    let waiter = {
-        let queue = queue.clone();
-        tokio::spawn(async move {
-            let started = tokio::time::Instant::now();
-            let received = queue
-                .receive_wait(1, LONG, Duration::from_secs(10))
-                .await
-                .unwrap();
-            (received.len(), started.elapsed())
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    queue.enqueue(tasks(1)).await.unwrap();
-    let (count, waited) = waiter.await.unwrap();
+    let (count, waited) = waited_through_an_enqueue(&queue, |queue| async move {
+        let received = queue
+            .receive_wait(1, LONG, Duration::from_secs(10))
+            .await
+            .unwrap();
+        received.len()
+    })
+    .await;
     assert_eq!(count, 1);
     assert!(
         waited < Duration::from_secs(2),
@@ -143,17 +158,10 @@ async fn waiting_for_work_ends_with_an_enqueue() {
     let queue = LocalTaskQueue::open(dir.path(), &test_config("wait"))
         .await
         .unwrap();
-    let waiter = {
-        let queue = queue.clone();
-        tokio::spawn(async move {
-            let started = tokio::time::Instant::now();
-            let signalled = queue.wait_for_work(Duration::from_secs(20)).await;
-            (signalled, started.elapsed())
-        })
-    };
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    queue.enqueue(tasks(1)).await.unwrap();
-    let (signalled, waited) = waiter.await.unwrap();
+    let (signalled, waited) = waited_through_an_enqueue(&queue, |queue| async move {
+        queue.wait_for_work(Duration::from_secs(20)).await
+    })
+    .await;
     assert!(signalled, "the embedded queue can tell");
     assert!(
         waited < Duration::from_secs(10),

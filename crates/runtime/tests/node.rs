@@ -233,6 +233,17 @@ impl TaskHandler for CrawlWaitsForWork {
     }
 }
 
+/// A crawl of `site`, as the scheduler enqueues it.
+fn crawl_task(site: &str) -> Task {
+    Task::new(
+        TaskKind::CrawlSite {
+            site_id: site.parse().unwrap(),
+            run_id: copyhound_core::ids::CrawlRunId::generate(),
+        },
+        Utc::now(),
+    )
+}
+
 #[tokio::test]
 async fn crawls_run_in_slots_of_their_own() {
     let dir = tempfile::tempdir().unwrap();
@@ -241,17 +252,12 @@ async fn crawls_run_in_slots_of_their_own() {
             .await
             .unwrap(),
     );
-    let crawl = |site: &str| {
-        Task::new(
-            TaskKind::CrawlSite {
-                site_id: site.parse().unwrap(),
-                run_id: copyhound_core::ids::CrawlRunId::generate(),
-            },
-            Utc::now(),
-        )
-    };
     // Two crawls first, as a scheduler enqueues them; the work after them.
-    let mut tasks = vec![crawl("site-a"), crawl("site-b"), crawl("site-c")];
+    let mut tasks = vec![
+        crawl_task("site-a"),
+        crawl_task("site-b"),
+        crawl_task("site-c"),
+    ];
     tasks.extend((0..4).map(|n| work_task(&format!("w{n}"))));
     queue.enqueue(tasks).await.unwrap();
     let handler = Arc::new(CrawlWaitsForWork::default());
@@ -311,16 +317,7 @@ async fn work_enqueued_while_the_slots_idle_starts_without_the_idle_sleep() {
             .await
             .unwrap(),
     );
-    queue
-        .enqueue(vec![Task::new(
-            TaskKind::CrawlSite {
-                site_id: "site-a".parse().unwrap(),
-                run_id: copyhound_core::ids::CrawlRunId::generate(),
-            },
-            Utc::now(),
-        )])
-        .await
-        .unwrap();
+    queue.enqueue(vec![crawl_task("site-a")]).await.unwrap();
     let handler = Arc::new(CrawlEnqueues {
         queue: queue.clone(),
         worked: AtomicUsize::new(0),
