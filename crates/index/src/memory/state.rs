@@ -268,17 +268,14 @@ impl Delta {
         self.kinds.iter().map(|kind| kind.fingerprints.len()).sum()
     }
 
-    /// The positions, in `run`'s tables of `slot`, of the owners this delta
-    /// holds entries of that kind for (the entries it may hide there).
-    fn positions_in(&self, run: &Run, slot: usize) -> Vec<std::ops::Range<u32>> {
-        let keys = &self.kinds[slot].keys;
-        let mut owners: Vec<u32> = keys.iter().map(|key| key.0).collect();
-        owners.sort_unstable();
-        owners.dedup();
-        owners
-            .into_iter()
-            .filter_map(|id| run.base.owners.find(&self.owners[id as usize]))
-            .filter_map(|id| positions_of(&run.base, slot, id))
+    /// The owners this delta holds entries of kind `slot` for (the owners
+    /// whose entries of that kind in a run it may hide), each once.
+    fn owners_of(&self, slot: usize) -> Vec<&str> {
+        let mut ids: Vec<u32> = self.kinds[slot].keys.iter().map(|key| key.0).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        ids.into_iter()
+            .map(|id| self.owners[id as usize].as_str())
             .collect()
     }
 
@@ -693,6 +690,11 @@ impl State {
         // A hit of an owner outside the prefix that nothing may hide (no
         // removal, newer run or delta entry of its owner) only counts toward
         // the cap: it needs neither its owner's id nor its name.
+        let in_delta = if owner_prefix.is_empty() {
+            Vec::new()
+        } else {
+            self.delta.owners_of(slot)
+        };
         for (index, run) in self.runs.iter().enumerate() {
             let newer = &self.runs[index + 1..];
             let hideable = &self.hideable[index];
@@ -703,7 +705,11 @@ impl State {
                 (
                     tables.owner_starts[prefixed.start as usize]
                         ..tables.owner_starts[prefixed.end as usize],
-                    self.delta.positions_in(run, slot),
+                    in_delta
+                        .iter()
+                        .filter_map(|name| owners.find(name))
+                        .filter_map(|id| positions_of(&run.base, slot, id))
+                        .collect::<Vec<_>>(),
                 )
             } else {
                 (0..u32::MAX, Vec::new())
