@@ -103,6 +103,25 @@ impl SegmentLayout {
         (0..table).any(|earlier| self.segment(earlier, query) == self.segment(earlier, candidate))
     }
 
+    /// Returns how many of the `bits` bits from bit `first` (counted from the
+    /// most significant, wrapping) may differ between a query and an entry
+    /// that table `table` reports at distance `k`. Such an entry agrees on no
+    /// earlier segment (that table reports it), so each earlier segment
+    /// outside those bits takes at least one differing bit elsewhere. With a
+    /// filter after each table's key, the four tables at k = 3 allow 3, 2, 1
+    /// and 1: later tables pass fewer strangers.
+    pub fn differing_allowed(&self, table: usize, first: u32, bits: u32, k: u32) -> u32 {
+        let span = |first: u32, bits: u32| match bits {
+            0 => 0,
+            bits => (u64::MAX << (64 - bits.min(64))).rotate_right(first),
+        };
+        let filter = span(first, bits);
+        let elsewhere = (0..table)
+            .filter(|&earlier| span(self.starts[earlier], self.lengths[earlier]) & filter == 0)
+            .count();
+        k.saturating_sub(elsewhere as u32)
+    }
+
     /// Checks a query distance against the index's fixed maximum.
     pub fn check_query_distance(&self, max_distance: u32) -> Result<()> {
         if max_distance > self.max_distance {
@@ -144,6 +163,46 @@ mod tests {
             SegmentLayout::new(17).unwrap_err().kind(),
             ErrorKind::Config
         );
+    }
+
+    /// Every entry a table reports passes a filter of any span at its limit.
+    #[test]
+    fn differing_allowed_keeps_every_entry_a_table_reports() {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
+        let layout = SegmentLayout::new(3).unwrap();
+        let after_keys = |key_bits: u32| -> Vec<u32> {
+            (0..4)
+                .map(|table| layout.differing_allowed(table, layout.start(table) + key_bits, 16, 3))
+                .collect()
+        };
+        // Table 3's filter wraps into segment 0, which cannot count.
+        assert_eq!(after_keys(16), [3, 2, 1, 1]);
+        assert_eq!(after_keys(13), [3, 2, 1, 1]);
+        assert_eq!(layout.differing_allowed(2, 0, 64, 3), 3);
+        assert_eq!(layout.differing_allowed(2, 48, 16, 1), 0);
+        for max_distance in 0..=6 {
+            let layout = SegmentLayout::new(max_distance).unwrap();
+            for _ in 0..20_000 {
+                let query: u64 = rng.random();
+                let mut entry = query;
+                for _ in 0..rng.random_range(0..=max_distance) {
+                    entry ^= 1 << rng.random_range(0..64);
+                }
+                let Some(table) = (0..layout.tables())
+                    .find(|&table| layout.segment(table, query) == layout.segment(table, entry))
+                else {
+                    continue;
+                };
+                let (first, bits) = (rng.random_range(0..64), rng.random_range(1..=32));
+                let differing = ((query ^ entry).rotate_left(first) >> (64 - bits)).count_ones();
+                let allowed = layout.differing_allowed(table, first, bits, max_distance);
+                assert!(
+                    differing <= allowed,
+                    "k {max_distance}, table {table}, bits {first}+{bits}: {differing} > {allowed}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! bits that follow the bucket. Any bit subset of a neighbour within distance
 //! `k` differs in at most `k` bits, so an entry whose filter differs in more
 //! is rejected without touching the fingerprint array. A later table allows
-//! fewer differing bits (see `filter_limit`): at 10M random entries about 1%
+//! fewer differing bits (see `SegmentLayout::differing_allowed`): at 10M random entries about 1%
 //! of the first table's bucket passes and 0.03% of the last's. Filters and positions are separate arrays:
 //! a query scans 2 bytes per bucket entry and reads a position only when its
 //! filter passes. Positions take as many bytes as the kind's size needs (3 up
@@ -381,7 +381,10 @@ impl KindTables {
             }
         };
         let limits: Vec<u32> = (0..tables)
-            .map(|table| filter_limit(layout, table, self.tables[table].bucket_bits, max_distance))
+            .map(|table| {
+                let first = layout.start(table) + self.tables[table].bucket_bits;
+                layout.differing_allowed(table, first, FILTER_BITS, max_distance)
+            })
             .collect();
         let mut groups = queries.chunks(GROUP).enumerate().peekable();
         if let Some((_, chunk)) = groups.peek() {
@@ -525,24 +528,6 @@ fn filter(layout: &SegmentLayout, table: usize, fingerprint: u64, bucket_bits: u
     (rotated >> (64 - FILTER_BITS)) as u16
 }
 
-/// Returns how many bits the filter of `table` may differ in for an entry
-/// the table reports at `max_distance`: an entry that agrees on an earlier
-/// segment is that table's to report, so each earlier segment outside the
-/// filter's bits takes at least one of the differing bits. At k = 3 the
-/// four tables allow 3, 2, 1 and 1: a third of the false passes.
-fn filter_limit(layout: &SegmentLayout, table: usize, bucket_bits: u32, max_distance: u32) -> u32 {
-    let filter_bits =
-        (u64::MAX << (64 - FILTER_BITS)).rotate_right(layout.start(table) + bucket_bits);
-    let elsewhere = (0..table)
-        .filter(|&earlier| {
-            let segment =
-                (u64::MAX << (64 - layout.length(earlier))).rotate_right(layout.start(earlier));
-            segment & filter_bits == 0
-        })
-        .count() as u32;
-    max_distance.saturating_sub(elsewhere)
-}
-
 fn build_table(
     layout: &SegmentLayout,
     table: usize,
@@ -606,51 +591,6 @@ mod tests {
         assert_eq!(index_bits(1 << 20).unwrap(), 20);
         assert_eq!(index_bits((1 << 20) + 1).unwrap(), 21);
     }
-
-    /// The filter limits are sound: every pair a table reports (its segment
-    /// equal, no earlier one equal, within the distance) passes its filter.
-    #[test]
-    fn filter_limits_keep_every_pair_a_table_reports() {
-        use rand::{Rng, SeedableRng};
-        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-        let layout = SegmentLayout::new(3).unwrap();
-        let limits = |bucket_bits| {
-            (0..4)
-                .map(|table| filter_limit(&layout, table, bucket_bits, 3))
-                .collect::<Vec<_>>()
-        };
-        // Table 3's filter wraps into segment 0, which only ever counts once.
-        assert_eq!(limits(16), [3, 2, 1, 1]);
-        assert_eq!(limits(8), [3, 2, 1, 1]);
-        assert_eq!(filter_limit(&layout, 2, 16, 1), 0);
-        for max_distance in 0..=MAX_TEST_DISTANCE {
-            let layout = SegmentLayout::new(max_distance).unwrap();
-            for bucket_bits in 1..=layout.length(layout.tables() - 1) {
-                for _ in 0..2_000 {
-                    let query: u64 = rng.random();
-                    let mut candidate = query;
-                    for _ in 0..rng.random_range(0..=max_distance) {
-                        candidate ^= 1 << rng.random_range(0..64);
-                    }
-                    let Some(table) = (0..layout.tables()).find(|&table| {
-                        layout.segment(table, query) == layout.segment(table, candidate)
-                    }) else {
-                        continue;
-                    };
-                    let differing = (filter(&layout, table, query, bucket_bits)
-                        ^ filter(&layout, table, candidate, bucket_bits))
-                    .count_ones();
-                    let limit = filter_limit(&layout, table, bucket_bits, max_distance);
-                    assert!(
-                        differing <= limit,
-                        "k {max_distance}, bucket bits {bucket_bits}, table {table}: {differing} > {limit}"
-                    );
-                }
-            }
-        }
-    }
-
-    const MAX_TEST_DISTANCE: u32 = 6;
 
     #[test]
     fn packed_values_round_trip_at_every_width() {

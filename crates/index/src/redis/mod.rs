@@ -447,6 +447,9 @@ impl RedisFingerprintIndex {
             .query_async(&mut self.connection())
             .await
             .map_err(redis_error("failed to query the index"))?;
+        let limits: Vec<u32> = (0..tables)
+            .map(|table| self.layout.filter_limit(table, k))
+            .collect();
         let mut results = Vec::with_capacity(queries.len());
         for (query, buckets) in queries.iter().zip(replies) {
             let mut found = Vec::new();
@@ -457,7 +460,7 @@ impl RedisFingerprintIndex {
                 let own = self.layout.filter(table, *query);
                 for member in value.chunks_exact(Members::WIDTH) {
                     let (filter, owner) = Members::decode(member);
-                    if self.layout.may_match(table, own, filter, k) {
+                    if self.layout.may_match(table, own, filter, limits[table]) {
                         found.push((owner, table as u8));
                     }
                 }
