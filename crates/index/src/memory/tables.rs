@@ -6,13 +6,14 @@
 //! bits that follow the bucket. Any bit subset of a neighbour within distance
 //! `k` differs in at most `k` bits, so an entry whose filter differs in more
 //! is rejected without touching the fingerprint array. A later table allows
-//! fewer differing bits (see `SegmentLayout::differing_allowed`): at 10M random entries about 1%
-//! of the first table's bucket passes and 0.03% of the last's. Filters and positions are separate arrays:
-//! a query scans 2 bytes per bucket entry and reads a position only when its
-//! filter passes. Positions take as many bytes as the kind's size needs (3 up
-//! to 16M entries), and ordinals are stored only for owners whose ordinals
-//! are not `0..n`: 5 bytes per entry and table, 8 for the fingerprint, and
-//! about 2 for owners, against 44 with the former 64-bit slots at 10M.
+//! fewer differing bits (`SegmentLayout::differing_allowed`): at 10M random
+//! entries about 1% of the first table's bucket passes and 0.03% of the
+//! last's. Filters and positions are separate arrays: a query scans 2 bytes
+//! per bucket entry and reads a position only when its filter passes.
+//! Positions take as many bytes as the kind's size needs (3 up to 16M
+//! entries), and ordinals are stored only for owners whose ordinals are not
+//! `0..n`: 5 bytes per entry and table, 8 for the fingerprint, and about 2
+//! for owners, against 44 with the former 64-bit slots at 10M.
 
 use copyhound_core::{Error, ErrorKind, Result};
 

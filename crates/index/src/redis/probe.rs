@@ -8,10 +8,10 @@
 //! A query keeps a member only if its filter is within `k` of its own (fewer
 //! bits in later tables: an earlier segment that agreed would have reported
 //! it), which lets 0.58 % of random members through table 0 at k = 3 and
-//! 13-bit keys; the owner records verify the rest. Redis charges ~72 bytes per key and ~0.8 µs per random
-//! key read (measured on the 2-core dev machine), so small members and one
-//! read per table are what keep both bytes and time low; see
-//! `docs/performance.md`.
+//! 13-bit keys; the owner records verify the rest. Redis charges ~72 bytes
+//! per key and ~0.8 µs per random key read (measured on the 2-core dev
+//! machine), so small members and one read per table are what keep both
+//! bytes and time low; see `docs/performance.md`.
 
 use copyhound_core::Result;
 
