@@ -733,29 +733,32 @@ impl State {
                     if counts[query] > max_hits {
                         continue;
                     }
-                    let owner = if found.owner != NO_OWNER {
-                        found.owner
-                    } else if hideable.covers(slot, found.position)
+                    // The live hit's (name, ordinal), or None when it only counts.
+                    let live = if found.owner != NO_OWNER
+                        || hideable.covers(slot, found.position)
                         || shadowed.iter().any(|range| range.contains(&found.position))
                     {
-                        tables.owner_of(found.position)
-                    } else {
-                        counts[query] += 1;
-                        if counts[query] > max_hits {
-                            results[query] = None;
+                        let owner = match found.owner {
+                            NO_OWNER => tables.owner_of(found.position),
+                            owner => owner,
+                        };
+                        let ordinal = tables.ordinal(owner, found.position);
+                        let name = owners.name(owner);
+                        if self.removed_after(name, run.seq)
+                            || self.hidden(name, slot, ordinal, newer)
+                        {
+                            continue;
                         }
-                        continue;
+                        Some((name, ordinal))
+                    } else {
+                        None
                     };
-                    let ordinal = tables.ordinal(owner, found.position);
-                    let name = owners.name(owner);
-                    if self.removed_after(name, run.seq) || self.hidden(name, slot, ordinal, newer)
-                    {
-                        continue;
-                    }
                     counts[query] += 1;
                     match &mut results[query] {
                         Some(hits) if counts[query] <= max_hits => {
-                            if name.starts_with(owner_prefix) {
+                            if let Some((name, ordinal)) = live
+                                && name.starts_with(owner_prefix)
+                            {
                                 hits.push(hit(
                                     kind,
                                     name,
