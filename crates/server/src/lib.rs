@@ -12,6 +12,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod connections;
 pub mod error;
 pub mod evidence;
 pub mod metrics;
@@ -45,6 +46,7 @@ use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
 
+use crate::connections::ConnectionLimits;
 use crate::error::ApiError;
 
 /// Everything a request handler may touch: ports as trait objects plus the config.
@@ -119,14 +121,21 @@ pub async fn serve_listener(
     listener: TcpListener,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Result<()> {
+    serve_listener_within(state, listener, ConnectionLimits::default(), shutdown).await
+}
+
+/// The same within other connection limits (tests shorten the timeouts).
+pub async fn serve_listener_within(
+    state: AppState,
+    listener: TcpListener,
+    limits: ConnectionLimits,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<()> {
     let local = listener
         .local_addr()
         .map_err(|error| Error::with_source(ErrorKind::Internal, "no local address", error))?;
     tracing::info!(addr = %local, "http server listening");
-    axum::serve(listener, router(state))
-        .with_graceful_shutdown(shutdown)
-        .await
-        .map_err(|error| Error::with_source(ErrorKind::Internal, "http server failed", error))?;
+    connections::serve(listener, router(state), limits, shutdown).await;
     tracing::info!(addr = %local, "http server stopped");
     Ok(())
 }

@@ -388,6 +388,7 @@ async fn upload(
         .method("POST")
         .uri("/ui/works/preview")
         .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"))
+        .header(super::SEC_FETCH_SITE, "same-origin")
         .header(header::CONTENT_TYPE, content_type)
         .body(Body::from(body))
         .unwrap();
@@ -784,6 +785,7 @@ async fn the_operator_creates_a_publisher_and_its_first_admin_from_the_console()
         .method("POST")
         .uri("/login")
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(super::SEC_FETCH_SITE, "same-origin")
         .body(Body::from(format!("key={operator}")))
         .unwrap();
     let login = harness.router.clone().oneshot(request).await.unwrap();

@@ -5,7 +5,9 @@ mod access_test;
 mod alerts_test;
 mod api_test;
 mod chromium_test;
+mod connections_test;
 mod console_test;
+mod csrf_test;
 mod fuzz_test;
 mod openapi_test;
 mod policy_test;
@@ -35,6 +37,9 @@ use copyhound_core::model::Task;
 use copyhound_queue::LocalTaskQueue;
 
 pub(crate) const ADMIN_KEY: &str = "test-admin-secret";
+
+/// What a browser says of a form posted from the console's own page.
+pub(crate) const SEC_FETCH_SITE: &str = "sec-fetch-site";
 
 /// A router with two publishers, A and B, each with a key, on the embedded
 /// store and queue.
@@ -390,7 +395,8 @@ pub(crate) async fn send(
     let builder = Request::builder()
         .method(method)
         .uri(path)
-        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"));
+        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"))
+        .header(SEC_FETCH_SITE, "same-origin");
     let request = match form {
         Some(form) => builder
             .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")

@@ -2,8 +2,9 @@
 //! no JavaScript build step. A reviewer logs in with an API key, which is kept in
 //! an HttpOnly, SameSite=Strict cookie (so other sites can neither read it nor
 //! post forms with it); every page is scoped to that key's publisher exactly like
-//! the API.
+//! the API. Every post must come from the console's own origin ([`csrf`]).
 
+mod csrf;
 mod i18n;
 mod operator;
 mod pages;
@@ -11,7 +12,7 @@ mod pages;
 use std::sync::OnceLock;
 
 use axum::Router;
-use axum::extract::FromRequestParts;
+use axum::extract::{DefaultBodyLimit, FromRequestParts};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{Html, IntoResponse, Redirect, Response};
@@ -25,20 +26,29 @@ use crate::AppState;
 use crate::auth::{PublisherCaller, authenticate, session_key};
 use crate::error::ApiError;
 
-/// Returns the UI routes.
+/// Largest body of `/login` and `/logout`, the console's routes reached
+/// without a session, bytes: a key and nothing else.
+pub const MAX_LOGIN_BODY_BYTES: usize = 16 << 10;
+
+/// Returns the UI routes. Forms take up to [`crate::routes::MAX_BODY_BYTES`];
+/// only the routes that carry work text (the upload preview, its confirmation
+/// and the chapter editor) take up to `server.max_upload_bytes`.
 pub fn routes() -> Router<AppState> {
+    let public = Router::new()
+        .route("/login", get(pages::login_form).post(pages::login))
+        .route("/logout", post(pages::logout))
+        .layer(DefaultBodyLimit::max(MAX_LOGIN_BODY_BYTES));
+    let work_text = Router::new()
+        .route("/ui/works/preview", post(pages::preview_upload))
+        .route("/ui/works/confirm", post(pages::confirm_upload))
+        .route("/ui/works/{work_id}/replace", post(pages::replace_work));
     Router::new()
         .route("/", get(pages::dashboard))
         .route("/ui/lang/{lang}", get(i18n::switch))
-        .route("/login", get(pages::login_form).post(pages::login))
-        .route("/logout", post(pages::logout))
         .route("/ui/works", get(pages::works))
-        .route("/ui/works/preview", post(pages::preview_upload))
-        .route("/ui/works/confirm", post(pages::confirm_upload))
         .route("/ui/works/{work_id}", get(pages::work))
         .route("/ui/works/{work_id}/delete", post(pages::delete_work))
         .route("/ui/works/{work_id}/edit", get(pages::edit_work))
-        .route("/ui/works/{work_id}/replace", post(pages::replace_work))
         .route(
             "/ui/works/{work_id}/licensed-hosts",
             post(pages::set_licensed_hosts),
@@ -72,6 +82,10 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/matches/{match_id}", get(pages::match_page))
         .route("/ui/matches/{match_id}/review", post(pages::review))
         .route("/ui/matches/{match_id}/evidence", get(pages::evidence))
+        .layer(DefaultBodyLimit::max(crate::routes::MAX_BODY_BYTES))
+        .merge(public)
+        .merge(work_text)
+        .layer(axum::middleware::from_fn(csrf::same_origin_only))
         .layer(axum::middleware::from_fn(i18n::scope))
 }
 
