@@ -22,6 +22,10 @@
 //! and when none follows within [`LAZY_SYNC_AFTER`] the writer syncs on its
 //! own (and always before it stops). A sync was about half of a commit's
 //! CPU in the pipeline's profile.
+//!
+//! An I/O error (a full disk) latches redb's file until it is reopened: the
+//! writer then reopens it through [`SharedDb`], and writes answer
+//! `Unavailable` until one commits again (see `shared`).
 
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -32,9 +36,15 @@ use std::time::Duration;
 
 use copyhound_core::stages::{Stage, charge};
 use copyhound_core::{Error, ErrorKind, Result};
-use redb::{Database, Durability, WriteTransaction};
+use redb::{Durability, WriteTransaction};
 use tokio::sync::oneshot;
 use tracing::warn;
+
+pub mod fault;
+mod shared;
+
+pub use shared::{DbHealth, Opener, SharedDb};
+use shared::{io_failure, io_failure_in};
 
 /// Most writes committed together.
 const MAX_BATCH: usize = 64;
@@ -79,29 +89,24 @@ impl Drop for Inner {
 
 impl GroupWriter {
     /// Starts the writer of `db`; its CPU counts toward `stage`.
-    pub fn start(
-        name: &'static str,
-        db: Arc<Database>,
-        map_error: MapError,
-        stage: Stage,
-    ) -> Result<Self> {
-        Self::start_syncing_after(name, db, map_error, stage, LAZY_SYNC_AFTER)
+    pub fn start(db: Arc<SharedDb>, map_error: MapError, stage: Stage) -> Result<Self> {
+        Self::start_syncing_after(db, map_error, stage, LAZY_SYNC_AFTER)
     }
 
     /// [`Self::start`], syncing lazy writes after `sync_after` of idleness.
     pub(crate) fn start_syncing_after(
-        name: &'static str,
-        db: Arc<Database>,
+        db: Arc<SharedDb>,
         map_error: MapError,
         stage: Stage,
         sync_after: Duration,
     ) -> Result<Self> {
+        let name = db.name();
         let (jobs, receiver) = mpsc::channel();
         let syncs = Arc::new(AtomicU64::new(0));
         let counted = Arc::clone(&syncs);
         let thread = std::thread::Builder::new()
             .name(format!("{name}-writer"))
-            .spawn(move || run(name, &db, &receiver, map_error, stage, &counted, sync_after))
+            .spawn(move || run(&db, &receiver, map_error, stage, &counted, sync_after))
             .map_err(|error| {
                 Error::with_source(
                     ErrorKind::Internal,
@@ -228,8 +233,7 @@ where
 }
 
 fn run(
-    name: &'static str,
-    db: &Database,
+    db: &SharedDb,
     jobs: &mpsc::Receiver<Box<dyn Job>>,
     map_error: MapError,
     stage: Stage,
@@ -237,7 +241,6 @@ fn run(
     sync_after: Duration,
 ) {
     let mut writer = Writer {
-        name,
         db,
         map_error,
         syncs,
@@ -246,16 +249,30 @@ fn run(
     let mut pending: VecDeque<Box<dyn Job>> = VecDeque::new();
     loop {
         if pending.is_empty() {
-            let next = if writer.unsynced {
-                jobs.recv_timeout(sync_after)
-            } else {
-                jobs.recv()
-                    .map_err(|_| mpsc::RecvTimeoutError::Disconnected)
+            // Idle: wake to sync lazy commits, or to reopen a failed file
+            // (so reads work again without waiting for a write).
+            let reopen_in = db.reopen_due_in();
+            let wake_in = writer
+                .unsynced
+                .then_some(sync_after)
+                .into_iter()
+                .chain(reopen_in)
+                .min();
+            let next = match wake_in {
+                Some(wait) => jobs.recv_timeout(wait),
+                None => jobs
+                    .recv()
+                    .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
             };
             match next {
                 Ok(job) => pending.push_back(job),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    charge(stage, || writer.sync());
+                    if db.reopen_due_in().is_some_and(|wait| wait.is_zero()) {
+                        // A failure is logged and retried after its backoff.
+                        let _ = charge(stage, || db.reopen());
+                    } else if writer.unsynced {
+                        charge(stage, || writer.sync());
+                    }
                     continue;
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
@@ -279,9 +296,7 @@ fn run(
 
 /// The writer thread's state.
 struct Writer<'a> {
-    /// The database's name in logs and metrics.
-    name: &'static str,
-    db: &'a Database,
+    db: &'a SharedDb,
     map_error: MapError,
     syncs: &'a AtomicU64,
     /// A lazy commit is not yet followed by a durable one.
@@ -303,8 +318,11 @@ impl Writer<'_> {
                 catch_unwind(AssertUnwindSafe(|| batch[i].apply(&txn))).unwrap_or_else(|_| {
                     Err(Error::new(ErrorKind::Internal, "a database write panicked"))
                 });
-            if let Err(error) = applied {
+            if let Err(mut error) = applied {
                 let _ = txn.abort();
+                if let Some(failure) = io_failure_in(&error) {
+                    error = self.failed(failure);
+                }
                 let rest = batch.split_off(i + 1);
                 if let Some(failed) = batch.pop() {
                     failed.finish(Err(error));
@@ -323,7 +341,10 @@ impl Writer<'_> {
                 self.committed(durable);
                 batch.into_iter().for_each(|job| job.finish(Ok(())));
             }
-            Err(error) => fail_all(batch, &(self.map_error)(error.into())),
+            Err(error) => {
+                let error = self.translate(error.into());
+                fail_all(batch, &error);
+            }
         }
     }
 
@@ -332,17 +353,18 @@ impl Writer<'_> {
     fn sync(&mut self) {
         let synced = self
             .begin(true)
-            .and_then(|txn| txn.commit().map_err(|e| (self.map_error)(e.into())));
+            .and_then(|txn| txn.commit().map_err(|e| self.translate(e.into())));
         match synced {
             Ok(()) => self.committed(true),
             // Retried at the next idle wake-up or durable commit.
-            Err(error) => warn!(db = self.name, %error, "syncing lazy commits failed"),
+            Err(error) => warn!(db = self.db.name(), %error, "syncing lazy commits failed"),
         }
     }
 
     fn committed(&mut self, durable: bool) {
+        self.db.committed();
         let kind = if durable { "durable" } else { "lazy" };
-        metrics::counter!("copyhound_db_commits_total", "db" => self.name, "kind" => kind)
+        metrics::counter!("copyhound_db_commits_total", "db" => self.db.name(), "kind" => kind)
             .increment(1);
         if durable {
             self.syncs.fetch_add(1, Ordering::Relaxed);
@@ -352,17 +374,33 @@ impl Writer<'_> {
         }
     }
 
-    fn begin(&self, durable: bool) -> Result<WriteTransaction> {
-        let map_error = self.map_error;
-        let mut txn = self.db.begin_write().map_err(|e| map_error(e.into()))?;
+    fn begin(&mut self, durable: bool) -> Result<WriteTransaction> {
+        let db = self.db.writable()?;
+        let mut txn = db.begin_write().map_err(|e| self.translate(e.into()))?;
         let durability = if durable {
             Durability::Immediate
         } else {
             Durability::None
         };
         txn.set_durability(durability)
-            .map_err(|e| map_error(e.into()))?;
+            .map_err(|e| self.translate(e.into()))?;
         Ok(txn)
+    }
+
+    /// Maps a redb error of the writer's own; an I/O failure degrades the
+    /// database until it is reopened.
+    fn translate(&mut self, error: redb::Error) -> Error {
+        match io_failure(&error) {
+            Some(failure) => self.failed(failure),
+            None => (self.map_error)(error),
+        }
+    }
+
+    /// Records an I/O failure; lazy commits on the failed handle are lost,
+    /// as in a crash, so there is nothing left to sync.
+    fn failed(&mut self, failure: shared::IoFailure) -> Error {
+        self.unsynced = false;
+        self.db.failed(failure)
     }
 }
 
@@ -372,5 +410,7 @@ fn fail_all(batch: Vec<Box<dyn Job>>, error: &Error) {
     }
 }
 
+#[cfg(test)]
+mod shared_test;
 #[cfg(test)]
 mod tests;

@@ -14,9 +14,9 @@ fn map_error(error: redb::Error) -> Error {
     Error::with_source(ErrorKind::Unavailable, format!("test db: {error}"), error)
 }
 
-fn open(dir: &tempfile::TempDir) -> (Arc<Database>, GroupWriter) {
-    let db = Arc::new(Database::create(dir.path().join("test.redb")).unwrap());
-    let writer = GroupWriter::start("test", Arc::clone(&db), map_error, Stage::StoreWrite).unwrap();
+fn open(dir: &tempfile::TempDir) -> (Arc<SharedDb>, GroupWriter) {
+    let db = SharedDb::create("test", dir.path().join("test.redb")).unwrap();
+    let writer = GroupWriter::start(Arc::clone(&db), map_error, Stage::StoreWrite).unwrap();
     (db, writer)
 }
 
@@ -34,8 +34,8 @@ fn bump(key: &'static str) -> impl Fn(&WriteTransaction) -> Result<u64> + Send +
     }
 }
 
-fn count(db: &Database, key: &str) -> u64 {
-    let txn = db.begin_read().unwrap();
+fn count(db: &SharedDb, key: &str) -> u64 {
+    let txn = db.get().unwrap().begin_read().unwrap();
     match txn.open_table(COUNTS) {
         Ok(table) => table.get(key).unwrap().map_or(0, |v| v.value()),
         Err(_) => 0,
@@ -164,16 +164,11 @@ fn dropping_the_writer_closes_the_database() {
     assert_eq!(writer.write_blocking(bump("n")).unwrap(), 2);
 }
 
-fn open_syncing_after(dir: &tempfile::TempDir, after: Duration) -> (Arc<Database>, GroupWriter) {
-    let db = Arc::new(Database::create(dir.path().join("test.redb")).unwrap());
-    let writer = GroupWriter::start_syncing_after(
-        "test",
-        Arc::clone(&db),
-        map_error,
-        Stage::StoreWrite,
-        after,
-    )
-    .unwrap();
+fn open_syncing_after(dir: &tempfile::TempDir, after: Duration) -> (Arc<SharedDb>, GroupWriter) {
+    let db = SharedDb::create("test", dir.path().join("test.redb")).unwrap();
+    let writer =
+        GroupWriter::start_syncing_after(Arc::clone(&db), map_error, Stage::StoreWrite, after)
+            .unwrap();
     (db, writer)
 }
 

@@ -78,6 +78,11 @@ impl LocalTaskQueue {
         }
     }
 
+    /// Returns whether writes commit, or why they fail (a full disk).
+    pub fn health(&self) -> copyhound_redb::DbHealth {
+        self.store.health()
+    }
+
     /// Runs a read on the blocking pool.
     async fn run<T: Send + 'static>(
         &self,
@@ -101,6 +106,9 @@ async fn blocking<T: Send + 'static>(
 #[async_trait]
 impl TaskQueue for LocalTaskQueue {
     async fn check_connectivity(&self) -> Result<()> {
+        if let copyhound_redb::DbHealth::Degraded(reason) = self.health() {
+            return Err(Error::unavailable(reason));
+        }
         self.run(|store| store.stats().map(|_| ())).await
     }
 

@@ -2,13 +2,15 @@
 //! transaction, so a crash leaves either all or none of it, and the five tables
 //! below always agree. Writes go to the database's one writer, which commits
 //! the operations waiting together (`copyhound_redb`); reads block, so callers
-//! run them on the blocking pool.
+//! run them on the blocking pool. After an I/O failure (a full disk) the
+//! writer reopens the file, and writes answer `Unavailable` until one commits
+//! again (`copyhound_redb::SharedDb`).
 
 use std::path::Path;
 use std::sync::Arc;
 
 use redb::{
-    Database, ReadableDatabase, ReadableTable, ReadableTableMetadata, Table, TableDefinition,
+    ReadableDatabase, ReadableTable, ReadableTableMetadata, Table, TableDefinition,
     WriteTransaction,
 };
 use serde::{Deserialize, Serialize};
@@ -16,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use copyhound_core::ports::QueueStats;
 use copyhound_core::stages::Stage;
 use copyhound_core::{Error, ErrorKind, Result};
-use copyhound_redb::GroupWriter;
+use copyhound_redb::{DbHealth, GroupWriter, Opener, SharedDb};
 
 use crate::codec::{Delivery, now_ms};
 
@@ -85,7 +87,7 @@ pub(crate) struct Delivered {
 /// The queue file and its rules.
 #[derive(Debug)]
 pub(crate) struct Store {
-    database: Arc<Database>,
+    database: Arc<SharedDb>,
     writer: GroupWriter,
     max_attempts: u32,
     retry_schedule_ms: Arc<[u64]>,
@@ -104,7 +106,24 @@ impl Store {
             )
         })?;
         let path = dir.join("queue.redb");
-        let database = Database::create(&path).map_err(|error| match error {
+        let file = path.clone();
+        Self::open_on(
+            &path,
+            Box::new(move || redb::Database::create(&file)),
+            max_attempts,
+            retry_schedule_ms,
+        )
+    }
+
+    /// Opens the queue file at `path` through `open`, which opens it again
+    /// after an I/O failure (tests: a disk that fills on demand).
+    pub fn open_on(
+        path: &Path,
+        open: Opener,
+        max_attempts: u32,
+        retry_schedule_ms: Vec<u64>,
+    ) -> Result<Self> {
+        let database = SharedDb::open_with("queue", path, open).map_err(|error| match error {
             redb::DatabaseError::DatabaseAlreadyOpen => Error::unavailable(format!(
                 "queue file {} is open in another process or queue instance",
                 path.display()
@@ -115,8 +134,7 @@ impl Store {
                 other,
             ),
         })?;
-        let database = Arc::new(database);
-        let writer = GroupWriter::start("queue", Arc::clone(&database), storage, Stage::Queue)?;
+        let writer = GroupWriter::start(Arc::clone(&database), storage, Stage::Queue)?;
         let store = Self {
             database,
             writer,
@@ -128,6 +146,11 @@ impl Store {
             .writer
             .write_blocking(|txn| Tables::open(txn)?.expire_all_in_flight())?;
         Ok(store)
+    }
+
+    /// Returns whether writes commit, or why they fail (a full disk).
+    pub fn health(&self) -> DbHealth {
+        self.database.health()
     }
 
     /// Appends tasks (already encoded) to the ready list.
@@ -230,7 +253,8 @@ impl Store {
 
     /// Returns the table sizes.
     pub fn stats(&self) -> Result<QueueStats> {
-        let txn = self.database.begin_read().map_err(storage)?;
+        let database = self.database.get()?;
+        let txn = database.begin_read().map_err(storage)?;
         let len = |definition: TableDefinition<'static, u64, &'static [u8]>| -> Result<u64> {
             txn.open_table(definition)
                 .map_err(storage)?
@@ -254,7 +278,8 @@ impl Store {
     /// Returns up to `limit` tasks waiting for delivery, oldest first, without
     /// delivering them.
     pub fn ready(&self, limit: usize) -> Result<Vec<String>> {
-        let txn = self.database.begin_read().map_err(storage)?;
+        let database = self.database.get()?;
+        let txn = database.begin_read().map_err(storage)?;
         let ready = txn.open_table(READY).map_err(storage)?;
         let mut out = Vec::new();
         for item in ready.iter().map_err(storage)?.take(limit) {
@@ -267,7 +292,8 @@ impl Store {
 
     /// Returns up to `limit` dead letters, oldest first.
     pub fn dead_letters(&self, limit: usize) -> Result<Vec<DeadEntry>> {
-        let txn = self.database.begin_read().map_err(storage)?;
+        let database = self.database.get()?;
+        let txn = database.begin_read().map_err(storage)?;
         let dead = txn.open_table(DEAD).map_err(storage)?;
         let mut out = Vec::new();
         for item in dead.iter().map_err(storage)?.take(limit) {

@@ -7,6 +7,10 @@
 //! Secondary orderings (a tenant's works, a site's runs newest first) are
 //! separate key-only tables maintained in the same transaction as the document
 //! they index.
+//!
+//! After an I/O failure (a full disk) the writer reopens the file; until a
+//! write commits again, writes answer `Unavailable` and `check_connectivity`
+//! (so `/health`) reports why ([`LocalStore::health`]).
 
 mod cache;
 mod direct;
@@ -27,7 +31,7 @@ use std::sync::Arc;
 use copyhound_core::model::Persisted;
 use copyhound_core::stages::{Stage, time};
 use copyhound_core::{Error, ErrorKind, Result};
-use copyhound_redb::GroupWriter;
+use copyhound_redb::{DbHealth, GroupWriter, SharedDb};
 use redb::{
     Database, Durability, ReadTransaction, ReadableDatabase, ReadableTable, TableDefinition,
     WriteTransaction,
@@ -103,7 +107,7 @@ pub const FILE_NAME: &str = "store.redb";
 /// Every store port over one embedded redb database.
 #[derive(Clone)]
 pub struct LocalStore {
-    db: Arc<Database>,
+    db: Arc<SharedDb>,
     writer: GroupWriter,
     path: PathBuf,
     limits: StoreLimits,
@@ -137,8 +141,21 @@ impl LocalStore {
             )
         })?;
         let path = dir.join(FILE_NAME);
-        let db = Arc::new(Database::create(&path).map_err(db_error)?);
-        let writer = GroupWriter::start("store", Arc::clone(&db), db_error, Stage::StoreWrite)?;
+        let db = SharedDb::create("store", &path).map_err(db_error)?;
+        Self::on(db, limits)
+    }
+
+    /// Opens the store in `dir` through `open`, which opens `store.redb`
+    /// (tests: a disk that fills on demand).
+    #[cfg(test)]
+    pub(crate) fn open_on(dir: &Path, open: copyhound_redb::Opener) -> Result<Self> {
+        let db = SharedDb::open_with("store", dir.join(FILE_NAME), open).map_err(db_error)?;
+        Self::on(db, StoreLimits::default())
+    }
+
+    fn on(db: Arc<SharedDb>, limits: StoreLimits) -> Result<Self> {
+        let path = db.path().to_path_buf();
+        let writer = GroupWriter::start(Arc::clone(&db), db_error, Stage::StoreWrite)?;
         let store = Self {
             db,
             writer,
@@ -155,9 +172,15 @@ impl LocalStore {
         &self.path
     }
 
+    /// Returns whether writes commit, or why they fail (a full disk).
+    pub fn health(&self) -> DbHealth {
+        self.db.health()
+    }
+
     /// Creates every table, so read transactions never meet a missing one.
     fn ensure_tables(&self) -> Result<()> {
-        let txn = begin_write(&self.db)?;
+        let db = self.db.get()?;
+        let txn = begin_write(&db)?;
         for table in DOC_TABLES {
             txn.open_table(table).map_err(db_error)?;
         }
@@ -179,7 +202,8 @@ impl LocalStore {
         F: FnOnce(&ReadTransaction) -> Result<T>,
     {
         time(Stage::StoreRead, || {
-            let txn = self.db.begin_read().map_err(db_error)?;
+            let db = self.db.get()?;
+            let txn = db.begin_read().map_err(db_error)?;
             work(&txn)
         })
     }
@@ -190,9 +214,10 @@ impl LocalStore {
         T: Send + 'static,
         F: FnOnce(&ReadTransaction) -> Result<T> + Send + 'static,
     {
-        let db = Arc::clone(&self.db);
+        let shared = Arc::clone(&self.db);
         run_blocking(move || {
             time(Stage::StoreRead, || {
+                let db = shared.get()?;
                 let txn = db.begin_read().map_err(db_error)?;
                 work(&txn)
             })

@@ -12,6 +12,9 @@ use crate::codec;
 #[async_trait]
 impl PublisherStore for LocalStore {
     async fn check_connectivity(&self) -> Result<()> {
+        if let copyhound_redb::DbHealth::Degraded(reason) = self.health() {
+            return Err(Error::unavailable(reason));
+        }
         self.read(|txn| {
             txn.open_table(PUBLISHERS).map_err(db_error)?;
             Ok(())

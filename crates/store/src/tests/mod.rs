@@ -3,6 +3,7 @@
 //! `eval "$(deploy/dev/services.sh start)"`); without it the run is skipped, or
 //! fails when `CI=true`. Each MongoDB test uses its own database, dropped at the end.
 
+mod disk_full;
 pub(crate) mod fixtures;
 #[cfg(unix)]
 mod kill;
