@@ -3,6 +3,8 @@
 //! Redis queue (visibility timeout, attempts, backoff, dead letters); the
 //! conformance suite holds both to it.
 
+#[cfg(test)]
+mod disk_full_test;
 mod store;
 
 use std::path::Path;
@@ -41,6 +43,25 @@ impl LocalTaskQueue {
         let schedule =
             codec::retry_schedule_ms(Duration::from_millis(config.retry_backoff_ms), max_attempts);
         let store = blocking(move || Store::open(&dir, max_attempts, schedule)).await?;
+        Ok(Self {
+            store: Arc::new(store),
+            work_available: Arc::new(Notify::new()),
+        })
+    }
+
+    /// Opens the queue file at `path` through `open` (tests: a disk that
+    /// fills on demand).
+    #[cfg(test)]
+    async fn open_on(
+        path: &Path,
+        open: copyhound_redb::Opener,
+        config: &QueueConfig,
+    ) -> Result<Self> {
+        let path = path.to_path_buf();
+        let max_attempts = config.max_attempts;
+        let schedule =
+            codec::retry_schedule_ms(Duration::from_millis(config.retry_backoff_ms), max_attempts);
+        let store = blocking(move || Store::open_on(&path, open, max_attempts, schedule)).await?;
         Ok(Self {
             store: Arc::new(store),
             work_available: Arc::new(Notify::new()),
