@@ -35,6 +35,56 @@ pub fn next_slot(cron: &Cron, now: Timestamp) -> Option<Timestamp> {
     cron.find_next_occurrence(&now, false).ok()
 }
 
+/// Slots looked at to measure a schedule's firing rate.
+const SAMPLED_SLOTS: usize = 512;
+
+/// The shortest time between two consecutive slots over the next week after
+/// `from` (at most [`SAMPLED_SLOTS`] slots): what the schedule really fires
+/// at, whatever its spelling (`* * * * * *`, `0-59 * * * *`, `*/1 * * * *`).
+/// `None` when it fires at most once in that window.
+pub fn shortest_gap(cron: &Cron, from: Timestamp) -> Option<chrono::Duration> {
+    let horizon = from + chrono::Duration::days(8);
+    let mut previous = next_slot(cron, from)?;
+    let mut shortest: Option<chrono::Duration> = None;
+    for _ in 0..SAMPLED_SLOTS {
+        let Some(slot) = next_slot(cron, previous) else {
+            break;
+        };
+        let gap = slot - previous;
+        shortest = Some(shortest.map_or(gap, |shortest| shortest.min(gap)));
+        if slot > horizon {
+            break;
+        }
+        previous = slot;
+    }
+    shortest
+}
+
+/// Refuses a schedule that fires more often than once per `floor` (its
+/// shortest gap, see [`shortest_gap`]); `field` names it in the error.
+pub fn check_floor(cron: &Cron, floor: std::time::Duration, field: &str) -> Result<()> {
+    let floor = chrono::Duration::from_std(floor).unwrap_or(chrono::Duration::MAX);
+    match shortest_gap(cron, chrono::Utc::now()) {
+        Some(gap) if gap < floor => Err(Error::invalid(format!(
+            "`{field}` fires every {} at its fastest; the shortest interval allowed is {}",
+            human(gap),
+            human(floor)
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn human(duration: chrono::Duration) -> String {
+    let seconds = duration.num_seconds();
+    if seconds % 3600 == 0 && seconds >= 3600 {
+        format!("{} h", seconds / 3600)
+    } else if seconds % 60 == 0 && seconds >= 60 {
+        format!("{} min", seconds / 60)
+    } else {
+        format!("{seconds} s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,5 +98,34 @@ mod tests {
         let long = "x".repeat(500);
         let error = parse_schedule(&long).unwrap_err().to_string();
         assert!(error.len() < 300, "{error}");
+    }
+
+    #[test]
+    fn the_floor_is_measured_on_the_firing_rate_not_the_spelling() {
+        let floor = std::time::Duration::from_secs(300);
+        for fast in [
+            "* * * * * *",
+            "*/1 * * * *",
+            "0-59 * * * *",
+            "0,1 * * * *",
+            "0 0,3 * * * *",
+            "30 */2 * * * *",
+            "0 0 * * * 1,2,3,4,5,6,0",
+        ] {
+            if fast == "0 0 * * * 1,2,3,4,5,6,0" {
+                // Hourly is slower than the floor, whatever the spelling.
+                check_floor(&parse_schedule(fast).unwrap(), floor, "schedule").unwrap();
+                continue;
+            }
+            let error = check_floor(&parse_schedule(fast).unwrap(), floor, "schedule")
+                .expect_err(fast)
+                .to_string();
+            assert!(error.contains("shortest interval allowed is 5 min"), "{error}");
+        }
+        for slow in ["*/5 * * * *", "0 */6 * * *", "0 0 1 1 *", "0 0 29 2 *"] {
+            check_floor(&parse_schedule(slow).unwrap(), floor, "schedule").expect(slow);
+        }
+        let gap = shortest_gap(&parse_schedule("0,1 * * * *").unwrap(), chrono::Utc::now());
+        assert_eq!(gap, Some(chrono::Duration::minutes(1)));
     }
 }

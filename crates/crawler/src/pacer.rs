@@ -67,15 +67,32 @@ pub(crate) async fn fetch_paced(
 /// (0 or less: no limit).
 pub fn interval_for_rate(requests_per_second: f64) -> Duration {
     if requests_per_second > 0.0 && requests_per_second.is_finite() {
-        Duration::from_secs_f64(1.0 / requests_per_second)
+        // A rate stored before its floor existed (or 1e-320) waits at most this.
+        Duration::try_from_secs_f64(1.0 / requests_per_second)
+            .unwrap_or(MAX_INTERVAL)
+            .min(MAX_INTERVAL)
     } else {
         Duration::ZERO
     }
 }
 
+/// Longest pause between two requests to one host, whatever the site's rate.
+pub const MAX_INTERVAL: Duration = Duration::from_secs(60);
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tiny_rates_wait_a_minute_at_most_and_never_panic() {
+        for rate in [1e-320, f64::MIN_POSITIVE, 1e-4, 1.0 / 600.0] {
+            assert_eq!(interval_for_rate(rate), MAX_INTERVAL, "{rate}");
+        }
+        assert_eq!(interval_for_rate(2.0), Duration::from_millis(500));
+        for rate in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(interval_for_rate(rate), Duration::ZERO, "{rate}");
+        }
+    }
 
     #[tokio::test]
     async fn slots_are_spaced_per_host() {

@@ -13,6 +13,11 @@
 //!
 //! Missed slots (scheduler down for a day) are not back-filled: only the latest
 //! one runs.
+//!
+//! A site has one run at a time: a slot that comes while a run is queued or
+//! running is skipped (see [`active_run`]), and slots closer than the floor
+//! (`crawler.min_schedule_interval_seconds`) to the last run are skipped too,
+//! so a schedule stored before the floor existed cannot outrun it either.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -27,7 +32,7 @@ use copyhound_core::ports::{PageRequest, SiteStore, TaskQueue, collect_all};
 use copyhound_core::{ErrorKind, Result};
 use tracing::{info, warn};
 
-use crate::site::{last_slot, next_slot, parse_schedule};
+use crate::site::{SitePolicy, last_slot, next_slot, parse_schedule};
 
 /// Longest sleep between ticks, so new and edited sites are picked up.
 pub const MAX_TICK_INTERVAL: Duration = Duration::from_secs(60);
@@ -39,6 +44,33 @@ const LIST_PAGE_SIZE: u32 = 200;
 pub struct Scheduler {
     sites: Arc<dyn SiteStore>,
     queue: Arc<dyn TaskQueue>,
+    policy: SitePolicy,
+}
+
+/// The run of a site that is still queued or running, if any: a site has one
+/// run at a time. A run created longer ago than `max_run` and an hour was
+/// abandoned (its worker died and the queue gave its task up) and no longer
+/// counts.
+pub async fn active_run(
+    sites: &dyn SiteStore,
+    site_id: &SiteId,
+    max_run: Duration,
+    now: Timestamp,
+) -> Result<Option<CrawlRun>> {
+    let latest = sites
+        .list_crawl_runs(
+            site_id,
+            &PageRequest {
+                after: None,
+                limit: 1,
+            },
+        )
+        .await?;
+    let stale_after = chrono::Duration::from_std(max_run + Duration::from_secs(3600))
+        .unwrap_or(chrono::Duration::MAX);
+    Ok(latest.items.into_iter().next().filter(|run| {
+        !run.status.is_finished() && now.signed_duration_since(run.created_at) < stale_after
+    }))
 }
 
 /// Returns the run id of a site's scheduled slot; equal inputs give equal ids.
@@ -49,7 +81,17 @@ pub fn scheduled_run_id(site_id: &SiteId, slot: Timestamp) -> CrawlRunId {
 impl Scheduler {
     /// Returns a scheduler over the site store and the queue.
     pub fn new(sites: Arc<dyn SiteStore>, queue: Arc<dyn TaskQueue>) -> Self {
-        Self { sites, queue }
+        Self {
+            sites,
+            queue,
+            policy: SitePolicy::default(),
+        }
+    }
+
+    /// Uses the deployment's floor and run budget (`SitePolicy::for_crawler`).
+    pub fn with_policy(mut self, policy: SitePolicy) -> Self {
+        self.policy = policy;
+        self
     }
 
     /// Enqueues a crawl of every enabled site due at `now`; returns the runs
@@ -128,6 +170,19 @@ impl Scheduler {
             .first()
             .map_or(site.created_at, |run| run.created_at);
         if slot <= reference {
+            return Ok(None);
+        }
+        let floor = chrono::Duration::from_std(self.policy.min_schedule_interval)
+            .unwrap_or(chrono::Duration::MAX);
+        if let Some(last) = latest.items.first()
+            && slot.signed_duration_since(last.created_at) < floor
+        {
+            return Ok(None);
+        }
+        if let Some(active) =
+            active_run(self.sites.as_ref(), &site.id, self.policy.max_run, now).await?
+        {
+            info!(site_id=%site.id, run_id=%active.id, "slot skipped: the site's last run has not finished");
             return Ok(None);
         }
         match self.sites.get_crawl_run(&run_id).await {

@@ -238,9 +238,7 @@ fn glob_to_regex(glob: &str) -> String {
 mod tests {
     use super::*;
 
-    const LOOPBACK: SitePolicy = SitePolicy {
-        allow_private_addresses: true,
-    };
+    const LOOPBACK: SitePolicy = SitePolicy::new(true);
 
     fn builder() -> SiteBuilder {
         SiteBuilder::new(

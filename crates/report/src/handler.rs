@@ -117,4 +117,23 @@ impl TaskHandler for ReportHandler {
         report.finished_at = Some(Utc::now());
         self.reports.put_report(&report).await
     }
+
+    async fn abandon(&self, task: &Task, reason: &str) -> Result<()> {
+        let TaskKind::GenerateReport {
+            publisher_id,
+            report_id,
+        } = &task.kind
+        else {
+            return Ok(());
+        };
+        let mut report = self.reports.get_report(publisher_id, report_id).await?;
+        if !matches!(report.status, ReportStatus::Queued) {
+            return Ok(());
+        }
+        report.status = ReportStatus::Failed {
+            error: reason.chars().take(500).collect(),
+        };
+        report.finished_at = Some(Utc::now());
+        self.reports.put_report(&report).await
+    }
 }

@@ -249,6 +249,10 @@ impl ReportScheduler {
             let Some(slot) = last_slot(&cron, now) else {
                 continue;
             };
+            let Some(last_queued) = self.scheduled_cap(publisher, schedule.format, slot, now).await?
+            else {
+                continue;
+            };
             let id = ReportId::derive_from(&format!(
                 "scheduled/{}/{}/{}/{}",
                 publisher.id,
@@ -258,6 +262,7 @@ impl ReportScheduler {
             ));
             self.queue_report(publisher.id.clone(), id, schedule.format, now)
                 .await?;
+            self.record_scheduled(last_queued, now).await?;
         }
         if self.mail.is_some() && !publisher.alerts.email_to.is_empty() {
             let hook = copyhound_core::config::AlertHook {
@@ -269,6 +274,50 @@ impl ReportScheduler {
             };
             self.check_alert(&hook, now).await?;
         }
+        Ok(())
+    }
+
+    /// The cap on what publishers' schedules really fire: of one format, a
+    /// publisher's scheduled reports are queued at most once an hour, and a
+    /// slot at most once, however the schedules are spelled or edited
+    /// (respelling a cron makes new slot ids, not new reports). Returns the
+    /// state to record once the report is queued, or `None` to skip the slot.
+    /// The time is kept in the store, so every scheduler process sees it.
+    async fn scheduled_cap(
+        &self,
+        publisher: &copyhound_core::model::Publisher,
+        format: copyhound_core::model::ReportFormat,
+        slot: Timestamp,
+        now: Timestamp,
+    ) -> anyhow::Result<Option<AlertState>> {
+        let id = format!("{}/scheduled-reports/{}", publisher.id, format.as_str());
+        let stored = self.reports.get_alert_state(&id).await?;
+        if let Some(last) = stored.as_ref().and_then(|state| state.last_sent_at)
+            && (slot <= last || now - last < chrono::Duration::hours(1))
+        {
+            return Ok(None);
+        }
+        Ok(Some(stored.unwrap_or_else(|| AlertState {
+            id,
+            publisher_id: publisher.id.clone(),
+            channel: format!("scheduled {} reports", format.as_str()),
+            version: 0,
+            last_sent_at: None,
+            claimed_by: None,
+            claimed_until: None,
+            last_outcome: None,
+        })))
+    }
+
+    /// Records that a scheduled report was queued at `now`. A racing
+    /// scheduler that recorded first wins; the report id of a slot is shared,
+    /// so the race queues nothing twice.
+    async fn record_scheduled(&self, mut state: AlertState, now: Timestamp) -> anyhow::Result<()> {
+        let expected = (state.version > 0).then_some(state.version);
+        state.version += 1;
+        state.last_sent_at = Some(now);
+        state.last_outcome = Some("queued".into());
+        self.reports.swap_alert_state(expected, &state).await?;
         Ok(())
     }
 

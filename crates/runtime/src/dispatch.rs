@@ -45,4 +45,8 @@ impl TaskHandler for Dispatcher {
     async fn handle(&self, task: &Task) -> Result<()> {
         self.handler_of(&task.kind).handle(task).await
     }
+
+    async fn abandon(&self, task: &Task, reason: &str) -> Result<()> {
+        self.handler_of(&task.kind).abandon(task, reason).await
+    }
 }

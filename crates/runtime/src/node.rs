@@ -2,6 +2,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use copyhound_core::config::Config;
+use copyhound_crawler::site::SitePolicy;
 use copyhound_crawler::{CrawlHandler, CrawlProgress, NoProgress, Scheduler};
 use copyhound_fingerprint::{FingerprintConfig, Fingerprinter};
 use copyhound_matcher::{MatcherHandler, MatcherPorts};
@@ -142,7 +143,8 @@ impl Node {
         let crawls = Scheduler::new(
             self.backends.stores.sites.clone(),
             self.backends.queue.clone(),
-        );
+        )
+        .with_policy(SitePolicy::for_crawler(&self.config.crawler));
         let mut stop = stop;
         started.push(tokio::spawn(async move {
             crawls

@@ -10,8 +10,14 @@
 //! re-delivered to a second worker; on shutdown the deliveries that cannot
 //! finish in time are released at once rather than waiting out their
 //! visibility timeout.
+//!
+//! A task that panics is a failed attempt with the panic's message, and its
+//! handler is told to abandon it (as after a last failed attempt): a bug hit by
+//! one page ends its crawl run as `failed` with the reason, never a run that
+//! stays `running` while the queue retries and dead-letters the task.
 
 use std::collections::HashSet;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -20,9 +26,10 @@ use copyhound_core::config::Config;
 use copyhound_core::model::TaskKind;
 use copyhound_core::ports::{ReceivedTask, TaskHandler, TaskQueue};
 use copyhound_core::stages::{Stage, time_async};
+use futures_util::FutureExt;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 /// Worker loop settings.
 #[derive(Clone, Debug)]
@@ -35,6 +42,9 @@ pub struct WorkerSettings {
     pub idle_sleep: Duration,
     /// Time given to in-flight tasks after shutdown is requested.
     pub shutdown_deadline: Duration,
+    /// The queue's deliveries before a task is dead-lettered (`queue.max_attempts`):
+    /// a failure on this attempt abandons the task.
+    pub max_attempts: u32,
 }
 
 impl Default for WorkerSettings {
@@ -44,6 +54,7 @@ impl Default for WorkerSettings {
             visibility: Duration::from_secs(60),
             idle_sleep: Duration::from_millis(200),
             shutdown_deadline: Duration::from_secs(30),
+            max_attempts: 5,
         }
     }
 }
@@ -57,6 +68,7 @@ impl WorkerSettings {
             visibility: Duration::from_millis(config.queue.visibility_timeout_ms.max(1_000)),
             idle_sleep: Duration::from_millis(200),
             shutdown_deadline: Duration::from_millis(config.worker.shutdown_deadline_ms),
+            max_attempts: config.queue.max_attempts.max(1),
         }
     }
 }
@@ -134,6 +146,7 @@ impl Worker {
             self.handler.clone(),
             received,
             self.settings.visibility,
+            self.settings.max_attempts,
         )
     }
 
@@ -296,6 +309,7 @@ async fn run_one(
     handler: Arc<dyn TaskHandler>,
     received: ReceivedTask,
     visibility: Duration,
+    max_attempts: u32,
 ) -> bool {
     let task = received.task.clone();
     let kind = task.kind.name();
@@ -305,7 +319,10 @@ async fn run_one(
         received: Some(received.clone()),
     };
     let started = std::time::Instant::now();
-    let result = handler.handle(&task).await;
+    let result = match AssertUnwindSafe(handler.handle(&task)).catch_unwind().await {
+        Ok(result) => result.map_err(|error| (format!("{}: {error}", error.code()), false)),
+        Err(panic) => Err((format!("panic: {}", panic_message(panic.as_ref())), true)),
+    };
     let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     guard.complete();
     match result {
@@ -321,15 +338,33 @@ async fn run_one(
             }
             true
         }
-        Err(error) => {
-            warn!(task_id = %task.id, kind, attempt = received.attempt, code = error.code(), error = %error, "task failed");
-            let message = format!("{}: {error}", error.code());
+        Err((message, panicked)) => {
+            if panicked {
+                error!(task_id = %task.id, kind, attempt = received.attempt, error = %message, "task panicked");
+            } else {
+                warn!(task_id = %task.id, kind, attempt = received.attempt, error = %message, "task failed");
+            }
+            if (panicked || received.attempt >= max_attempts)
+                && let Err(abandon_error) = handler.abandon(&task, &message).await
+            {
+                warn!(task_id = %task.id, error = %abandon_error, "abandoning the task failed");
+            }
             if let Err(fail_error) = queue.fail(&received.ack_id, &message).await {
                 warn!(task_id = %task.id, error = %fail_error, "recording the failure failed; the task will be re-delivered");
             }
             false
         }
     }
+}
+
+/// The text a panic carried (`panic!` with a literal or a format string).
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    let text = panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)");
+    text.chars().take(500).collect()
 }
 
 fn spawn_heartbeat(

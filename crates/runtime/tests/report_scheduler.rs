@@ -361,3 +361,55 @@ async fn a_publishers_own_report_schedules_queue_each_slot_once() {
     // Another tenant's schedules are not this one's reports.
     assert!(reports_of(&node, &"P02".parse().unwrap()).await.is_empty());
 }
+
+/// The hourly cap holds on what fires, not on how a cron is spelled:
+/// respelling a schedule between ticks (each spelling hourly on its own)
+/// queues no more than one report of a format an hour.
+#[tokio::test]
+async fn respelled_report_schedules_fire_at_most_hourly() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    let node = node_with_a_confirmed_match(&config).await;
+    let backends = node.backends();
+    let publisher_id: PublisherId = "P01".parse().unwrap();
+    let publishers = &backends.stores.publishers;
+    let scheduler = node.report_scheduler().unwrap();
+    let now = Utc::now();
+    let spellings = [
+        "0 * * * *",
+        "0 0-23 * * *",
+        "0 */1 * * *",
+        "1 * * * *",
+        "2 * * * *",
+        "0 0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23 * * *",
+        "59 * * * *",
+    ];
+    for (n, cron) in spellings.into_iter().enumerate() {
+        let mut publisher = publishers.get_publisher(&publisher_id).await.unwrap();
+        publisher.report_schedules = vec![
+            copyhound_core::model::ReportScheduleSetting {
+                cron: cron.into(),
+                format: ReportFormat::Csv,
+            },
+            copyhound_core::model::ReportScheduleSetting {
+                cron: format!("{} * * * *", (n * 7) % 60),
+                format: ReportFormat::Csv,
+            },
+        ];
+        publishers.put_publisher(&publisher).await.unwrap();
+        scheduler
+            .tick(now + chrono::Duration::seconds(n as i64 * 3))
+            .await
+            .unwrap();
+    }
+    assert_eq!(reports_of(&node, &publisher_id).await.len(), 1);
+    // An hour later the next slot runs.
+    scheduler
+        .tick(now + chrono::Duration::minutes(61))
+        .await
+        .unwrap();
+    assert_eq!(reports_of(&node, &publisher_id).await.len(), 2);
+}

@@ -293,9 +293,7 @@ pub(crate) async fn register_sites(
         )
         .id(site_id.clone())
         // The benchmark's sites are served on loopback by this process.
-        .policy(SitePolicy {
-            allow_private_addresses: true,
-        })
+        .policy(SitePolicy::new(true))
         .limits(12, 20_000)
         .politeness(500.0, 4)
         .build()?;

@@ -190,6 +190,12 @@ pub struct CrawlerConfig {
     /// change: such a page is fetched again after half the time it has been
     /// stable, at most this long (hours). 0 fetches every page on every run.
     pub max_revisit_hours: u64,
+    /// Wall-clock budget of one crawl run (seconds): past it the run stops
+    /// fetching and ends `partial`, so no site holds a crawl slot for ever.
+    pub max_run_seconds: u64,
+    /// Shortest interval between two scheduled crawls of one site (seconds),
+    /// measured on the slots the cron really fires at.
+    pub min_schedule_interval_seconds: u64,
 }
 
 impl Default for CrawlerConfig {
@@ -209,6 +215,8 @@ impl Default for CrawlerConfig {
             render_timeout_ms: 15_000,
             max_render_requests: 50,
             max_revisit_hours: 168,
+            max_run_seconds: 6 * 3600,
+            min_schedule_interval_seconds: 300,
         }
     }
 }
@@ -470,6 +478,9 @@ impl Config {
                 "index.max_distance = {}: at most 8 (the index splits 64 bits into max_distance + 1 segments)",
                 self.index.max_distance
             )));
+        }
+        if self.crawler.max_run_seconds == 0 {
+            return Err(config_error("crawler.max_run_seconds must be at least 1"));
         }
         if self.queue.max_attempts == 0 {
             return Err(config_error("queue.max_attempts must be at least 1"));

@@ -13,4 +13,13 @@ pub trait TaskHandler: std::fmt::Debug + Send + Sync + 'static {
     /// Handles a task. A retryable error retries the task later; any error
     /// counts as a failed attempt.
     async fn handle(&self, task: &Task) -> Result<()>;
+
+    /// Called when `task` will not run to completion: it panicked, or its last
+    /// attempt failed. Ends what the task stood for where people look (a crawl
+    /// run ends `failed` with `reason`), so nothing waits forever on a task
+    /// the queue gave up. Idempotent; the default does nothing.
+    async fn abandon(&self, task: &Task, reason: &str) -> Result<()> {
+        let _ = (task, reason);
+        Ok(())
+    }
 }

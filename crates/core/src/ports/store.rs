@@ -237,6 +237,13 @@ pub trait WorkStore: fmt::Debug + Send + Sync + 'static {
     async fn delete_work(&self, publisher_id: &PublisherId, id: &WorkId) -> Result<()>;
     /// Inserts or replaces chapters (keyed by work + chapter id).
     async fn put_chapters(&self, chapters: &[Chapter]) -> Result<()>;
+    /// Stores an edit of a work: the record and exactly `chapters` (all of
+    /// `work`), deleting its stored chapters that `chapters` leaves out. The
+    /// work is never absent meanwhile. Embedded: one transaction, so after a
+    /// crash the work is the old version or the new one. MongoDB: chapters,
+    /// then the record, then the deletions, each idempotent, so repeating an
+    /// edit cut short completes it. `Conflict` if another publisher owns the id.
+    async fn replace_work(&self, work: &Work, chapters: &[Chapter]) -> Result<()>;
     /// Returns a chapter or `NotFound`.
     async fn get_chapter(&self, work_id: &WorkId, id: &ChapterId) -> Result<Chapter>;
     /// Lists a work's chapters in reading order.

@@ -57,4 +57,14 @@ impl TaskHandler for CrawlHandler {
     async fn handle(&self, task: &Task) -> Result<()> {
         self.crawler.handle_task(task, self.progress.as_ref()).await
     }
+
+    async fn abandon(&self, task: &Task, reason: &str) -> Result<()> {
+        match &task.kind {
+            TaskKind::CrawlSite { site_id, run_id } => {
+                self.crawler.abandon_run(site_id, run_id, reason).await
+            }
+            // A page task is one page of a run; its failure is that page's.
+            _ => Ok(()),
+        }
+    }
 }

@@ -42,6 +42,9 @@ use crate::pacer::HostPacer;
 use crate::site::UrlRules;
 use crate::urls::normalize_url;
 
+/// Why pages a run had no time left for count as failed.
+pub const TIME_BUDGET: &str = "time_budget";
+
 /// How often the run is saved and the heartbeat called while crawling.
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(5);
 
@@ -206,6 +209,29 @@ impl Crawler {
         }
     }
 
+    /// Ends a run whose crawl task will not finish (it panicked, or its last
+    /// attempt failed) as `failed` with `reason`; a finished run stays as it is.
+    pub async fn abandon_run(
+        &self,
+        site_id: &SiteId,
+        run_id: &CrawlRunId,
+        reason: &str,
+    ) -> Result<()> {
+        let run = match self.sites.get_crawl_run(run_id).await {
+            Ok(run) => run,
+            Err(error) if error.kind() == ErrorKind::NotFound => new_run(run_id, site_id),
+            Err(error) => return Err(error),
+        };
+        if run.status.is_finished() {
+            return Ok(());
+        }
+        warn!(run_id=%run_id, reason, "crawl abandoned");
+        let reason: String = reason.chars().take(500).collect();
+        self.finish(run, CrawlRunStatus::Failed, Some(format!("internal error: {reason}")))
+            .await
+            .map(drop)
+    }
+
     /// Fetches one page (and its pagination parts) of a run, stores it and
     /// enqueues `FetchPage` tasks for its links one level deeper. Does not touch
     /// the run's counters: concurrent single-page tasks would race on them.
@@ -294,17 +320,25 @@ impl Crawler {
                 Err(error) => outcome::record(run, seed, &PageOutcome::from_error(&error)),
             }
         }
+        // The run's wall-clock budget: past it, what waits is counted as failed
+        // (`time_budget`) and the run ends partial, so no site holds a slot for ever.
+        let deadline = tokio::time::Instant::now()
+            + Duration::from_secs(self.config.max_run_seconds.max(1));
         // What the sites' sitemaps list joins the frontier one hop from the seeds.
         let interval = crate::pacer::interval_for_rate(site.rate_limit_per_second);
-        let listed = sitemaps::discover(
-            self.fetcher.as_ref(),
-            &context.pacer,
-            interval,
-            &site.seeds,
-            &context.rules,
-            budget,
+        let listed = tokio::time::timeout_at(
+            deadline,
+            sitemaps::discover(
+                self.fetcher.as_ref(),
+                &context.pacer,
+                interval,
+                &site.seeds,
+                &context.rules,
+                budget,
+            ),
         )
-        .await;
+        .await
+        .unwrap_or_default();
         for url in listed {
             if frontier.len() >= budget {
                 break;
@@ -347,6 +381,14 @@ impl Crawler {
                             }
                         }
                     }
+                }
+                () = tokio::time::sleep_until(deadline) => {
+                    let waiting = in_flight.len() + frontier.len().min(budget.saturating_sub(dispatched));
+                    in_flight.abort_all();
+                    *run.counters.failed.entry(TIME_BUDGET.to_string()).or_default() +=
+                        u64::try_from(waiting.max(1)).unwrap_or(u64::MAX);
+                    warn!(run_id=%run.id, waiting, "crawl run out of time");
+                    return Ok(());
                 }
                 _ = heartbeat.tick() => {
                     if let Err(error) = progress.heartbeat().await {

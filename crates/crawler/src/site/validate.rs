@@ -33,23 +33,51 @@ pub const MAX_PAGES_PER_RUN: u32 = 1_000_000;
 pub const MAX_CONCURRENCY: u32 = 64;
 /// Highest request rate per host (0 means unlimited).
 pub const MAX_RATE_LIMIT_PER_SECOND: f64 = 1000.0;
+/// Lowest request rate per host other than 0: one request a minute. Slower
+/// would hold a crawl slot for hours per page.
+pub const MIN_RATE_LIMIT_PER_SECOND: f64 = 1.0 / 60.0;
 /// Characters of a refused value quoted back in an error.
 const QUOTED_CHARS: usize = 120;
 
 /// What a deployment lets a site point at.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SitePolicy {
     /// Accept seeds on loopback, private, link-local and other non-public
     /// addresses (`crawler.allow_private_addresses`: tests, demo, intranets).
     pub allow_private_addresses: bool,
+    /// Shortest interval between two slots of a site's schedule
+    /// (`crawler.min_schedule_interval_seconds`).
+    pub min_schedule_interval: std::time::Duration,
+    /// Wall-clock budget of one run (`crawler.max_run_seconds`); a run queued
+    /// or running for longer than this and an hour was abandoned.
+    pub max_run: std::time::Duration,
+}
+
+impl Default for SitePolicy {
+    fn default() -> Self {
+        Self::for_crawler(&CrawlerConfig::default())
+    }
 }
 
 impl SitePolicy {
+    /// Returns the default policy, private addresses allowed or not.
+    pub const fn new(allow_private_addresses: bool) -> Self {
+        Self {
+            allow_private_addresses,
+            min_schedule_interval: std::time::Duration::from_secs(300),
+            max_run: std::time::Duration::from_secs(360 * 60),
+        }
+    }
+
     /// Returns the policy that matches what the crawler configured by `config`
     /// will fetch.
     pub fn for_crawler(config: &CrawlerConfig) -> Self {
         Self {
             allow_private_addresses: config.allow_private_addresses,
+            min_schedule_interval: std::time::Duration::from_secs(
+                config.min_schedule_interval_seconds,
+            ),
+            max_run: std::time::Duration::from_secs(config.max_run_seconds),
         }
     }
 }
@@ -67,7 +95,7 @@ pub fn validate_site(site: &Site, policy: &SitePolicy) -> Result<()> {
     }
     UrlRules::for_site(site)?;
     if let Some(cron) = &site.schedule {
-        validate_schedule(cron)?;
+        validate_schedule(cron, policy)?;
     }
     validate_limits(site)?;
     if site
@@ -210,8 +238,9 @@ fn validate_pattern_list(field: &str, patterns: &[String]) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a schedule that does not parse or never fires (`0 0 30 2 *`).
-fn validate_schedule(cron: &str) -> Result<()> {
+/// Refuses a schedule that does not parse, never fires (`0 0 30 2 *`) or
+/// fires faster than the policy's floor, however it is spelled.
+fn validate_schedule(cron: &str, policy: &SitePolicy) -> Result<()> {
     if cron.chars().count() > MAX_PATTERN_CHARS {
         return Err(Error::invalid(format!(
             "`schedule` is longer than {MAX_PATTERN_CHARS} characters"
@@ -224,14 +253,15 @@ fn validate_schedule(cron: &str) -> Result<()> {
             quoted(cron)
         )));
     }
-    Ok(())
+    copyhound_core::schedule::check_floor(&parsed, policy.min_schedule_interval, "schedule")
 }
 
 fn validate_limits(site: &Site) -> Result<()> {
     let rate = site.rate_limit_per_second;
-    if !rate.is_finite() || !(0.0..=MAX_RATE_LIMIT_PER_SECOND).contains(&rate) {
+    let in_range = rate == 0.0 || (MIN_RATE_LIMIT_PER_SECOND..=MAX_RATE_LIMIT_PER_SECOND).contains(&rate);
+    if !rate.is_finite() || !in_range {
         return Err(Error::invalid(format!(
-            "`rate_limit_per_second` must be a number from 0 to {MAX_RATE_LIMIT_PER_SECOND} (0: unlimited)"
+            "`rate_limit_per_second` must be 0 (unlimited) or a number from {MIN_RATE_LIMIT_PER_SECOND:.4} (one request a minute) to {MAX_RATE_LIMIT_PER_SECOND}"
         )));
     }
     if !(1..=MAX_CONCURRENCY).contains(&site.concurrency) {

@@ -6,12 +6,8 @@ use copyhound_core::model::ExtractionHints;
 use super::*;
 use crate::site::SiteBuilder;
 
-const STRICT: SitePolicy = SitePolicy {
-    allow_private_addresses: false,
-};
-const LOOPBACK: SitePolicy = SitePolicy {
-    allow_private_addresses: true,
-};
+const STRICT: SitePolicy = SitePolicy::new(false);
+const LOOPBACK: SitePolicy = SitePolicy::new(true);
 
 fn site_with_seed(seed: &str) -> SiteBuilder {
     SiteBuilder::new("P01".parse().unwrap(), "盗版小说网", vec![seed.to_string()])

@@ -5,10 +5,10 @@ use axum::extract::State;
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
-use copyhound_core::ids::{ReportId, SiteId, WorkId};
+use copyhound_core::ids::{PublisherId, ReportId, SiteId, WorkId};
 use copyhound_core::model::{Report, ReportFormat, ReportScope, ReportStatus, Task, TaskKind};
 use copyhound_core::ports::Paged;
-use copyhound_core::{Error, ErrorKind};
+use copyhound_core::{Error, ErrorKind, Result};
 use serde::Deserialize;
 use utoipa::ToSchema;
 use utoipa::openapi::schema::Schema;
@@ -72,6 +72,30 @@ pub async fn list_reports(
     ))
 }
 
+/// Reports of one publisher waiting to be rendered at once; past it `POST`
+/// answers `409` until one is ready, so no tenant can fill the workers.
+pub const MAX_QUEUED_REPORTS: usize = 5;
+
+/// A queued report older than this was given up (its task dead-lettered
+/// before it could be marked failed) and no longer counts.
+const QUEUED_FOR_LONG: chrono::Duration = chrono::Duration::hours(1);
+
+/// The publisher's reports still queued (recent ones), on every page of its list.
+async fn queued_reports(state: &AppState, publisher_id: &PublisherId) -> Result<usize> {
+    let now = Utc::now();
+    let reports = copyhound_core::ports::collect_all(200, |request| async move {
+        state.reports.list_reports(publisher_id, &request).await
+    })
+    .await?;
+    Ok(reports
+        .iter()
+        .filter(|report| {
+            matches!(report.status, ReportStatus::Queued)
+                && now.signed_duration_since(report.created_at) < QUEUED_FOR_LONG
+        })
+        .count())
+}
+
 /// `POST /api/v1/reports`: queues a report.
 #[utoipa::path(
     post,
@@ -84,6 +108,7 @@ pub async fn list_reports(
         (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
         (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
         (status = 404, description = "No such work or site", body = ErrorBody),
+        (status = 409, description = "Too many of the publisher's reports are queued", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
     )
 )]
@@ -107,6 +132,16 @@ pub async fn create_report(
     }
     if let Some(site_id) = &site_id {
         owned_site(&state, &caller.publisher_id, site_id).await?;
+    }
+    let queued = queued_reports(&state, &caller.publisher_id).await?;
+    if queued >= MAX_QUEUED_REPORTS {
+        return Err(Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "{queued} reports are queued; a new one can be requested once one of them is ready"
+            ),
+        )
+        .into());
     }
     let report = Report {
         id: ReportId::generate(),

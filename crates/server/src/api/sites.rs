@@ -554,6 +554,25 @@ pub async fn enqueue_crawl(state: &AppState, site: &Site) -> Result<CrawlRun> {
             format!("site {} is disabled; enable it first", site.id),
         ));
     }
+    // One run per site at a time: overlapping runs fetch every page twice.
+    if let Some(active) = copyhound_crawler::scheduler::active_run(
+        state.sites.as_ref(),
+        &site.id,
+        state.site_policy.max_run,
+        Utc::now(),
+    )
+    .await?
+    {
+        return Err(Error::new(
+            ErrorKind::Conflict,
+            format!(
+                "site {} has a crawl {} ({}); a new one can start when it ends",
+                site.id,
+                active.status.as_str(),
+                active.id
+            ),
+        ));
+    }
     let run = CrawlRun {
         id: CrawlRunId::generate(),
         site_id: site.id.clone(),
@@ -588,7 +607,7 @@ pub async fn enqueue_crawl(state: &AppState, site: &Site) -> Result<CrawlRun> {
         (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
         (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
         (status = 404, description = "No such site", body = ErrorBody),
-        (status = 409, description = "The site is disabled", body = ErrorBody),
+        (status = 409, description = "The site is disabled, or a crawl of it is queued or running", body = ErrorBody),
     )
 )]
 pub async fn start_crawl(

@@ -295,6 +295,27 @@ async fn sites_validate_and_crawls_are_enqueued() {
             .await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(fetched["counters"]["fetched"], 0);
+        // One run per site at a time.
+        let (status, body) = harness
+            .call(
+                "POST",
+                &format!("/api/v1/sites/{site_id}/crawls"),
+                key,
+                None,
+            )
+            .await;
+        assert_error(
+            status,
+            &body,
+            StatusCode::CONFLICT,
+            "conflict",
+            "crawl queued",
+        );
+        assert_eq!(
+            harness.enqueued().await.len(),
+            tasks.len(),
+            "nothing more queued"
+        );
         let (status, site) = harness
             .call(
                 "PATCH",
@@ -467,6 +488,60 @@ async fn reports_are_queued() {
             TaskKind::GenerateReport { .. }
         ));
     }
+}
+
+/// A publisher has at most `MAX_QUEUED_REPORTS` waiting; the next is refused
+/// until one is rendered, and another tenant is not held back.
+#[tokio::test]
+async fn queued_reports_are_capped_per_publisher() {
+    let harness = Harness::new().await;
+    let limit = crate::api::reports::MAX_QUEUED_REPORTS;
+    for _ in 0..limit {
+        let (status, report) = harness
+            .call(
+                "POST",
+                "/api/v1/reports",
+                &harness.key_a,
+                Some(json!({"format": "csv"})),
+            )
+            .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{report}");
+    }
+    let (status, body) = harness
+        .call(
+            "POST",
+            "/api/v1/reports",
+            &harness.key_a,
+            Some(json!({"format": "csv"})),
+        )
+        .await;
+    assert_error(
+        status,
+        &body,
+        StatusCode::CONFLICT,
+        "conflict",
+        "reports are queued",
+    );
+    assert_eq!(harness.enqueued().await.len(), limit, "nothing more queued");
+    let (status, _) = harness
+        .call(
+            "POST",
+            "/api/v1/reports",
+            &harness.key_b,
+            Some(json!({"format": "csv"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "the other tenant");
+    harness.render_queued_reports().await;
+    let (status, report) = harness
+        .call(
+            "POST",
+            "/api/v1/reports",
+            &harness.key_a,
+            Some(json!({"format": "csv"})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{report}");
 }
 
 #[tokio::test]

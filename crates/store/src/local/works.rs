@@ -149,6 +149,49 @@ impl WorkStore for LocalStore {
         .await
     }
 
+    async fn replace_work(&self, work: &Work, chapters: &[Chapter]) -> Result<()> {
+        if let Some(stray) = chapters.iter().find(|chapter| chapter.work_id != work.id) {
+            return Err(Error::invalid(format!(
+                "chapter {} belongs to work {}, not {}",
+                stray.id, stray.work_id, work.id
+            )));
+        }
+        let work = work.clone();
+        let chapters = chapters.to_vec();
+        // Every chapter of the work changes: evict them all.
+        self.write_chapters(None, move |txn| {
+            let mut works = txn.open_table(WORKS).map_err(db_error)?;
+            match get_doc::<Work>(&works, work.id.as_str())? {
+                Some(stored) if stored.publisher_id != work.publisher_id => {
+                    return Err(Error::new(
+                        ErrorKind::Conflict,
+                        format!("work id {} is taken", work.id),
+                    ));
+                }
+                _ => {}
+            }
+            put_doc(&mut works, work.id.as_str(), &work)?;
+            let mut index = txn.open_table(WORKS_BY_PUBLISHER).map_err(db_error)?;
+            index
+                .insert(
+                    scoped(work.publisher_id.as_str(), work.id.as_str()).as_str(),
+                    (),
+                )
+                .map_err(db_error)?;
+            let mut table = txn.open_table(CHAPTERS).map_err(db_error)?;
+            let prefix = format!("{}\0", work.id);
+            let end = format!("{}\u{1}", work.id);
+            table
+                .retain_in::<&str, _>(prefix.as_str()..end.as_str(), |_, _| false)
+                .map_err(db_error)?;
+            for chapter in &chapters {
+                put_doc(&mut table, &chapter_key(&chapter.work_id, &chapter.id), chapter)?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
     async fn get_chapter(&self, work_id: &WorkId, id: &ChapterId) -> Result<Chapter> {
         let key = chapter_key(work_id, id);
         if let Some(chapter) = self.chapters.get(&key) {

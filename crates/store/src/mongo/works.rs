@@ -133,6 +133,38 @@ impl WorkStore for MongoStore {
         self.bulk_upsert(CHAPTERS, documents).await
     }
 
+    async fn replace_work(&self, work: &Work, chapters: &[Chapter]) -> Result<()> {
+        if let Some(stray) = chapters.iter().find(|chapter| chapter.work_id != work.id) {
+            return Err(Error::invalid(format!(
+                "chapter {} belongs to work {}, not {}",
+                stray.id, stray.work_id, work.id
+            )));
+        }
+        if let Some(stored) = self
+            .find_decoded::<Work>(WORKS, doc! { "_id": work.id.as_str() })
+            .await?
+            && stored.publisher_id != work.publisher_id
+        {
+            return Err(Error::new(
+                ErrorKind::Conflict,
+                format!("work id {} is taken", work.id),
+            ));
+        }
+        // No step deletes the record, so the work never answers 404; the
+        // chapters left out go last, once the new ones and the record are in.
+        self.put_chapters(chapters).await?;
+        self.put_work(work).await?;
+        let kept: Vec<String> = chapters
+            .iter()
+            .map(|chapter| chapter_key(&chapter.work_id, &chapter.id))
+            .collect();
+        self.collection(CHAPTERS)
+            .delete_many(doc! { "work_id": work.id.as_str(), "_id": { "$nin": kept } })
+            .await
+            .map_err(mongo_error)?;
+        Ok(())
+    }
+
     async fn get_chapter(&self, work_id: &WorkId, id: &ChapterId) -> Result<Chapter> {
         self.find_decoded(CHAPTERS, doc! { "_id": chapter_key(work_id, id) })
             .await?

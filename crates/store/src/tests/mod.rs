@@ -159,6 +159,7 @@ conformance!(
     oversize_page_bodies_are_truncated,
     artifacts_round_trip,
     works_delete_with_their_chapters,
+    an_edit_replaces_the_chapters_it_leaves_out,
     chapter_reads_follow_every_write,
     alert_states_swap_once,
 );

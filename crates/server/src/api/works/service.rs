@@ -369,11 +369,13 @@ pub async fn register_work(
             .await;
     }
     match &existing {
-        Some(_) => drop_replaced_chapters(state, &work, &chapters).await?,
-        None => drop_uncommitted_chapters(state, &work, &chapters).await?,
+        Some(_) => replace_chapters(state, &work, &chapters).await?,
+        None => {
+            drop_uncommitted_chapters(state, &work, &chapters).await?;
+            state.works.put_chapters(&chapters).await?;
+            state.works.put_work(&work).await?;
+        }
     }
-    state.works.put_chapters(&chapters).await?;
-    state.works.put_work(&work).await?;
     if !chapters.is_empty() {
         enqueue_fingerprinting(state, &work_id).await?;
     }
@@ -438,23 +440,20 @@ fn same_chapters(stored: &[Chapter], requested: &[Chapter]) -> bool {
     stored == requested
 }
 
-/// Before a re-registration: when chapters go away, deletes the work (and its
-/// chapters) and unindexes them; chapters that stay are overwritten in place.
-async fn drop_replaced_chapters(state: &AppState, work: &Work, chapters: &[Chapter]) -> Result<()> {
+/// A re-registration: the work and its new chapters replace the old ones in
+/// one store write (never a moment without the work, so a crash leaves the old
+/// version or the new one), then the chapters that went away leave the index.
+async fn replace_chapters(state: &AppState, work: &Work, chapters: &[Chapter]) -> Result<()> {
     let kept: BTreeSet<&ChapterId> = chapters.iter().map(|chapter| &chapter.id).collect();
-    let previous = state.works.list_chapters(&work.id).await?;
-    let removed: Vec<ChapterId> = previous
+    let removed: Vec<ChapterId> = state
+        .works
+        .list_chapters(&work.id)
+        .await?
         .into_iter()
         .map(|chapter| chapter.id)
         .filter(|id| !kept.contains(id))
         .collect();
-    if removed.is_empty() {
-        return Ok(());
-    }
-    state
-        .works
-        .delete_work(&work.publisher_id, &work.id)
-        .await?;
+    state.works.replace_work(work, chapters).await?;
     unindex_chapters(state, &work.id, removed.into_iter()).await;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! Conformance checks: records, tenants, migrations.
 
 use copyhound_core::ErrorKind;
-use copyhound_core::ids::{ApiKeyId, PageId};
+use copyhound_core::ids::{ApiKeyId, PageId, WorkId};
 use copyhound_core::model::{ApiKey, FingerprintOwner, FingerprintStatus, MatchStatus, Role};
 use copyhound_core::ports::PageUpsert;
 
@@ -623,4 +623,67 @@ pub(crate) async fn chapter_reads_follow_every_write(stores: &Stores) {
         .await
         .unwrap();
     assert_eq!(read().await.unwrap_err().kind(), ErrorKind::NotFound);
+}
+
+pub(crate) async fn an_edit_replaces_the_chapters_it_leaves_out(stores: &Stores) {
+    prepare(stores).await;
+    let works = &stores.works;
+    let work_id: WorkId = "w1".parse().unwrap();
+    works
+        .replace_work(
+            &fixtures::work("pub_a", "w1"),
+            &[fixtures::chapter("w1", 1), fixtures::chapter("w1", 2)],
+        )
+        .await
+        .unwrap();
+    // A neighbour whose id extends this one keeps its chapters.
+    works
+        .put_chapters(&[fixtures::chapter("w10", 1)])
+        .await
+        .unwrap();
+    let mut edited = fixtures::work("pub_a", "w1");
+    edited.title = "edited".into();
+    let mut changed = fixtures::chapter("w1", 2);
+    changed.title = "changed".into();
+    works
+        .replace_work(&edited, &[changed.clone(), fixtures::chapter("w1", 3)])
+        .await
+        .unwrap();
+    let chapters = works.list_chapters(&work_id).await.unwrap();
+    let titles: Vec<&str> = chapters.iter().map(|chapter| chapter.title.as_str()).collect();
+    assert_eq!(titles, ["changed", "第3章"], "chapter 1 went away");
+    assert_eq!(works.get_work_any(&work_id).await.unwrap().title, "edited");
+    assert_eq!(
+        works.get_chapter(&work_id, &changed.id).await.unwrap().title,
+        "changed"
+    );
+    assert_eq!(
+        works
+            .get_chapter(&work_id, &"c1".parse().unwrap())
+            .await
+            .unwrap_err()
+            .kind(),
+        ErrorKind::NotFound
+    );
+    assert_eq!(
+        works
+            .list_chapters(&"w10".parse().unwrap())
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    // Another publisher cannot edit the id into its own.
+    let error = works
+        .replace_work(&fixtures::work("pub_b", "w1"), &[fixtures::chapter("w1", 9)])
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::Conflict, "{error}");
+    assert_eq!(works.list_chapters(&work_id).await.unwrap().len(), 2);
+    // Chapters of another work are refused, not written.
+    let error = works
+        .replace_work(&edited, &[fixtures::chapter("w2", 1)])
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
 }
