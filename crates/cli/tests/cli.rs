@@ -90,10 +90,13 @@ fn the_compose_file_only_sets_known_configuration_keys() {
         .filter_map(|line| {
             let (name, value) = line.split_once(':')?;
             let value = value.trim().trim_matches('"');
-            let value = if value.starts_with("${") {
-                "secret"
-            } else {
-                value
+            // `${VAR:-default}` as compose reads it with VAR unset; `${VAR}` as set.
+            let value = match value.strip_prefix("${") {
+                Some(rest) => rest
+                    .trim_end_matches('}')
+                    .split_once(":-")
+                    .map_or("secret", |(_, default)| default),
+                None => value,
             };
             Some((name.trim().to_string(), value.to_string()))
         })

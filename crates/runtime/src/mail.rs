@@ -43,7 +43,8 @@ impl SmtpMailTransport {
         let mut builder = builder
             .port(config.port)
             .timeout(Some(Duration::from_secs(config.timeout_secs)));
-        if let Some(username) = &config.username {
+        // An empty login (a compose variable left unset) means none.
+        if let Some(username) = config.username.as_ref().filter(|name| !name.is_empty()) {
             builder = builder.credentials(Credentials::new(
                 username.clone(),
                 config.password.clone().unwrap_or_default(),

@@ -106,7 +106,7 @@ const EDIT_CHILD_DIR_ENV: &str = "COPYHOUND_STORE_KILL_EDIT_DIR";
 fn edition(v: u64) -> (copyhound_core::model::Work, Vec<copyhound_core::model::Chapter>) {
     let mut work = fixtures::work("pub_a", "w1");
     work.title = format!("v{v}");
-    let ids: &[u32] = if v % 2 == 0 { &[1, 2, 3] } else { &[1, 4] };
+    let ids: &[u32] = if v.is_multiple_of(2) { &[1, 2, 3] } else { &[1, 4] };
     let chapters = ids
         .iter()
         .map(|&index| {
