@@ -13,6 +13,10 @@
 //! `crawler.render_timeout_ms` in all and is read once it has been quiet for
 //! [`QUIET`] after its load event. One browser serves a crawl run and dies
 //! with it (`kill_on_drop`); its heap is capped by V8 flags.
+//!
+//! The browser runs hostile scripts, so it gets nothing of the crawler it does
+//! not need: its environment is cleared (no `COPYHOUND_*` key or password) and
+//! every dir it writes is inside its throwaway profile ([`process`]).
 
 use std::collections::HashMap;
 use std::process::Stdio;
@@ -38,6 +42,8 @@ use url::Url;
 
 use crate::pacer::{HostPacer, fetch_paced};
 use crate::urls::origin_key;
+
+mod process;
 
 /// A rendered page is read once no request has been answered for this long
 /// after its load event.
@@ -69,7 +75,7 @@ pub struct Chromium {
     pending: Arc<Pending>,
     sessions: Arc<Sessions>,
     _child: Child,
-    _profile: tempfile::TempDir,
+    _profile: process::Profile,
 }
 
 impl std::fmt::Debug for Chromium {
@@ -85,9 +91,10 @@ fn browser_error(message: impl Into<String>) -> Error {
 impl Chromium {
     /// Starts `binary` headless with a throwaway profile.
     pub async fn launch(binary: &str) -> Result<Chromium> {
-        let profile = tempfile::tempdir()
-            .map_err(|error| browser_error(format!("no scratch profile for chromium: {error}")))?;
+        let profile = process::Profile::create()?;
         let mut child = Command::new(binary)
+            .env_clear()
+            .envs(process::environment(&profile))
             .args([
                 "--headless",
                 "--no-sandbox",
@@ -103,7 +110,7 @@ impl Chromium {
                 "--blink-settings=imagesEnabled=false",
                 "--remote-debugging-port=0",
             ])
-            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg(format!("--user-data-dir={}", profile.data_dir().display()))
             .arg("about:blank")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -181,6 +188,16 @@ impl Chromium {
             _child: child,
             _profile: profile,
         })
+    }
+
+    /// Returns the browser's process id.
+    pub fn pid(&self) -> u32 {
+        self._child.id().unwrap_or(0)
+    }
+
+    /// Returns the browser's throwaway profile directory.
+    pub fn profile_dir(&self) -> &std::path::Path {
+        self._profile.path()
     }
 
     /// Sends a command; `None` as `reply` sends it without waiting for the answer.

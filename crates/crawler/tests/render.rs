@@ -5,6 +5,8 @@
 #![allow(clippy::unwrap_used)] // tests may unwrap (STYLE.md rule 16)
 
 mod common;
+#[path = "render/isolation.rs"]
+mod isolation;
 
 use axum::extract::{Request, State};
 use axum::http::header;

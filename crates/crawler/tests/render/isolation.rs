@@ -1,0 +1,123 @@
+//! The browser runs whatever scripts a hostile site serves: it must inherit no
+//! secret of the crawler, die with the crawler even under `kill -9`, leave no
+//! profile behind and run as an unprivileged user. The tests that kill re-run
+//! this test binary as a child that launches a browser and prints its pid.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use copyhound_crawler::render::Chromium;
+
+use super::chromium;
+
+/// Set in the child to the chromium binary it launches.
+const CHILD_ENV: &str = "COPYHOUND_TEST_RENDER_CHILD_CHROMIUM";
+const SECRET: &str = "s3cr3t-that-must-not-leak";
+
+/// The child: only does something when spawned by a test below. Launches a
+/// browser, prints `browser <pid> <profile>` and drops it at the end of stdin.
+#[test]
+fn launching_child() {
+    let Ok(binary) = std::env::var(CHILD_ENV) else {
+        return;
+    };
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let browser = Chromium::launch(&binary).await.unwrap();
+        println!(
+            "browser {} {}",
+            browser.pid(),
+            browser.profile_dir().display()
+        );
+        std::io::stdout().flush().unwrap();
+        let _ = tokio::task::spawn_blocking(|| std::io::stdin().lines().count()).await;
+        drop(browser);
+    });
+}
+
+/// A child test process holding a browser.
+struct Launcher {
+    child: Child,
+    browser_pid: u32,
+    profile: PathBuf,
+}
+
+fn spawn_launcher(binary: &str, env: &[(&str, &str)]) -> Launcher {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "isolation::launching_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, binary)
+        .envs(env.iter().copied())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    for line in stdout.lines() {
+        let line = line.unwrap();
+        // libtest prints the test's name on the same line.
+        if let Some((_, rest)) = line.split_once("browser ") {
+            let (pid, profile) = rest.split_once(' ').unwrap();
+            return Launcher {
+                child,
+                browser_pid: pid.parse().unwrap(),
+                profile: PathBuf::from(profile),
+            };
+        }
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    panic!("the child printed no browser");
+}
+
+fn environment(pid: u32) -> Vec<String> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
+    String::from_utf8_lossy(&environ)
+        .split('\0')
+        .filter(|entry| !entry.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn the_browser_inherits_no_secret() {
+    let Some(binary) = chromium() else {
+        eprintln!("no chromium installed: skipped");
+        return;
+    };
+    let mut launcher = spawn_launcher(
+        &binary,
+        &[
+            ("COPYHOUND_SERVER_ADMIN_KEY", SECRET),
+            ("COPYHOUND_SMTP_PASSWORD", SECRET),
+        ],
+    );
+    let environ = environment(launcher.browser_pid);
+    drop(launcher.child.stdin.take());
+    launcher.child.wait().unwrap();
+    assert!(
+        environ.iter().any(|entry| entry.starts_with("PATH=")),
+        "{environ:?}"
+    );
+    for entry in &environ {
+        assert!(
+            !entry.starts_with("COPYHOUND_") && !entry.contains(SECRET),
+            "the browser inherited `{entry}`"
+        );
+    }
+    let home = environ
+        .iter()
+        .find_map(|entry| entry.strip_prefix("HOME="))
+        .unwrap_or_default();
+    assert!(
+        Path::new(home).starts_with(&launcher.profile),
+        "HOME={home} is outside the profile {}",
+        launcher.profile.display()
+    );
+}
