@@ -35,43 +35,61 @@ pub fn next_slot(cron: &Cron, now: Timestamp) -> Option<Timestamp> {
     cron.find_next_occurrence(&now, false).ok()
 }
 
-/// Slots looked at to measure a schedule's firing rate.
-const SAMPLED_SLOTS: usize = 512;
+/// Span of slots a floor check walks: a schedule's gaps repeat at the latest
+/// with its month (the 31st's last slot, then the 1st's first), so every
+/// gap it has shows up within 32 days of slots.
+const CHECKED_SPAN_DAYS: i64 = 32;
+/// Most slots a floor check walks, whatever the floor.
+const MAX_CHECKED_SLOTS: i64 = 50_000;
 
-/// The shortest time between two consecutive slots over the next week after
-/// `from` (at most [`SAMPLED_SLOTS`] slots): what the schedule really fires
-/// at, whatever its spelling (`* * * * * *`, `0-59 * * * *`, `*/1 * * * *`).
-/// `None` when it fires at most once in that window.
-pub fn shortest_gap(cron: &Cron, from: Timestamp) -> Option<chrono::Duration> {
-    let horizon = from + chrono::Duration::days(8);
+/// The shortest time between two consecutive slots among the `slots` slots
+/// after `from`: what the schedule really fires at, whatever its spelling
+/// (`* * * * * *`, `0-59 * * * *`, `*/1 * * * *`). `None` when it fires at
+/// most once.
+pub fn shortest_gap(cron: &Cron, from: Timestamp, slots: usize) -> Option<chrono::Duration> {
     let mut previous = next_slot(cron, from)?;
     let mut shortest: Option<chrono::Duration> = None;
-    for _ in 0..SAMPLED_SLOTS {
+    for _ in 0..slots {
         let Some(slot) = next_slot(cron, previous) else {
             break;
         };
         let gap = slot - previous;
         shortest = Some(shortest.map_or(gap, |shortest| shortest.min(gap)));
-        if slot > horizon {
-            break;
-        }
         previous = slot;
     }
     shortest
 }
 
-/// Refuses a schedule that fires more often than once per `floor` (its
-/// shortest gap, see [`shortest_gap`]); `field` names it in the error.
+/// Refuses a schedule two of whose consecutive slots are closer than
+/// `floor`, however it is spelled; `field` names it in the error. It walks
+/// 32 days of slots at the floor's rate (a schedule that keeps to the floor
+/// has no more), stopping at the first gap under it.
 pub fn check_floor(cron: &Cron, floor: std::time::Duration, field: &str) -> Result<()> {
     let floor = chrono::Duration::from_std(floor).unwrap_or(chrono::Duration::MAX);
-    match shortest_gap(cron, chrono::Utc::now()) {
-        Some(gap) if gap < floor => Err(Error::invalid(format!(
-            "`{field}` fires every {} at its fastest; the shortest interval allowed is {}",
-            human(gap),
-            human(floor)
-        ))),
-        _ => Ok(()),
+    let slots = if floor <= chrono::Duration::zero() {
+        return Ok(());
+    } else {
+        (chrono::Duration::days(CHECKED_SPAN_DAYS).num_seconds() / floor.num_seconds().max(1) + 2)
+            .min(MAX_CHECKED_SLOTS)
+    };
+    let Some(mut previous) = next_slot(cron, chrono::Utc::now()) else {
+        return Ok(());
+    };
+    for _ in 0..slots {
+        let Some(slot) = next_slot(cron, previous) else {
+            break;
+        };
+        let gap = slot - previous;
+        if gap < floor {
+            return Err(Error::invalid(format!(
+                "`{field}` fires every {} at its fastest; the shortest interval allowed is {}",
+                human(gap),
+                human(floor)
+            )));
+        }
+        previous = slot;
     }
+    Ok(())
 }
 
 fn human(duration: chrono::Duration) -> String {
@@ -120,12 +138,23 @@ mod tests {
             let error = check_floor(&parse_schedule(fast).unwrap(), floor, "schedule")
                 .expect_err(fast)
                 .to_string();
-            assert!(error.contains("shortest interval allowed is 5 min"), "{error}");
+            assert!(
+                error.contains("shortest interval allowed is 5 min"),
+                "{error}"
+            );
+        }
+        // Fast only where months meet, or where hours meet.
+        for fast in ["0,59 0,23 1,31 * *", "14-59/46 */13 18,17 * 1 *"] {
+            check_floor(&parse_schedule(fast).unwrap(), floor * 2, "schedule").expect_err(fast);
         }
         for slow in ["*/5 * * * *", "0 */6 * * *", "0 0 1 1 *", "0 0 29 2 *"] {
             check_floor(&parse_schedule(slow).unwrap(), floor, "schedule").expect(slow);
         }
-        let gap = shortest_gap(&parse_schedule("0,1 * * * *").unwrap(), chrono::Utc::now());
+        let gap = shortest_gap(
+            &parse_schedule("0,1 * * * *").unwrap(),
+            chrono::Utc::now(),
+            100,
+        );
         assert_eq!(gap, Some(chrono::Duration::minutes(1)));
     }
 }

@@ -56,8 +56,6 @@ pub struct ReportScheduleSetting {
 pub const MAX_REPORT_SCHEDULES: usize = 10;
 /// Longest report cron expression, characters.
 pub const MAX_REPORT_CRON_CHARS: usize = 100;
-/// Slots checked for the at-most-hourly rule.
-const CHECKED_SLOTS: usize = 200;
 
 #[cfg(feature = "openapi")]
 fn report_cron_schema() -> utoipa::openapi::schema::Schema {
@@ -100,25 +98,16 @@ pub fn validate_report_schedules(
             )));
         }
         let parsed = crate::schedule::parse_schedule(cron)?;
-        let mut previous = None;
-        let mut at = now;
-        for _ in 0..CHECKED_SLOTS {
-            let Some(slot) = crate::schedule::next_slot(&parsed, at) else {
-                break;
-            };
-            if let Some(previous) = previous
-                && slot - previous < chrono::Duration::hours(1)
-            {
-                return Err(crate::Error::invalid(format!(
-                    "`cron`: {cron:?} fires more than once an hour; reports run at most hourly"
-                )));
-            }
-            previous = Some(slot);
-            at = slot;
-        }
-        if previous.is_none() {
+        if crate::schedule::next_slot(&parsed, now).is_none() {
             return Err(crate::Error::invalid(format!(
                 "`cron`: {cron:?} never fires"
+            )));
+        }
+        if crate::schedule::check_floor(&parsed, std::time::Duration::from_secs(3600), "cron")
+            .is_err()
+        {
+            return Err(crate::Error::invalid(format!(
+                "`cron`: {cron:?} fires more than once an hour; reports run at most hourly"
             )));
         }
     }
