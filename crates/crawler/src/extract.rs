@@ -149,6 +149,14 @@ pub fn extract_styled(
         }
         None => Applied::default(),
     };
+    if styled.read_as_markup {
+        warn!(
+            bytes = html.len(),
+            "css cascade over its time budget; page read as markup"
+        );
+        // More sheets would only make the cascade slower: none are asked for.
+        unread_sheets.clear();
+    }
     let warning = match (cut, &styled.truncated) {
         (Some(cut), Some(css)) => Some(format!("{cut}; {css}")),
         (cut, css) => cut.or_else(|| css.clone()),

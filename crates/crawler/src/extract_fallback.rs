@@ -120,10 +120,12 @@ pub(crate) fn strip_tags(html: &str, max_links: usize) -> Stripped {
     let mut in_link = false;
     let mut rest = html;
     while let Some(open) = rest.find('<') {
+        let Some((text, after)) = rest.split_at_checked(open) else {
+            break;
+        };
         if !in_link {
-            lines.push_text(&rest[..open]);
+            lines.push_text(text);
         }
-        let after = &rest[open..];
         let starts_with = |prefix: &str| {
             after
                 .as_bytes()
@@ -142,10 +144,14 @@ pub(crate) fn strip_tags(html: &str, max_links: usize) -> Stripped {
                 .map_or(after.len(), |at| at + closer.len()),
             None => 0,
         };
-        let close = after[end..]
-            .find('>')
+        let close = after
+            .get(end..)
+            .and_then(|tail| tail.find('>'))
             .map_or(after.len(), |at| end + at + 1);
-        let tag = &after[..close];
+        let Some((tag, tail)) = after.split_at_checked(close) else {
+            rest = after;
+            break;
+        };
         match tag_name(tag) {
             (false, name) if name.eq_ignore_ascii_case(b"a") => {
                 in_link = !tag.ends_with("/>");
@@ -156,7 +162,7 @@ pub(crate) fn strip_tags(html: &str, max_links: usize) -> Stripped {
             _ => {}
         }
         lines.line_break();
-        rest = &after[close..];
+        rest = tail;
     }
     if !in_link {
         lines.push_text(rest);
@@ -216,7 +222,7 @@ impl Links {
 fn href_of(tag: &str) -> Option<String> {
     let bytes = tag.as_bytes();
     let mut from = 0;
-    while let Some(found) = find_ascii_case_insensitive(&tag[from..], "href") {
+    while let Some(found) = find_ascii_case_insensitive(tag.get(from..)?, "href") {
         let at = from + found;
         from = at + 4;
         if !bytes
@@ -225,9 +231,13 @@ fn href_of(tag: &str) -> Option<String> {
         {
             continue;
         }
-        let value = tag[from..].trim_start().strip_prefix('=')?.trim_start();
+        let value = tag
+            .get(from..)?
+            .trim_start()
+            .strip_prefix('=')?
+            .trim_start();
         let raw = match value.chars().next()? {
-            quote @ ('"' | '\'') => value[1..].split(quote).next()?,
+            quote @ ('"' | '\'') => value.strip_prefix(quote)?.split(quote).next()?,
             _ => value
                 .split(|c: char| c.is_ascii_whitespace() || c == '>')
                 .next()?,

@@ -3,6 +3,9 @@
 //! (endless bodies, redirect loops, lying charsets) is bounded and recorded per
 //! page, never a crash or a hang.
 #![warn(missing_docs)]
+// Web content is hostile: slicing a string at a byte offset panics inside a
+// multi-byte character, so offsets must be checked (`str::get`, `split_at_checked`).
+#![deny(clippy::string_slice)]
 
 pub mod charset;
 pub mod crawl;

@@ -22,9 +22,17 @@
 //! read as markup, as before, and the result says so. Selectors are bucketed
 //! by their rightmost id, class or tag, so an element is tested only against
 //! rules that can match it.
+//!
+//! A count of tests does not bound their cost: `:is(:is(span div) div) div`
+//! walks the ancestors once per ancestor per ancestor, and a page of such
+//! rules over 500 nested `div`s took 15 minutes. So selectors nested past
+//! [`MAX_COMBINATOR_LEVELS`] are dropped (one test then costs at most the
+//! depth squared), and the cascade has [`CSS_TIME_BUDGET`]: past it the page
+//! is read as markup alone ([`Applied::read_as_markup`]), never half styled.
 
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
+use std::time::{Duration, Instant};
 
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
@@ -34,12 +42,24 @@ mod css;
 
 use css::{Background, Declaration, Display, Field, FontSize, Rgba, SLOTS};
 
+use crate::text::char_prefix;
+
 /// Bytes of CSS read per page, inline blocks and linked sheets together.
 pub const MAX_CSS_BYTES: usize = 1 << 20;
 /// Selectors kept per page.
 pub const MAX_SELECTORS: usize = 20_000;
 /// Selector tests run per page.
 pub const MAX_MATCH_TESTS: usize = 1_000_000;
+/// Time the cascade of one page may take; past it the page is read as markup.
+/// Real pages take milliseconds.
+pub const CSS_TIME_BUDGET: Duration = Duration::from_secs(1);
+/// Levels of a selector holding a descendant or sibling combinator, counted
+/// through the arguments of `:is()`, `:not()`, `:where()`: matching one walks
+/// the ancestors per try of the level around it, so a test costs up to the
+/// page's depth to this power. Selectors past it are dropped.
+pub const MAX_COMBINATOR_LEVELS: usize = 2;
+/// Functional pseudo-classes nested in one another; deeper selectors are dropped.
+pub const MAX_SELECTOR_NESTING: usize = 4;
 /// Stands for a character drawn as an image: U+FFFC OBJECT REPLACEMENT
 /// CHARACTER, which the fingerprint normalizer keeps and the verifier aligns as
 /// a wildcard (`copyhound_fingerprint::GLYPH_PLACEHOLDER`, the same character).
@@ -79,6 +99,9 @@ pub struct Applied {
     pub glyphs: usize,
     /// Set when a bound stopped the CSS from being applied in full.
     pub truncated: Option<String>,
+    /// Set when the cascade ran past [`CSS_TIME_BUDGET`]: nothing was
+    /// applied, the page reads as its markup alone.
+    pub read_as_markup: bool,
 }
 
 /// Hrefs of the page's `<link rel="stylesheet">` elements, in document order.
@@ -103,11 +126,27 @@ pub fn linked_sheet_hrefs(document: &Html) -> Vec<String> {
         .collect()
 }
 
-/// Applies the page's CSS to `document` (see the module docs).
+/// Applies the page's CSS to `document` within [`CSS_TIME_BUDGET`] (see the module docs).
 pub fn apply(document: &mut Html, linked: LinkedSheets<'_>) -> Applied {
+    apply_within(document, linked, CSS_TIME_BUDGET)
+}
+
+/// Like [`apply`], with `budget` for the cascade: past it `document` is left
+/// as it is and [`Applied::read_as_markup`] is set.
+pub fn apply_within(document: &mut Html, linked: LinkedSheets<'_>, budget: Duration) -> Applied {
+    let deadline = Instant::now() + budget;
     let mut applied = Applied::default();
     let rules = Rules::of(document, linked, &mut applied);
-    let plan = plan(document, &rules, linked.complete, &mut applied);
+    let Some(plan) = plan(document, &rules, linked.complete, deadline, &mut applied) else {
+        return Applied {
+            truncated: Some(format!(
+                "CSS cascade over {} ms; the page was read as markup",
+                budget.as_millis()
+            )),
+            read_as_markup: true,
+            ..Applied::default()
+        };
+    };
     rewrite(document, plan, &mut applied);
     applied
 }
@@ -159,11 +198,7 @@ impl Rules {
         let mut read = |css: &str, raw: &mut Vec<css::RawRule>, applied: &mut Applied| {
             let css = if css.len() > budget {
                 applied.truncated = Some(format!("over {MAX_CSS_BYTES} bytes of CSS"));
-                let mut cut = budget;
-                while !css.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                &css[..cut]
+                char_prefix(css, budget)
             } else {
                 css
             };
@@ -184,6 +219,7 @@ impl Rules {
             }
         }
         let mut rules = Rules::default();
+        let mut too_complex = 0usize;
         'rules: for rule in raw {
             let declarations: Rc<[Declaration]> = rule.declarations.into();
             for piece in split_selector_list(&rule.selectors) {
@@ -194,6 +230,10 @@ impl Rules {
                 let Some((text, pseudo)) = strip_pseudo_element(piece) else {
                     continue;
                 };
+                if !is_cheap(text) {
+                    too_complex += 1;
+                    continue;
+                }
                 let Ok(selector) = Selector::parse(if text.is_empty() { "*" } else { text }) else {
                     continue;
                 };
@@ -211,6 +251,11 @@ impl Rules {
                     declarations: declarations.clone(),
                 });
             }
+        }
+        if too_complex > 0 && applied.truncated.is_none() {
+            applied.truncated = Some(format!(
+                "{too_complex} CSS selectors too costly to match were dropped"
+            ));
         }
         rules
     }
@@ -249,13 +294,13 @@ fn split_selector_list(list: &str) -> Vec<&str> {
             (None, '(' | '[') => depth += 1,
             (None, ')' | ']') => depth -= 1,
             (None, ',') if depth == 0 => {
-                pieces.push(list[start..at].trim());
+                pieces.push(list.get(start..at).unwrap_or_default().trim());
                 start = at + 1;
             }
             _ => {}
         }
     }
-    pieces.push(list[start..].trim());
+    pieces.push(list.get(start..).unwrap_or_default().trim());
     pieces.retain(|piece| !piece.is_empty());
     pieces
 }
@@ -271,7 +316,7 @@ fn strip_pseudo_element(selector: &str) -> Option<(&str, Pseudo)> {
         (":after", Pseudo::After),
     ] {
         if lower.ends_with(suffix) {
-            let text = selector[..selector.len() - suffix.len()].trim_end();
+            let text = selector.get(..selector.len() - suffix.len())?.trim_end();
             return (!text.contains("::")).then_some((text, pseudo));
         }
     }
@@ -290,9 +335,9 @@ fn specificity(selector: &str) -> u32 {
             b'#' => ids += 1,
             b'.' | b'[' => classes += 1,
             b':' => {
-                let rest = &selector[at + 1..];
+                let rest = &bytes[at + 1..];
                 // :not(), :is() count their argument (scanned on), :where() nothing.
-                if rest.starts_with("where(") {
+                if rest.starts_with(b"where(") {
                     let mut depth = 0;
                     while at < bytes.len() {
                         match bytes[at] {
@@ -307,7 +352,7 @@ fn specificity(selector: &str) -> u32 {
                         }
                         at += 1;
                     }
-                } else if !rest.starts_with("not(") && !rest.starts_with("is(") {
+                } else if !rest.starts_with(b"not(") && !rest.starts_with(b"is(") {
                     classes += 1;
                 }
             }
@@ -345,9 +390,11 @@ fn rightmost_key(selector: &str) -> Key {
             _ => {}
         }
     }
-    let compound = &selector[start..];
+    let compound = selector.get(start..).unwrap_or_default();
     let ident = |from: usize| -> String {
-        compound[from..]
+        compound
+            .get(from..)
+            .unwrap_or_default()
             .chars()
             .take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_' || !c.is_ascii())
             .collect()
@@ -374,6 +421,72 @@ fn rightmost_key(selector: &str) -> Key {
         Key::Any
     } else {
         Key::Tag(tag.to_ascii_lowercase())
+    }
+}
+
+/// Whether testing `selector` stays cheap: functional pseudo-classes nested
+/// at most [`MAX_SELECTOR_NESTING`] deep, and descendant or sibling
+/// combinators on at most [`MAX_COMBINATOR_LEVELS`] levels along any path
+/// through the nesting (`div :not(:is(p span))` has two). Conservative:
+/// a `+` in `:nth-child(2n + 1)` counts as a combinator.
+fn is_cheap(selector: &str) -> bool {
+    // Per open level: whether it holds a combinator, and the most levels
+    // holding one along a path below it.
+    let mut levels: Vec<(bool, usize)> = vec![(false, 0)];
+    let (mut quote, mut in_brackets, mut escaped) = (None, false, false);
+    let (mut last, mut space) = ('(', false);
+    for c in selector.chars() {
+        if escaped {
+            escaped = false;
+            continue;
+        }
+        match (quote, c) {
+            (_, '\\') => escaped = true,
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(c),
+            (None, '[') => in_brackets = true,
+            (None, ']') => in_brackets = false,
+            _ if in_brackets => {}
+            (None, '(') => {
+                levels.push((false, 0));
+                if levels.len() > MAX_SELECTOR_NESTING + 1 {
+                    return false;
+                }
+            }
+            (None, ')') if levels.len() > 1 => close_level(&mut levels),
+            (None, '~') => mark_combinator(&mut levels),
+            (None, c) if c.is_whitespace() => {
+                space = true;
+                continue;
+            }
+            _ => {}
+        }
+        let after_joint = matches!(last, '(' | ',' | '>' | '+' | '~');
+        let before_joint = matches!(c, ')' | ',' | '>' | '+' | '~');
+        if space && !after_joint && !before_joint {
+            mark_combinator(&mut levels);
+        }
+        (last, space) = (c, false);
+    }
+    while levels.len() > 1 {
+        close_level(&mut levels);
+    }
+    let (holds, below) = levels.first().copied().unwrap_or_default();
+    usize::from(holds) + below <= MAX_COMBINATOR_LEVELS
+}
+
+fn mark_combinator(levels: &mut [(bool, usize)]) {
+    if let Some(level) = levels.last_mut() {
+        level.0 = true;
+    }
+}
+
+fn close_level(levels: &mut Vec<(bool, usize)>) {
+    if let Some((holds, below)) = levels.pop()
+        && let Some(parent) = levels.last_mut()
+    {
+        parent.1 = parent.1.max(usize::from(holds) + below);
     }
 }
 
@@ -518,7 +631,14 @@ struct Plan {
     glyphs: Vec<(NodeId, String)>,
 }
 
-fn plan(document: &Html, rules: &Rules, complete: bool, applied: &mut Applied) -> Plan {
+/// What applying the rules to `document` would change; `None` past `deadline`.
+fn plan(
+    document: &Html,
+    rules: &Rules,
+    complete: bool,
+    deadline: Instant,
+    applied: &mut Applied,
+) -> Option<Plan> {
     let mut plan = Plan::default();
     let root = Inherited {
         invisible: false,
@@ -550,6 +670,10 @@ fn plan(document: &Html, rules: &Rules, complete: bool, applied: &mut Applied) -
                         let element_ref = ElementRef::wrap(node).expect("an element node");
                         for &index in &candidates {
                             tests += 1;
+                            // One clock read per test: a test costs far more (see is_cheap).
+                            if Instant::now() >= deadline {
+                                return None;
+                            }
                             let rule = &rules.rules[index as usize];
                             if !rule.selector.matches(&element_ref) {
                                 continue;
@@ -624,7 +748,7 @@ fn plan(document: &Html, rules: &Rules, complete: bool, applied: &mut Applied) -
             }
         }
     }
-    plan
+    Some(plan)
 }
 
 fn is_block_tag(name: &str) -> bool {

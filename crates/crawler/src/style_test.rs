@@ -186,3 +186,81 @@ fn hostile_css_is_bounded() {
     let applied = apply(&mut document, LinkedSheets::default());
     assert!(applied.truncated.is_some(), "{applied:?}");
 }
+
+/// `levels` selector-taking pseudo-classes around a descendant combinator
+/// that never matches: testing one walks the ancestors `levels + 1` deep.
+fn costly_selector(levels: usize) -> String {
+    let mut selector = String::from("span");
+    for _ in 0..levels {
+        selector = format!(":is({selector} div)");
+    }
+    selector
+}
+
+/// A decoy the page hides, under `depth` nested `div`s, with `rules` costly rules.
+fn costly_page(depth: usize, levels: usize, rules: usize) -> String {
+    let css: String = (0..rules)
+        .map(|index| format!("{} {{ color: #00{index:04} }}\n", costly_selector(levels)))
+        .collect();
+    format!(
+        "<style>.dk{{display:none}}\n{css}</style>{}<p>原文<i class=\"dk\">假</i></p>{}",
+        "<div>".repeat(depth),
+        "</div>".repeat(depth)
+    )
+}
+
+#[test]
+fn selectors_too_costly_to_match_are_dropped() {
+    for cheap in [
+        "div :not(:is(p span))",
+        ".a:not(.b, .c) > p",
+        "ul > li + li ~ li",
+        ".prose :where(a):not(:where([class~=\"not prose\"] *))",
+        ".w-\\[calc\\(100\\%-2rem\\)\\]",
+        "p:nth-child(2n + 1) a",
+    ] {
+        assert!(is_cheap(cheap), "{cheap}");
+    }
+    for costly in [
+        costly_selector(3).as_str(),
+        ":is(:is(span div) div) div",
+        ":not(:is(div :not(:is(span p)) p)) a",
+        ":not(:not(:not(:not(:not(div)))))",
+    ] {
+        assert!(!is_cheap(costly), "{costly}");
+    }
+    // Three levels over 200 nested divs: seconds per rule when matched.
+    let mut document = Html::parse_document(&costly_page(200, 3, 10));
+    let applied = apply(&mut document, LinkedSheets::default());
+    assert!(!applied.read_as_markup, "{applied:?}");
+    assert!(
+        applied
+            .truncated
+            .unwrap()
+            .contains("10 CSS selectors too costly")
+    );
+    assert_eq!(applied.hidden, 1, "the cheap rule still applies");
+}
+
+#[test]
+fn a_cascade_out_of_time_reads_the_page_as_markup() {
+    // Two levels are kept, but 200 such rules over 200 nested divs take
+    // seconds: the budget ends the cascade and nothing is applied.
+    let html = costly_page(200, 2, 200);
+    let mut document = Html::parse_document(&html);
+    let applied = apply_within(
+        &mut document,
+        LinkedSheets::default(),
+        Duration::from_millis(50),
+    );
+    assert!(applied.read_as_markup, "{applied:?}");
+    assert_eq!(applied.hidden, 0);
+    assert!(applied.truncated.unwrap().contains("read as markup"));
+    assert!(document.root_element().text().any(|text| text == "假"));
+    // A budget spent before the first test: the same, on any page.
+    let mut document = Html::parse_document(&costly_page(3, 0, 1));
+    let applied = apply_within(&mut document, LinkedSheets::default(), Duration::ZERO);
+    assert!(applied.read_as_markup);
+    let mut document = Html::parse_document(&costly_page(3, 0, 1));
+    assert_eq!(apply(&mut document, LinkedSheets::default()).hidden, 1);
+}

@@ -10,16 +10,22 @@ pub fn within_budget(html: &str) -> &str {
     if html.len() <= MAX_HTML_BYTES {
         return html;
     }
-    let mut cut = MAX_HTML_BYTES;
-    while !html.is_char_boundary(cut) {
-        cut -= 1;
-    }
     warn!(
         bytes = html.len(),
         max_bytes = MAX_HTML_BYTES,
         "html over the extraction budget; the rest is ignored"
     );
-    &html[..cut]
+    char_prefix(html, MAX_HTML_BYTES)
+}
+
+/// Returns the longest prefix of `text` of at most `max_bytes` that ends on a
+/// char boundary: a cut inside a multi-byte character moves back before it.
+pub fn char_prefix(text: &str, max_bytes: usize) -> &str {
+    let mut cut = max_bytes.min(text.len());
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    text.split_at_checked(cut).map_or("", |(head, _)| head)
 }
 
 /// Returns the lines of `raw` trimmed of spaces, empty ones dropped, joined by
@@ -72,6 +78,14 @@ mod tests {
         );
         assert_eq!(find_ascii_case_insensitive("</scrip", "</script"), None);
         assert_eq!(find_ascii_case_insensitive("", "<"), None);
+    }
+
+    #[test]
+    fn prefixes_end_on_char_boundaries() {
+        assert_eq!(char_prefix("站点地图", 4), "站");
+        assert_eq!(char_prefix("站点地图", 6), "站点");
+        assert_eq!(char_prefix("ab", 9), "ab");
+        assert_eq!(char_prefix("站", 0), "");
     }
 
     #[test]

@@ -132,6 +132,10 @@ fn html_like() -> impl Strategy<Value = String> {
         Just("<script>".to_owned()),
         Just("</SCRIPT>".to_owned()),
         Just("<style".to_owned()),
+        // CSS: hidden decoys, and selectors costly or malformed to match.
+        Just("<style>.a{display:none} :is(:is(span div) div) p, :not(:is(".to_owned()),
+        Just("{content:'站'} .a::before".to_owned()),
+        Just("</style><i class=a>".to_owned()),
         Just("<table><td>".to_owned()),
         Just("<!--".to_owned()),
         Just("-->".to_owned()),

@@ -93,3 +93,46 @@ async fn pages_are_stored_as_read_through_their_css() {
     }
     assert_eq!(sheet_fetches.load(Ordering::SeqCst), 1, "one fetch per run");
 }
+
+#[tokio::test]
+async fn a_page_whose_css_runs_out_of_time_is_read_as_markup_and_counted() {
+    // 300 rules that each walk the ancestors per ancestor, over 300 nested
+    // divs: tens of seconds of matching, cut at the budget.
+    let mut selector = String::from("span");
+    for _ in 0..2 {
+        selector = format!(":is({selector} div)");
+    }
+    let css: String = (0..300)
+        .map(|index| format!("{selector} {{ color: #00{index:04} }}\n"))
+        .collect();
+    let page = format!(
+        "<html><body><style>.dk{{display:none}}\n{css}</style>{}<p>{PARAGRAPH}<i class=\"dk\">假</i></p>{}</body></html>",
+        "<div>".repeat(300),
+        "</div>".repeat(300)
+    );
+    let router = Router::new().route(
+        "/1.html",
+        get(move || async move {
+            ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response()
+        }),
+    );
+    let address = serve(router).await;
+    let test = harness(test_config()).await;
+    let site = site(&format!("http://{address}/1.html"));
+    test.sites.put_site(&site).await.unwrap();
+    let run = test.crawl(&site).await;
+    assert_eq!(
+        run.counters
+            .skipped
+            .get(copyhound_crawler::crawl::CSS_BUDGET),
+        Some(&1),
+        "{run:?}"
+    );
+    assert_eq!(run.counters.fetched, 1);
+    assert_eq!(run.status.as_str(), "succeeded");
+    let pages = test.all_pages().await;
+    assert!(
+        pages[0].text.contains(&format!("{PARAGRAPH}假")),
+        "{pages:?}"
+    );
+}

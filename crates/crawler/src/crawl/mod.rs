@@ -34,7 +34,7 @@ use tokio::task::JoinSet;
 use tracing::{info, warn};
 
 pub use handler::CrawlHandler;
-pub use outcome::{MAX_RECENT_ERRORS, PageOutcome, reason_of, verdict};
+pub use outcome::{CSS_BUDGET, MAX_RECENT_ERRORS, PageOutcome, reason_of, verdict};
 use page::PageContext;
 pub use page::{MAX_PARTS, PageReport};
 
@@ -370,6 +370,10 @@ impl Crawler {
                     for (url, page_outcome) in &report.outcomes {
                         outcome::record(run, url, page_outcome);
                         progress.page_done(url, page_outcome, &run.counters, frontier.len());
+                    }
+                    for url in &report.css_fallbacks {
+                        info!(run_id=%run.id, url=%url, "page read as markup: css over its time budget");
+                        outcome::record_css_fallback(run);
                     }
                     if depth < site.max_depth {
                         for link in report.links {

@@ -3,7 +3,8 @@
 //! stable snake_case codes (operators filter on them): the error kind's code,
 //! refined where one kind covers several causes (`robots`, `robots_unreachable`,
 //! `private_address`, `connection_refused`, `content_type`, `redirect_loop`,
-//! `binary`).
+//! `binary`). A stored page whose CSS ran out of time is counted among the
+//! skipped as [`CSS_BUDGET`]: its CSS was skipped, not the page.
 
 use copyhound_core::model::{CrawlCounters, CrawlRun, CrawlRunStatus};
 use copyhound_core::ports::PageUpsert;
@@ -106,6 +107,15 @@ pub fn record(run: &mut CrawlRun, url: &str, outcome: &PageOutcome) {
                 .push(format!("{url}: {reason}: {message}"));
         }
     }
+}
+
+/// Skip reason counted for a stored page read as markup alone, its CSS
+/// cascade over `style::CSS_TIME_BUDGET`.
+pub const CSS_BUDGET: &str = "css_budget";
+
+/// Counts a stored page whose CSS was skipped for [`CSS_BUDGET`].
+pub fn record_css_fallback(run: &mut CrawlRun) {
+    *run.counters.skipped.entry(CSS_BUDGET.into()).or_default() += 1;
 }
 
 /// Skip reasons that are not a refusal: the page is current or was left out
@@ -240,6 +250,33 @@ mod tests {
             verdict(&counters(0, &[("not_modified", 3)], &[])),
             (CrawlRunStatus::Succeeded, None),
             "a run that found every page current reached the site"
+        );
+    }
+
+    #[test]
+    fn css_fallbacks_are_counted_beside_the_stored_page() {
+        let mut run = CrawlRun {
+            id: copyhound_core::ids::CrawlRunId::generate(),
+            site_id: copyhound_core::ids::SiteId::generate(),
+            status: CrawlRunStatus::Running,
+            created_at: chrono::Utc::now(),
+            started_at: None,
+            finished_at: None,
+            counters: CrawlCounters::default(),
+            recent_errors: Vec::new(),
+        };
+        let stored = PageOutcome::Stored {
+            upsert: PageUpsert::New,
+            bytes: 10,
+            fingerprinted: false,
+        };
+        record(&mut run, "http://a.example/1.html", &stored);
+        record_css_fallback(&mut run);
+        assert_eq!(run.counters.skipped.get(CSS_BUDGET), Some(&1));
+        assert_eq!(
+            verdict(&run.counters),
+            (CrawlRunStatus::Succeeded, None),
+            "a page read as markup is no failure"
         );
     }
 }

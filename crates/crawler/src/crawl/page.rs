@@ -114,6 +114,9 @@ pub struct PageReport {
     pub outcomes: Vec<(String, PageOutcome)>,
     /// Allowed, normalized links found on the page and its parts.
     pub links: Vec<String>,
+    /// Stored documents read as markup alone, their CSS cascade out of time
+    /// (`style::CSS_TIME_BUDGET`).
+    pub css_fallbacks: Vec<String>,
 }
 
 struct Doc {
@@ -245,6 +248,7 @@ impl PageContext {
             });
             let url = doc.url.clone();
             let reused = doc.reused;
+            let read_as_markup = doc.extracted.styled.read_as_markup;
             if doc.fresh {
                 report.outcomes.push((
                     url,
@@ -265,6 +269,14 @@ impl PageContext {
                 }
             };
             if !reused {
+                if read_as_markup
+                    && matches!(
+                        outcome,
+                        PageOutcome::Stored { .. } | PageOutcome::NotModified
+                    )
+                {
+                    report.css_fallbacks.push(url.clone());
+                }
                 report.outcomes.push((url, outcome));
             }
         }
