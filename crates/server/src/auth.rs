@@ -7,7 +7,7 @@
 //! it is the only tenant a handler ever reads or writes.
 
 use axum::extract::FromRequestParts;
-use axum::http::header::{AUTHORIZATION, COOKIE};
+use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
 use chrono::Utc;
 use copyhound_core::ids::{ApiKeyId, PublisherId, sha256_hex};
@@ -20,8 +20,6 @@ use crate::error::ApiError;
 
 /// Prefix of every issued key.
 pub const KEY_PREFIX: &str = "chk_";
-/// Name of the UI session cookie (it holds the key; HttpOnly, SameSite=Strict).
-pub const SESSION_COOKIE: &str = "copyhound_key";
 /// Key id reported for the bootstrap admin key of the configuration.
 pub const BOOTSTRAP_ADMIN_ID: &str = "config-admin";
 
@@ -100,30 +98,66 @@ fn constant_time_eq(left: &[u8], right: &[u8]) -> bool {
 pub async fn authenticate(state: &AppState, presented: &str) -> Result<Caller> {
     let admin_key = state.config.admin_key.as_deref().unwrap_or_default();
     if !admin_key.is_empty() && constant_time_eq(admin_key.as_bytes(), presented.as_bytes()) {
-        return Ok(Caller {
-            key_id: BOOTSTRAP_ADMIN_ID.to_string(),
-            role: Role::Admin,
-            publisher_id: None,
-            name: None,
-        });
+        return Ok(operator());
     }
     let (id, secret) = parse_key(presented)?;
-    let invalid = || Error::new(ErrorKind::Unauthorized, "invalid or revoked api key");
-    let record = match state.publishers.get_api_key(&id).await {
-        Ok(record) => record,
-        Err(error) if error.kind() == ErrorKind::NotFound => return Err(invalid()),
-        Err(error) => return Err(error),
-    };
+    let record = live_key(state, &id).await?;
     let hash = sha256_hex(secret.as_bytes());
-    if record.revoked || !constant_time_eq(hash.as_bytes(), record.secret_sha256.as_bytes()) {
-        return Err(invalid());
+    if !constant_time_eq(hash.as_bytes(), record.secret_sha256.as_bytes()) {
+        return Err(invalid_key());
     }
-    Ok(Caller {
+    Ok(caller_of(record))
+}
+
+/// Returns the caller of a key id a console session recorded at login, or
+/// `Unauthorized` once the key is revoked (or the operator key unset).
+pub async fn authenticate_key_id(state: &AppState, key_id: &str) -> Result<Caller> {
+    if key_id == BOOTSTRAP_ADMIN_ID {
+        let configured = state
+            .config
+            .admin_key
+            .as_deref()
+            .is_some_and(|key| !key.is_empty());
+        return if configured {
+            Ok(operator())
+        } else {
+            Err(invalid_key())
+        };
+    }
+    let id = key_id.parse::<ApiKeyId>().map_err(|_| invalid_key())?;
+    Ok(caller_of(live_key(state, &id).await?))
+}
+
+fn invalid_key() -> Error {
+    Error::new(ErrorKind::Unauthorized, "invalid or revoked api key")
+}
+
+fn operator() -> Caller {
+    Caller {
+        key_id: BOOTSTRAP_ADMIN_ID.to_string(),
+        role: Role::Admin,
+        publisher_id: None,
+        name: None,
+    }
+}
+
+/// Returns the stored record of a key that is not revoked.
+async fn live_key(state: &AppState, id: &ApiKeyId) -> Result<ApiKey> {
+    match state.publishers.get_api_key(id).await {
+        Ok(record) if !record.revoked => Ok(record),
+        Ok(_) => Err(invalid_key()),
+        Err(error) if error.kind() == ErrorKind::NotFound => Err(invalid_key()),
+        Err(error) => Err(error),
+    }
+}
+
+fn caller_of(record: ApiKey) -> Caller {
+    Caller {
         key_id: record.id.to_string(),
         role: record.role,
         publisher_id: Some(record.publisher_id),
         name: record.name,
-    })
+    }
 }
 
 /// Returns the bearer token of the `Authorization` header.
@@ -146,22 +180,6 @@ fn bearer(parts: &Parts) -> Result<&str> {
             "the authorization header must read `Bearer <api key>`",
         )
     })
-}
-
-/// Returns the key held in the UI session cookie, if any.
-pub fn session_key(parts: &Parts) -> Option<String> {
-    for header in parts.headers.get_all(COOKIE) {
-        let Ok(text) = header.to_str() else { continue };
-        for pair in text.split(';') {
-            let Some((name, value)) = pair.trim().split_once('=') else {
-                continue;
-            };
-            if name == SESSION_COOKIE && !value.is_empty() {
-                return Some(value.to_string());
-            }
-        }
-    }
-    None
 }
 
 impl FromRequestParts<AppState> for Caller {

@@ -83,6 +83,11 @@ pub struct AppState {
 
 /// Returns the whole application: `/api/v1`, `/health`, `/metrics` and the admin UI at `/`.
 pub fn router(state: AppState) -> Router {
+    router_with_console(state, ui::ConsoleState::default())
+}
+
+/// The same with the console's sessions and login throttle given (tests log in directly).
+pub fn router_with_console(state: AppState, console: ui::ConsoleState) -> Router {
     // Install the recorder before the first request so no count is lost.
     let _ = metrics::handle();
     let limit = usize::try_from(state.config.max_upload_bytes).unwrap_or(usize::MAX);
@@ -93,6 +98,7 @@ pub fn router(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(DefaultBodyLimit::max(limit))
         .layer(Extension(uploads::UploadPool::from_config(&state.config)))
+        .layer(Extension(console))
         .layer(axum::middleware::from_fn(metrics::track_requests))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(TraceLayer::new_for_http())

@@ -144,16 +144,37 @@ fn bad_values_give_clear_errors() {
 }
 
 #[test]
+fn a_short_operator_key_is_refused_without_printing_it() {
+    let error = ConfigLoader::default()
+        .set("server.admin_key", "hunter2")
+        .load()
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("server.admin_key") && message.contains("at least 12"),
+        "{message}"
+    );
+    assert!(!message.contains("hunter2"), "{message}");
+    // Empty is unset: `serve` runs without the operator routes and says so.
+    ConfigLoader::default()
+        .set("server.admin_key", "")
+        .load()
+        .unwrap();
+}
+
+#[test]
 fn secrets_are_masked() {
     let (config, _) = ConfigLoader::default()
         .set("store.url", "mongodb://copy:hunter2@db:27017/x")
         .set("queue.url", "redis://:pw@cache:6379")
-        .set("server.admin_key", "topsecret")
+        .set("server.admin_key", "topsecret-operator")
         .load()
         .unwrap();
     let printed = toml::to_string(&config.masked()).unwrap();
     assert!(
-        !printed.contains("hunter2") && !printed.contains(":pw@") && !printed.contains("topsecret"),
+        !printed.contains("hunter2")
+            && !printed.contains(":pw@")
+            && !printed.contains("topsecret-operator"),
         "{printed}"
     );
     assert!(

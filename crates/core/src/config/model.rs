@@ -272,6 +272,10 @@ impl Default for WorkerConfig {
     }
 }
 
+/// Shortest operator key `validate` accepts: it logs into the console, so it
+/// must not be guessable.
+const MIN_ADMIN_KEY_CHARS: usize = 12;
+
 /// The HTTP API.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -537,6 +541,19 @@ impl Config {
             if self.smtp.timeout_secs == 0 {
                 return Err(config_error("smtp.timeout_secs must be at least 1"));
             }
+        }
+        if let Some(key) = self
+            .server
+            .admin_key
+            .as_deref()
+            .filter(|key| !key.is_empty())
+            && key.chars().count() < MIN_ADMIN_KEY_CHARS
+        {
+            return Err(config_error(format!(
+                "server.admin_key (COPYHOUND_SERVER_ADMIN_KEY) has {} characters: the operator \
+                 key needs at least {MIN_ADMIN_KEY_CHARS} (e.g. `openssl rand -hex 32`)",
+                key.chars().count()
+            )));
         }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
             return Err(config_error(format!(

@@ -10,7 +10,7 @@ use copyhound_core::model::{MatchStatus, ReportStatus};
 use tower::ServiceExt;
 
 use super::{Answer, Harness, send};
-use crate::auth::SESSION_COOKIE;
+use crate::ui::SESSION_COOKIE;
 
 #[tokio::test]
 async fn sites_are_added_crawled_and_switched_off_from_the_console() {
@@ -384,10 +384,11 @@ async fn upload(
     fields: &[(&str, &str)],
 ) -> Answer {
     let (content_type, body) = multipart(file_name, file, fields);
+    let session = harness.session(key).await;
     let request = Request::builder()
         .method("POST")
         .uri("/ui/works/preview")
-        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"))
+        .header(header::COOKIE, format!("{SESSION_COOKIE}={session}"))
         .header(super::SEC_FETCH_SITE, "same-origin")
         .header(header::CONTENT_TYPE, content_type)
         .body(Body::from(body))
@@ -688,10 +689,11 @@ async fn admins_add_named_people_whose_reviews_carry_their_name() {
 #[tokio::test]
 async fn the_console_speaks_chinese_when_asked() {
     let harness = Harness::new().await;
+    let session = harness.session(&harness.key_a).await;
     let ask = |accept: Option<&str>, cookie: &str| {
         let mut builder = Request::builder().uri("/ui/sites").header(
             header::COOKIE,
-            format!("{SESSION_COOKIE}={}{cookie}", harness.key_a),
+            format!("{SESSION_COOKIE}={session}{cookie}"),
         );
         if let Some(accept) = accept {
             builder = builder.header(header::ACCEPT_LANGUAGE, accept);

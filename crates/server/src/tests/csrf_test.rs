@@ -9,16 +9,16 @@ use serde_json::json;
 use tower::ServiceExt;
 
 use super::{ADMIN_KEY, Harness, SEC_FETCH_SITE};
-use crate::auth::SESSION_COOKIE;
+use crate::ui::SESSION_COOKIE;
 
 /// The host the console is served on in these tests.
 const HOST: &str = "console.example:8080";
 
-/// A form post as a browser sends it, with the origin headers it computed.
+/// A form post as a browser sends it (in a session of `key`), with the origin headers it computed.
 async fn post_form(
     harness: &Harness,
     path: &str,
-    cookie: Option<&str>,
+    key: Option<&str>,
     origin_headers: &[(&str, &str)],
     form: &str,
 ) -> axum::response::Response {
@@ -27,8 +27,9 @@ async fn post_form(
         .uri(path)
         .header(header::HOST, HOST)
         .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
-    if let Some(cookie) = cookie {
-        builder = builder.header(header::COOKIE, format!("{SESSION_COOKIE}={cookie}"));
+    if let Some(key) = key {
+        let session = harness.session(key).await;
+        builder = builder.header(header::COOKIE, format!("{SESSION_COOKIE}={session}"));
     }
     for (name, value) in origin_headers {
         builder = builder.header(*name, *value);

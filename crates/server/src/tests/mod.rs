@@ -12,6 +12,7 @@ mod fuzz_test;
 mod openapi_test;
 mod policy_test;
 mod register_test;
+mod session_test;
 mod sites_validation_test;
 mod system_test;
 mod tenancy_test;
@@ -32,7 +33,7 @@ use serde_json::{Value, json};
 use tower::ServiceExt;
 
 use crate::AppState;
-use crate::auth::SESSION_COOKIE;
+use crate::ui::SESSION_COOKIE;
 use copyhound_core::model::Task;
 use copyhound_queue::LocalTaskQueue;
 
@@ -47,6 +48,9 @@ pub(crate) struct Harness {
     pub state: AppState,
     pub queue: Arc<LocalTaskQueue>,
     pub router: Router,
+    /// The router's console sessions, which [`Harness::session`] logs into.
+    pub console: crate::ui::ConsoleState,
+    sessions: std::sync::Mutex<std::collections::HashMap<String, String>>,
     _dir: tempfile::TempDir,
     pub key_a: String,
     pub key_b: String,
@@ -105,7 +109,10 @@ impl Harness {
         let dir = tempfile::tempdir().unwrap();
         let (mut state, queue) = embedded_state(dir.path()).await;
         state.site_policy = policy;
-        let router = crate::router(state.clone());
+        let console = crate::ui::ConsoleState::default();
+            console,
+            sessions: Default::default(),
+        let router = crate::router_with_console(state.clone(), console.clone());
         let mut harness = Self {
             state,
             queue,
@@ -142,6 +149,24 @@ impl Harness {
                 task.kind,
                 copyhound_core::model::TaskKind::GenerateReport { .. }
             ) {
+    /// Returns the console session of `key`, logged in once per key as
+    /// `/login` would; a key that does not authenticate is returned as is,
+    /// a session id no server knows.
+    pub async fn session(&self, key: &str) -> String {
+        if let Some(session) = self.sessions.lock().unwrap().get(key) {
+            return session.clone();
+        }
+        let Ok(caller) = crate::auth::authenticate(&self.state, key).await else {
+            return key.to_string();
+        };
+        let session = self.console.sessions.create(&caller.key_id);
+        self.sessions
+            .lock()
+            .unwrap()
+            .insert(key.to_string(), session.clone());
+        session
+    }
+
                 handler.handle(&task).await.unwrap();
             }
         }
@@ -384,9 +409,10 @@ pub(crate) struct Answer {
     pub body: String,
 }
 
-/// Sends a console request with the session cookie of `key`, and a form body if any.
+/// Sends a console request in a session of `key`, and a form body if any.
 pub(crate) async fn send(
     harness: &Harness,
+    let session = harness.session(key).await;
     method: &str,
     path: &str,
     key: &str,
@@ -395,7 +421,7 @@ pub(crate) async fn send(
     let builder = Request::builder()
         .method(method)
         .uri(path)
-        .header(header::COOKIE, format!("{SESSION_COOKIE}={key}"))
+        .header(header::COOKIE, format!("{SESSION_COOKIE}={session}"))
         .header(SEC_FETCH_SITE, "same-origin");
     let request = match form {
         Some(form) => builder

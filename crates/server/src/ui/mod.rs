@@ -8,6 +8,8 @@ mod csrf;
 mod i18n;
 mod operator;
 mod pages;
+mod session;
+mod throttle;
 
 use std::sync::OnceLock;
 
@@ -21,9 +23,11 @@ use minijinja::Environment;
 use serde::Serialize;
 
 pub use copyhound_report::{DailyCount as DayCount, daily_bar_chart as bar_chart_svg};
+pub use session::{SESSION_COOKIE, Sessions};
+pub use throttle::{CLIENT_BURST as LOGIN_BURST_PER_CLIENT, LoginThrottle};
 
 use crate::AppState;
-use crate::auth::{PublisherCaller, authenticate, session_key};
+use crate::auth::{PublisherCaller, authenticate_key_id};
 use crate::error::ApiError;
 
 /// Largest body of `/login` and `/logout`, the console's routes reached
@@ -182,17 +186,40 @@ impl IntoResponse for UiError {
     }
 }
 
-/// The caller of a console session, or the way to the login page.
+/// What the console keeps in the serving process: its sessions and the
+/// login throttle. [`crate::router`] installs one as an extension.
+#[derive(Clone, Debug, Default)]
+pub struct ConsoleState {
+    /// Logged-in sessions.
+    pub sessions: Sessions,
+    /// Login attempts per client and in all.
+    pub throttle: LoginThrottle,
+}
+
+/// The caller of a console session, or the way to the login page. The key
+/// is read again on every request, so a revoked key ends its sessions.
 pub(crate) async fn session_caller(
     parts: &Parts,
     state: &AppState,
 ) -> Result<crate::auth::Caller, Response> {
-    let Some(key) = session_key(parts) else {
+    let Some(console) = parts.extensions.get::<ConsoleState>() else {
+        let error = copyhound_core::Error::internal("the router has no console state");
+        return Err(UiError::from(error).into_response());
+    };
+    let Some(session_id) = session::session_id(&parts.headers) else {
         return Err(Redirect::to("/login").into_response());
     };
-    authenticate(state, &key)
-        .await
-        .map_err(|_| Redirect::to("/login?expired=1").into_response())
+    let Some(key_id) = console.sessions.key_id(&session_id) else {
+        return Err(Redirect::to("/login?expired=1").into_response());
+    };
+    match authenticate_key_id(state, &key_id).await {
+        Ok(caller) => Ok(caller),
+        Err(error) if error.kind() == copyhound_core::ErrorKind::Unauthorized => {
+            console.sessions.end(&session_id);
+            Err(Redirect::to("/login?expired=1").into_response())
+        }
+        Err(error) => Err(UiError::from(error).into_response()),
+    }
 }
 
 /// A logged-in reviewer; pages without a valid session redirect to `/login`.

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use axum::Form;
 use axum::extract::State;
-use axum::http::header::SET_COOKIE;
+use axum::http::header::{RETRY_AFTER, SET_COOKIE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{AppendHeaders, IntoResponse, Redirect, Response};
 use chrono::{Duration, Utc};
 use copyhound_core::ids::{MatchId, SiteId, WorkId};
@@ -14,7 +15,9 @@ use copyhound_core::ports::{MatchFilter, PageRequest};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{DayCount, UiCaller, UiError, bar_chart_svg, render};
+use super::session::{login_cookies, logout_cookies, over_https, session_id};
+use super::throttle::ClientAddress;
+use super::{ConsoleState, DayCount, UiCaller, UiError, bar_chart_svg, render};
 use crate::AppState;
 use crate::api::matches::{
     EvidencePart, MatchQuery, MatchSummary, ReviewAction, ReviewBody, load_match_detail,
@@ -22,7 +25,7 @@ use crate::api::matches::{
 };
 use crate::api::owned_site;
 use crate::api::works::load_work_detail;
-use crate::auth::{PublisherCaller, SESSION_COOKIE, authenticate};
+use crate::auth::{PublisherCaller, authenticate};
 use crate::error::{ApiQuery, parse_id};
 
 type UiResult = Result<Response, UiError>;
@@ -80,22 +83,49 @@ pub(super) struct LoginForm {
     key: String,
 }
 
-pub(super) async fn login(State(state): State<AppState>, Form(form): Form<LoginForm>) -> Response {
-    let key = form.key.trim().to_string();
-    match authenticate(&state, &key).await {
+/// Checks a key and starts a session; attempts are throttled per client and in all.
+pub(super) async fn login(
+    State(state): State<AppState>,
+    axum::Extension(console): axum::Extension<ConsoleState>,
+    ClientAddress(client): ClientAddress,
+    headers: HeaderMap,
+    Form(form): Form<LoginForm>,
+) -> Response {
+    if let Err(wait) = console.throttle.begin(client) {
+        let seconds = wait.as_secs() + 1;
+        tracing::warn!(%client, "ui login throttled");
+        let message = format!("too many login attempts; try again in {seconds} s");
+        let mut response = render("login.html", json!({ "error": message }));
+        *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
+        response
+            .headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from(seconds));
+        return response;
+    }
+    match authenticate(&state, form.key.trim()).await {
         Ok(caller) => {
+            console.throttle.succeeded(client);
             tracing::info!(key_id = %caller.key_id, "ui login");
-            let cookie =
-                format!("{SESSION_COOKIE}={key}; Path=/; HttpOnly; SameSite=Strict; Max-Age=43200");
+            let session_id = console.sessions.create(&caller.key_id);
+            let cookies = login_cookies(&session_id, over_https(&headers));
             // The operator key acts for no publisher: its console is the publishers page.
             let home = if caller.publisher_id.is_some() {
                 "/"
             } else {
                 "/ui/operator"
             };
-            (AppendHeaders([(SET_COOKIE, cookie)]), Redirect::to(home)).into_response()
+            (
+                AppendHeaders(cookies.map(|cookie| (SET_COOKIE, cookie))),
+                Redirect::to(home),
+            )
+                .into_response()
         }
         Err(error) => {
+            if error.kind() != copyhound_core::ErrorKind::Unauthorized {
+                // Not a guess (the store failed): it costs the client nothing.
+                console.throttle.succeeded(client);
+            }
+            tracing::info!(%client, "ui login refused");
             let mut response = render("login.html", json!({ "error": error.message() }));
             *response.status_mut() = crate::error::status_of(error.kind());
             response
@@ -103,10 +133,17 @@ pub(super) async fn login(State(state): State<AppState>, Form(form): Form<LoginF
     }
 }
 
-pub(super) async fn logout() -> Response {
-    let cookie = format!("{SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+/// Ends the session on the server, then in the browser.
+pub(super) async fn logout(
+    axum::Extension(console): axum::Extension<ConsoleState>,
+    headers: HeaderMap,
+) -> Response {
+    if let Some(session_id) = session_id(&headers) {
+        console.sessions.end(&session_id);
+    }
+    let cookies = logout_cookies(over_https(&headers));
     (
-        AppendHeaders([(SET_COOKIE, cookie)]),
+        AppendHeaders(cookies.map(|cookie| (SET_COOKIE, cookie))),
         Redirect::to("/login"),
     )
         .into_response()
@@ -1393,11 +1430,15 @@ pub(super) async fn create_key(
 
 pub(super) async fn revoke_key(
     State(state): State<AppState>,
+    axum::Extension(console): axum::Extension<ConsoleState>,
     UiCaller(caller): UiCaller,
     axum::extract::Path(key_id): axum::extract::Path<String>,
 ) -> UiResult {
     let admin = publisher_admin(&caller)?;
-    crate::api::admin::revoke_key(State(state), admin, crate::error::ApiPath(key_id)).await?;
+    crate::api::admin::revoke_key(State(state), admin, crate::error::ApiPath(key_id.clone()))
+        .await?;
+    // Its sessions would fail their next request anyway; end them now.
+    console.sessions.end_key(&key_id);
     Ok(Redirect::to("/ui/keys").into_response())
 }
 
