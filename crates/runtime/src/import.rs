@@ -13,8 +13,11 @@ use std::path::{Component, Path, PathBuf};
 
 use anyhow::{Context, bail};
 use chrono::Utc;
+use copyhound_core::ErrorKind;
 use copyhound_core::ids::{ChapterId, PublisherId, WorkId};
-use copyhound_core::model::{Chapter, Language, Publisher, PublisherKind, Work, WorkKind};
+use copyhound_core::model::{
+    Chapter, FingerprintOwner, Language, Publisher, PublisherKind, Work, WorkKind,
+};
 use copyhound_core::model::{Task, TaskKind};
 use serde::Deserialize;
 
@@ -266,20 +269,84 @@ fn read_work(folder: &Path) -> anyhow::Result<ImportedWork> {
 }
 
 /// Stores works with their publishers and chapters and queues their fingerprinting.
+///
+/// A publisher that exists keeps its profile (name, policy, alerts, report
+/// schedules): a folder only names it. A work that exists is edited the way
+/// `PUT /works/{id}` edits it: its chapters are replaced in one store write,
+/// the chapters the folder no longer has leave the index, and what a folder
+/// cannot say (licensed hosts, creation time) is kept. A work id that belongs
+/// to another publisher is refused before anything is written.
 pub async fn import_works(
     backends: &Backends,
     works: Vec<ImportedWork>,
 ) -> anyhow::Result<(usize, usize)> {
     let stores = &backends.stores;
+    let mut existing = Vec::with_capacity(works.len());
+    for imported in &works {
+        let stored = match stores.works.get_work_any(&imported.work.id).await {
+            Ok(stored) if stored.publisher_id != imported.work.publisher_id => bail!(
+                "work id {} belongs to another publisher; choose another work_id",
+                imported.work.id
+            ),
+            Ok(stored) => Some(stored),
+            Err(error) if error.kind() == ErrorKind::NotFound => None,
+            Err(error) => return Err(error.into()),
+        };
+        existing.push(stored);
+    }
     let mut chapters = 0;
     let mut tasks = Vec::new();
     let count = works.len();
-    for imported in works {
-        stores.publishers.put_publisher(&imported.publisher).await?;
-        // Chapters first: the work record commits the registration, and a node
-        // start re-enqueues works whose chapters are pending (`Backends::recover`).
-        stores.works.put_chapters(&imported.chapters).await?;
-        stores.works.put_work(&imported.work).await?;
+    for (mut imported, stored) in works.into_iter().zip(existing) {
+        match stores
+            .publishers
+            .get_publisher(&imported.publisher.id)
+            .await
+        {
+            Ok(_) => {}
+            Err(error) if error.kind() == ErrorKind::NotFound => {
+                stores.publishers.put_publisher(&imported.publisher).await?;
+            }
+            Err(error) => return Err(error.into()),
+        }
+        match stored {
+            Some(stored) => {
+                imported.work.licensed_hosts = stored.licensed_hosts;
+                imported.work.created_at = stored.created_at;
+                let kept: std::collections::BTreeSet<&ChapterId> = imported
+                    .chapters
+                    .iter()
+                    .map(|chapter| &chapter.id)
+                    .collect();
+                let removed: Vec<String> = stores
+                    .works
+                    .list_chapters(&stored.id)
+                    .await?
+                    .into_iter()
+                    .filter(|chapter| !kept.contains(&chapter.id))
+                    .map(|chapter| {
+                        FingerprintOwner::Chapter {
+                            work_id: stored.id.clone(),
+                            chapter_id: chapter.id,
+                        }
+                        .index_key()
+                    })
+                    .collect();
+                stores
+                    .works
+                    .replace_work(&imported.work, &imported.chapters)
+                    .await?;
+                if !removed.is_empty() {
+                    backends.index.remove_owners(&removed).await?;
+                }
+            }
+            None => {
+                // Chapters first: the work record commits the registration, and a node
+                // start re-enqueues works whose chapters are pending (`Backends::recover`).
+                stores.works.put_chapters(&imported.chapters).await?;
+                stores.works.put_work(&imported.work).await?;
+            }
+        }
         chapters += imported.chapters.len();
         tasks.push(Task::new(
             TaskKind::FingerprintWork {
