@@ -166,9 +166,19 @@ async fn one_run_at_a_time_and_never_faster_than_the_floor() {
     // run budget and an hour.
     let stuck = sites.get_crawl_run(&after_floor[0]).await.unwrap();
     assert_eq!(stuck.status, CrawlRunStatus::Queued);
-    assert!(scheduler.tick(at("2024-05-01T16:00:00Z")).await.unwrap().is_empty());
+    assert!(
+        scheduler
+            .tick(at("2024-05-01T16:00:00Z"))
+            .await
+            .unwrap()
+            .is_empty()
+    );
     assert_eq!(
-        scheduler.tick(at("2024-05-01T17:06:00Z")).await.unwrap().len(),
+        scheduler
+            .tick(at("2024-05-01T17:06:00Z"))
+            .await
+            .unwrap()
+            .len(),
         1
     );
     let tasks = queue.ready_tasks(usize::MAX).await.unwrap();
@@ -177,7 +187,12 @@ async fn one_run_at_a_time_and_never_faster_than_the_floor() {
 
 #[test]
 fn a_schedule_faster_than_the_floor_is_refused_however_spelled() {
-    for cron in ["* * * * * *", "*/1 * * * *", "0-59/2 * * * *", "0,1 * * * *"] {
+    for cron in [
+        "* * * * * *",
+        "*/1 * * * *",
+        "0-59/2 * * * *",
+        "0,1 * * * *",
+    ] {
         let error = SiteBuilder::new(
             "P01".parse().unwrap(),
             "fast",
@@ -188,6 +203,9 @@ fn a_schedule_faster_than_the_floor_is_refused_however_spelled() {
         .build()
         .unwrap_err()
         .to_string();
-        assert!(error.contains("shortest interval allowed is 5 min"), "{cron}: {error}");
+        assert!(
+            error.contains("shortest interval allowed is 5 min"),
+            "{cron}: {error}"
+        );
     }
 }

@@ -83,7 +83,9 @@ async fn a_panic_is_a_failed_attempt_that_abandons_the_task() {
     let abandoned = handler.abandoned.lock().unwrap().clone();
     assert!(!abandoned.is_empty(), "the handler was told");
     assert!(
-        abandoned.iter().all(|reason| reason == "panic: boom at byte 4096"),
+        abandoned
+            .iter()
+            .all(|reason| reason == "panic: boom at byte 4096"),
         "{abandoned:?}"
     );
     let dead = queue.dead_letters(10).await.unwrap();
@@ -106,7 +108,11 @@ async fn an_error_abandons_the_task_on_its_last_attempt_only() {
         .unwrap();
     assert_eq!(outcome.failed, ATTEMPTS as usize);
     let abandoned = handler.abandoned.lock().unwrap().clone();
-    assert_eq!(abandoned.len(), 1, "once, on the last attempt: {abandoned:?}");
+    assert_eq!(
+        abandoned.len(),
+        1,
+        "once, on the last attempt: {abandoned:?}"
+    );
     assert!(abandoned[0].contains("the engine is away"), "{abandoned:?}");
     assert_eq!(queue.dead_letters(10).await.unwrap().len(), 1);
 }
@@ -173,6 +179,9 @@ async fn a_crawl_that_panics_ends_its_run_failed_with_the_reason() {
     assert!(run.finished_at.is_some());
     let errors = run.recent_errors.join(" ");
     assert!(errors.contains("panic"), "{errors}");
-    assert!(errors.contains("byte index"), "the panic's own message: {errors}");
+    assert!(
+        errors.contains("byte index"),
+        "the panic's own message: {errors}"
+    );
     assert!(queue.dead_letters(10).await.unwrap().is_empty());
 }

@@ -227,9 +227,13 @@ impl Crawler {
         }
         warn!(run_id=%run_id, reason, "crawl abandoned");
         let reason: String = reason.chars().take(500).collect();
-        self.finish(run, CrawlRunStatus::Failed, Some(format!("internal error: {reason}")))
-            .await
-            .map(drop)
+        self.finish(
+            run,
+            CrawlRunStatus::Failed,
+            Some(format!("internal error: {reason}")),
+        )
+        .await
+        .map(drop)
     }
 
     /// Fetches one page (and its pagination parts) of a run, stores it and
@@ -322,8 +326,8 @@ impl Crawler {
         }
         // The run's wall-clock budget: past it, what waits is counted as failed
         // (`time_budget`) and the run ends partial, so no site holds a slot for ever.
-        let deadline = tokio::time::Instant::now()
-            + Duration::from_secs(self.config.max_run_seconds.max(1));
+        let deadline =
+            tokio::time::Instant::now() + Duration::from_secs(self.config.max_run_seconds.max(1));
         // What the sites' sitemaps list joins the frontier one hop from the seeds.
         let interval = crate::pacer::interval_for_rate(site.rate_limit_per_second);
         let listed = tokio::time::timeout_at(

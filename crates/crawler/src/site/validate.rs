@@ -258,7 +258,8 @@ fn validate_schedule(cron: &str, policy: &SitePolicy) -> Result<()> {
 
 fn validate_limits(site: &Site) -> Result<()> {
     let rate = site.rate_limit_per_second;
-    let in_range = rate == 0.0 || (MIN_RATE_LIMIT_PER_SECOND..=MAX_RATE_LIMIT_PER_SECOND).contains(&rate);
+    let in_range =
+        rate == 0.0 || (MIN_RATE_LIMIT_PER_SECOND..=MAX_RATE_LIMIT_PER_SECOND).contains(&rate);
     if !rate.is_finite() || !in_range {
         return Err(Error::invalid(format!(
             "`rate_limit_per_second` must be 0 (unlimited) or a number from {MIN_RATE_LIMIT_PER_SECOND:.4} (one request a minute) to {MAX_RATE_LIMIT_PER_SECOND}"
