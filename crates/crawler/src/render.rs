@@ -11,15 +11,17 @@
 //! policy, pacing, size caps) up to `crawler.max_render_requests`; images,
 //! fonts, media and other hosts are refused. A page gets
 //! `crawler.render_timeout_ms` in all and is read once it has been quiet for
-//! [`QUIET`] after its load event. One browser serves a crawl run and dies
-//! with it (`kill_on_drop`); its heap is capped by V8 flags.
+//! [`QUIET`] after its load event. One browser serves a crawl run; its heap is
+//! capped by V8 flags.
 //!
 //! The browser runs hostile scripts, so it gets nothing of the crawler it does
-//! not need: its environment is cleared (no `COPYHOUND_*` key or password) and
-//! every dir it writes is inside its throwaway profile ([`process`]).
+//! not need and does not outlive it ([`process`]): its environment is cleared
+//! (no `COPYHOUND_*` key or password), every dir it writes is inside its
+//! throwaway profile, its whole process group dies with the [`Chromium`] and,
+//! through a parent-death signal, with the crawler's process even under
+//! `kill -9`; profiles of dead crawlers are swept at the next launch.
 
 use std::collections::HashMap;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -30,9 +32,7 @@ use copyhound_core::{Error, ErrorKind, Result};
 use futures_util::stream::SplitSink;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::net::TcpStream;
-use tokio::process::{Child, Command};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
@@ -44,6 +44,7 @@ use crate::pacer::{HostPacer, fetch_paced};
 use crate::urls::origin_key;
 
 mod process;
+mod procfs;
 
 /// A rendered page is read once no request has been answered for this long
 /// after its load event.
@@ -74,8 +75,7 @@ pub struct Chromium {
     next_id: AtomicU64,
     pending: Arc<Pending>,
     sessions: Arc<Sessions>,
-    _child: Child,
-    _profile: process::Profile,
+    process: process::BrowserProcess,
 }
 
 impl std::fmt::Debug for Chromium {
@@ -91,56 +91,24 @@ fn browser_error(message: impl Into<String>) -> Error {
 impl Chromium {
     /// Starts `binary` headless with a throwaway profile.
     pub async fn launch(binary: &str) -> Result<Chromium> {
-        let profile = process::Profile::create()?;
-        let mut child = Command::new(binary)
-            .env_clear()
-            .envs(process::environment(&profile))
-            .args([
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--disable-extensions",
-                "--no-first-run",
-                "--mute-audio",
-                "--renderer-process-limit=2",
-                "--js-flags=--max-old-space-size=256",
-                "--blink-settings=imagesEnabled=false",
-                "--remote-debugging-port=0",
-            ])
-            .arg(format!("--user-data-dir={}", profile.data_dir().display()))
-            .arg("about:blank")
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(|error| {
-                browser_error(format!(
-                    "cannot start chromium (`{binary}`): {error}; set crawler.chromium"
-                ))
-            })?;
-        let stderr = child
-            .stderr
-            .take()
-            .ok_or_else(|| browser_error("chromium without stderr"))?;
-        let mut lines = BufReader::new(stderr).lines();
-        let url = tokio::time::timeout(COMMAND_TIMEOUT, async {
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Some(url) = line.strip_prefix("DevTools listening on ") {
-                    return Some(url.trim().to_string());
-                }
-            }
-            None
-        })
-        .await
-        .ok()
-        .flatten()
-        .ok_or_else(|| browser_error("chromium did not start its DevTools endpoint"))?;
-        // Chromium blocks on a full stderr pipe: keep draining it.
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+        let flags: Vec<String> = [
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-extensions",
+            "--no-first-run",
+            "--mute-audio",
+            "--renderer-process-limit=2",
+            "--js-flags=--max-old-space-size=256",
+            "--blink-settings=imagesEnabled=false",
+            "--remote-debugging-port=0",
+        ]
+        .map(String::from)
+        .into();
+        let (process, url) = process::launch(binary, &flags).await?;
         let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
             .await
             .map_err(|error| browser_error(format!("cannot reach chromium's DevTools: {error}")))?;
@@ -185,19 +153,18 @@ impl Chromium {
             next_id: AtomicU64::new(1),
             pending,
             sessions,
-            _child: child,
-            _profile: profile,
+            process,
         })
     }
 
     /// Returns the browser's process id.
     pub fn pid(&self) -> u32 {
-        self._child.id().unwrap_or(0)
+        self.process.pid()
     }
 
     /// Returns the browser's throwaway profile directory.
     pub fn profile_dir(&self) -> &std::path::Path {
-        self._profile.path()
+        self.process.profile()
     }
 
     /// Sends a command; `None` as `reply` sends it without waiting for the answer.
@@ -257,7 +224,11 @@ impl Chromium {
         let _ = self
             .call(None, "Target.closeTarget", json!({"targetId": target_id}))
             .await;
-        outcome
+        // A dead browser explains the failure better than a lost connection.
+        outcome.map_err(|error| match self.process.death() {
+            Some(death) => browser_error(death),
+            None => error,
+        })
     }
 
     async fn render_in(

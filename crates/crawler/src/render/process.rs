@@ -1,39 +1,67 @@
 //! The browser's process, from launch to reaping. A browser is a tree of a
 //! dozen processes running whatever scripts a hostile site serves, so it gets
-//! nothing of the crawler it does not need.
+//! nothing of the crawler it does not need, and it must not outlive the
+//! crawler however the crawler dies (`kill -9` runs no destructor).
 //!
 //! - Environment: cleared, then `PATH`, the locale and `HOME`, `TMPDIR` and
 //!   the XDG dirs inside the throwaway profile; the crawler's keys and
 //!   passwords (`COPYHOUND_*`) never reach it.
+//! - Lifetime: the browser leads its own process group, killed whole when the
+//!   [`BrowserProcess`] drops. `PR_SET_PDEATHSIG(SIGKILL)` kills it when the
+//!   crawler dies: the workspace forbids `unsafe`, so no `pre_exec`; util-linux
+//!   `setpriv --pdeathsig KILL` sets it and execs the browser. The signal
+//!   follows the *thread* that forked, so every browser is spawned from one
+//!   thread that lives as long as the process. Its other processes notice
+//!   their parent's death and exit.
+//! - Leftovers: profiles are `$TMPDIR/copyhound-chromium-*` holding their
+//!   owner's pid and start time; a launch sweeps every profile whose owner is
+//!   dead: processes naming it on their command line are killed, then it is
+//!   removed.
 
 use std::ffi::OsString;
+use std::io;
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::mpsc::RecvTimeoutError;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use copyhound_core::Result;
+use rustix::process::{Pid, Signal};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tracing::{debug, warn};
 
-use super::browser_error;
+use super::{browser_error, procfs};
 
 /// Prefix of every profile directory, under the system's temporary directory.
-pub(crate) const PROFILE_PREFIX: &str = "copyhound-chromium-";
+const PROFILE_PREFIX: &str = "copyhound-chromium-";
+/// File of a profile naming its owner: `<pid> <start time>`.
+const OWNER_FILE: &str = "owner";
+/// A profile without an owner file younger than this is being created.
+const OWNERLESS_GRACE: Duration = Duration::from_secs(60);
+/// Time the browser has to print its DevTools endpoint.
+pub(crate) const LAUNCH_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often the supervisor looks at the browser.
+const SAMPLE_INTERVAL: Duration = Duration::from_millis(200);
 
 /// A throwaway browser profile: `data/` is Chromium's user data dir, `home/`
-/// and `tmp/` its `HOME` and `TMPDIR`.
+/// and `tmp/` its `HOME` and `TMPDIR`, `owner` names the crawler process.
 #[derive(Debug)]
 pub(crate) struct Profile {
     dir: tempfile::TempDir,
 }
 
 impl Profile {
-    /// Creates a profile under the system's temporary directory.
-    pub(crate) fn create() -> Result<Profile> {
+    /// Creates a profile owned by this process under `base`.
+    fn create_in(base: &Path) -> io::Result<Profile> {
         let dir = tempfile::Builder::new()
             .prefix(PROFILE_PREFIX)
-            .tempdir()
-            .map_err(|error| browser_error(format!("no scratch profile for chromium: {error}")))?;
+            .tempdir_in(base)?;
+        let pid = std::process::id();
+        let started = procfs::start_time(pid).unwrap_or(0);
+        std::fs::write(dir.path().join(OWNER_FILE), format!("{pid} {started}\n"))?;
         for sub in ["data", "home", "tmp"] {
-            std::fs::create_dir(dir.path().join(sub)).map_err(|error| {
-                browser_error(format!("no scratch profile for chromium: {error}"))
-            })?;
+            std::fs::create_dir(dir.path().join(sub))?;
         }
         Ok(Profile { dir })
     }
@@ -43,8 +71,7 @@ impl Profile {
         self.dir.path()
     }
 
-    /// Returns Chromium's user data dir.
-    pub(crate) fn data_dir(&self) -> PathBuf {
+    fn data_dir(&self) -> PathBuf {
         self.dir.path().join("data")
     }
 }
@@ -74,13 +101,269 @@ pub(crate) fn environment(profile: &Profile) -> Vec<(&'static str, OsString)> {
     environment
 }
 
+/// A running browser: its process group is killed when this drops, then a
+/// supervisor thread reaps it and removes its profile.
+#[derive(Debug)]
+pub(crate) struct BrowserProcess {
+    pid: u32,
+    profile: PathBuf,
+    /// Dropping it wakes the supervisor, which cleans up and ends.
+    _stop_tx: std::sync::mpsc::Sender<()>,
+    /// Why the browser died, if the supervisor saw it die or killed it.
+    death: Arc<OnceLock<String>>,
+}
+
+impl BrowserProcess {
+    /// Returns the browser's process id, which is also its process group.
+    pub(crate) fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Returns the browser's profile directory.
+    pub(crate) fn profile(&self) -> &Path {
+        &self.profile
+    }
+
+    /// Returns why the browser died, `None` while it runs.
+    pub(crate) fn death(&self) -> Option<&str> {
+        self.death.get().map(String::as_str)
+    }
+}
+
+impl Drop for BrowserProcess {
+    fn drop(&mut self) {
+        // Now, not at the supervisor's next tick.
+        kill_group(self.pid);
+    }
+}
+
+/// Starts `binary` with `flags` in a fresh profile; returns the running
+/// browser and its DevTools endpoint.
+pub(crate) async fn launch(binary: &str, flags: &[String]) -> Result<(BrowserProcess, String)> {
+    let base = std::env::temp_dir();
+    sweep_stale_profiles(&base);
+    let profile = Profile::create_in(&base)
+        .map_err(|error| browser_error(format!("no scratch profile for chromium: {error}")))?;
+    let mut command = match setpriv() {
+        Some(setpriv) => {
+            let mut command = std::process::Command::new(setpriv);
+            command.args(["--pdeathsig", "KILL", "--", binary]);
+            command
+        }
+        None => std::process::Command::new(binary),
+    };
+    command
+        .env_clear()
+        .envs(environment(&profile))
+        .args(flags)
+        .arg(format!("--user-data-dir={}", profile.data_dir().display()))
+        .arg("about:blank")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    let mut child = spawn_from_lasting_thread(command).await.map_err(|error| {
+        browser_error(format!(
+            "cannot start chromium (`{binary}`): {error}; set crawler.chromium"
+        ))
+    })?;
+    let stderr = child
+        .stderr
+        .take()
+        .map(tokio::process::ChildStderr::from_std);
+    let process = supervise(child, profile);
+    let Some(Ok(stderr)) = stderr else {
+        return Err(browser_error("chromium without stderr"));
+    };
+    let mut lines = BufReader::new(stderr).lines();
+    let mut last_lines = Vec::new();
+    let url = tokio::time::timeout(LAUNCH_TIMEOUT, async {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                return Some(url.trim().to_string());
+            }
+            last_lines.push(line);
+        }
+        None
+    })
+    .await
+    .ok()
+    .flatten();
+    let Some(url) = url else {
+        let tail = last_lines.split_off(last_lines.len().saturating_sub(3));
+        return Err(browser_error(format!(
+            "chromium did not start its DevTools endpoint: {}",
+            tail.join(" | ")
+        )));
+    };
+    // Chromium blocks on a full stderr pipe: keep draining it.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok((process, url))
+}
+
+/// Returns util-linux `setpriv`, which sets the parent-death signal.
+fn setpriv() -> Option<&'static str> {
+    static SETPRIV: OnceLock<Option<&'static str>> = OnceLock::new();
+    *SETPRIV.get_or_init(|| {
+        let found = ["/usr/bin/setpriv", "/bin/setpriv"]
+            .into_iter()
+            .find(|path| Path::new(path).try_exists().unwrap_or(false));
+        if found.is_none() {
+            warn!("no setpriv (util-linux): a browser may outlive a killed crawler until the next launch sweeps it");
+        }
+        found
+    })
+}
+
+type SpawnJob = (
+    std::process::Command,
+    tokio::sync::oneshot::Sender<io::Result<std::process::Child>>,
+);
+
+/// Spawns `command` from a thread that never ends, so that a parent-death
+/// signal fires when the process dies, not when a pool thread retires.
+async fn spawn_from_lasting_thread(
+    command: std::process::Command,
+) -> io::Result<std::process::Child> {
+    static SPAWNER: OnceLock<Option<std::sync::mpsc::Sender<SpawnJob>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (job_tx, job_rx) = std::sync::mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("chromium-spawner".into())
+            .spawn(move || {
+                for (mut command, reply_tx) in job_rx {
+                    let _ = reply_tx.send(command.spawn());
+                }
+            })
+            .ok()
+            .map(|_| job_tx)
+    });
+    let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
+    spawner
+        .as_ref()
+        .and_then(|spawner| spawner.send((command, reply_tx)).ok())
+        .ok_or_else(|| io::Error::other("no spawner thread"))?;
+    reply_rx
+        .await
+        .map_err(|_| io::Error::other("the spawner thread is gone"))?
+}
+
+/// Starts the supervisor of `child`, which owns it and its profile until the
+/// returned handle drops.
+fn supervise(mut child: std::process::Child, profile: Profile) -> BrowserProcess {
+    let pid = child.id();
+    let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+    let death: Arc<OnceLock<String>> = Arc::default();
+    let process = BrowserProcess {
+        pid,
+        profile: profile.path().to_path_buf(),
+        _stop_tx: stop_tx,
+        death: death.clone(),
+    };
+    let watch = move || {
+        // Until the handle drops (the channel disconnects).
+        while let Err(RecvTimeoutError::Timeout) = stop_rx.recv_timeout(SAMPLE_INTERVAL) {
+            if let Ok(Some(status)) = child.try_wait() {
+                let _ = death.set(format!("chromium exited ({status})"));
+                break;
+            }
+        }
+        kill_group(pid);
+        let _ = child.wait();
+        // Processes that left the group (crash handlers) still name the profile.
+        kill_processes_naming(profile.path());
+        drop(profile);
+    };
+    if let Err(error) = std::thread::Builder::new()
+        .name(format!("chromium-{pid}"))
+        .spawn(watch)
+    {
+        // Without a supervisor the drop still kills the group; the next
+        // launch sweeps the profile.
+        warn!(error = %error, "no supervisor thread for chromium");
+    }
+    process
+}
+
+/// Sends SIGKILL to process group `group` (never to init's or ours).
+fn kill_group(group: u32) {
+    let ours = procfs::process_group(std::process::id());
+    if group <= 1 || Some(group) == ours {
+        return;
+    }
+    if let Some(pid) = i32::try_from(group).ok().and_then(Pid::from_raw) {
+        let _ = rustix::process::kill_process_group(pid, Signal::KILL);
+    }
+}
+
+/// Sends SIGKILL to every process whose command line names `dir`.
+fn kill_processes_naming(dir: &Path) {
+    for pid in procfs::processes_naming(dir) {
+        if pid <= 1 || pid == std::process::id() {
+            continue;
+        }
+        if let Some(pid) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+        }
+    }
+}
+
+/// Removes every profile under `base` whose owner is dead, after killing the
+/// processes that still use it.
+fn sweep_stale_profiles(base: &Path) {
+    let Ok(entries) = std::fs::read_dir(base) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let is_profile = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(PROFILE_PREFIX));
+        let path = entry.path();
+        if !is_profile || owner_alive(&path) {
+            continue;
+        }
+        kill_processes_naming(&path);
+        match std::fs::remove_dir_all(&path) {
+            Ok(()) => debug!(profile = %path.display(), "swept a dead crawler's browser profile"),
+            Err(error) => {
+                warn!(profile = %path.display(), error = %error, "cannot remove a stale browser profile");
+            }
+        }
+    }
+}
+
+/// Whether the process that created `profile` still runs (a profile being
+/// created, or one we cannot read, counts as owned).
+fn owner_alive(profile: &Path) -> bool {
+    match std::fs::read_to_string(profile.join(OWNER_FILE)) {
+        Ok(owner) => {
+            let mut fields = owner.split_whitespace().map(str::parse::<u64>);
+            let (Some(Ok(pid)), Some(Ok(started))) = (fields.next(), fields.next()) else {
+                return false;
+            };
+            u32::try_from(pid)
+                .ok()
+                .and_then(procfs::start_time)
+                .is_some_and(|now| now == started)
+        }
+        Err(error) if error.kind() == io::ErrorKind::NotFound => std::fs::metadata(profile)
+            .and_then(|metadata| metadata.modified())
+            .ok()
+            .and_then(|modified| modified.elapsed().ok())
+            .is_none_or(|age| age < OWNERLESS_GRACE),
+        Err(_) => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn the_environment_holds_only_what_the_browser_needs() {
-        let profile = Profile::create().unwrap();
+        let base = tempfile::tempdir().unwrap();
+        let profile = Profile::create_in(base.path()).unwrap();
         for (name, value) in environment(&profile) {
             match name {
                 "PATH" | "LANG" | "LC_ALL" | "FONTCONFIG_FILE" | "FONTCONFIG_PATH" => {}
@@ -90,5 +373,46 @@ mod tests {
                 _ => panic!("the browser would get {name}"),
             }
         }
+    }
+
+    /// Returns the pid of a process that has exited.
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
+    #[test]
+    fn the_profile_of_a_dead_owner_is_swept_with_its_processes() {
+        let base = tempfile::tempdir().unwrap();
+        let live = Profile::create_in(base.path()).unwrap();
+        let dead = Profile::create_in(base.path()).unwrap().dir.keep();
+        std::fs::write(dead.join(OWNER_FILE), format!("{} 1\n", dead_pid())).unwrap();
+        // A leftover browser process: its command line names the profile.
+        let mut leftover = std::process::Command::new("sh")
+            .args(["-c", "sleep 60; :"])
+            .arg(dead.join("data"))
+            .spawn()
+            .unwrap();
+        let unrelated = base.path().join("copyhound-other");
+        std::fs::create_dir(&unrelated).unwrap();
+
+        sweep_stale_profiles(base.path());
+
+        let status = leftover.wait().unwrap();
+        assert!(!status.success(), "the leftover was killed: {status}");
+        assert!(!dead.try_exists().unwrap());
+        assert!(live.path().try_exists().unwrap(), "our own profile stays");
+        assert!(unrelated.try_exists().unwrap());
+    }
+
+    #[test]
+    fn an_ownerless_profile_is_kept_while_young() {
+        let base = tempfile::tempdir().unwrap();
+        let young = base.path().join(format!("{PROFILE_PREFIX}young"));
+        std::fs::create_dir(&young).unwrap();
+        sweep_stale_profiles(base.path());
+        assert!(young.try_exists().unwrap());
     }
 }

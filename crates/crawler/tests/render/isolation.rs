@@ -6,6 +6,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 use copyhound_crawler::render::Chromium;
 
@@ -76,6 +77,22 @@ fn spawn_launcher(binary: &str, env: &[(&str, &str)]) -> Launcher {
     panic!("the child printed no browser");
 }
 
+/// Processes whose command line names `profile` (or a path inside it).
+fn processes_naming(profile: &Path) -> Vec<u32> {
+    let profile = profile.display().to_string();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                String::from_utf8_lossy(&cmdline)
+                    .split('\0')
+                    .any(|arg| arg.contains(&profile))
+            })
+        })
+        .collect()
+}
+
 fn environment(pid: u32) -> Vec<String> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap();
     String::from_utf8_lossy(&environ)
@@ -120,4 +137,58 @@ fn the_browser_inherits_no_secret() {
         "HOME={home} is outside the profile {}",
         launcher.profile.display()
     );
+}
+
+#[test]
+fn a_killed_crawler_leaves_no_browser_and_no_profile_behind() {
+    let Some(binary) = chromium() else {
+        eprintln!("no chromium installed: skipped");
+        return;
+    };
+    let mut launcher = spawn_launcher(&binary, &[]);
+    assert!(!processes_naming(&launcher.profile).is_empty());
+    launcher.child.kill().unwrap(); // SIGKILL: no destructor runs
+    launcher.child.wait().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut left = processes_naming(&launcher.profile);
+    while !left.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        left = processes_naming(&launcher.profile);
+    }
+    if !left.is_empty() {
+        let pids: Vec<String> = left.iter().map(u32::to_string).collect();
+        let _ = Command::new("kill").arg("-9").args(&pids).status();
+    }
+    assert!(
+        left.is_empty(),
+        "browser processes outlived their parent: {left:?}"
+    );
+    // The next launch sweeps the dead crawler's profile away.
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async { drop(Chromium::launch(&binary).await.unwrap()) });
+    assert!(
+        !launcher.profile.try_exists().unwrap(),
+        "{} left behind",
+        launcher.profile.display()
+    );
+}
+
+#[tokio::test]
+async fn a_dropped_browser_leaves_no_process_and_no_profile() {
+    let Some(binary) = chromium() else {
+        eprintln!("no chromium installed: skipped");
+        return;
+    };
+    let browser = Chromium::launch(&binary).await.unwrap();
+    let profile = browser.profile_dir().to_path_buf();
+    assert!(!processes_naming(&profile).is_empty());
+    drop(browser);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while (!processes_naming(&profile).is_empty() || profile.try_exists().unwrap())
+        && Instant::now() < deadline
+    {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(processes_naming(&profile), Vec::<u32>::new());
+    assert!(!profile.try_exists().unwrap(), "{}", profile.display());
 }
