@@ -591,7 +591,17 @@ pub async fn enqueue_crawl(state: &AppState, site: &Site) -> Result<CrawlRun> {
         },
         run.created_at,
     );
-    state.queue.enqueue(vec![task]).await?;
+    if let Err(error) = state.queue.enqueue(vec![task]).await {
+        // No task will run it: the run ends here, so it blocks no later one.
+        let mut failed = run;
+        failed.status = CrawlRunStatus::Failed;
+        failed.finished_at = Some(Utc::now());
+        failed.recent_errors = vec![format!("could not be queued: {error}")];
+        if let Err(put_error) = state.sites.put_crawl_run(&failed).await {
+            tracing::warn!(run_id = %failed.id, error = %put_error, "a run that could not be queued stays queued until it is stale");
+        }
+        return Err(error);
+    }
     Ok(run)
 }
 

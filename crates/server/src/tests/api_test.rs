@@ -641,3 +641,83 @@ async fn a_report_in_warc_format_is_the_evidence_package_of_its_matches() {
         )));
     }
 }
+
+/// A queue that is down: every call answers `Unavailable`.
+#[derive(Debug)]
+struct DownQueue;
+
+#[async_trait::async_trait]
+impl copyhound_core::ports::TaskQueue for DownQueue {
+    async fn check_connectivity(&self) -> copyhound_core::Result<()> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+    async fn enqueue(&self, _: Vec<copyhound_core::model::Task>) -> copyhound_core::Result<()> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+    async fn receive(
+        &self,
+        _: usize,
+        _: std::time::Duration,
+    ) -> copyhound_core::Result<Vec<copyhound_core::ports::ReceivedTask>> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+    async fn acknowledge(&self, _: &[copyhound_core::ports::AckId]) -> copyhound_core::Result<()> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+    async fn fail(&self, _: &copyhound_core::ports::AckId, _: &str) -> copyhound_core::Result<()> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+    async fn extend(
+        &self,
+        _: &copyhound_core::ports::AckId,
+        _: std::time::Duration,
+    ) -> copyhound_core::Result<()> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+    async fn stats(&self) -> copyhound_core::Result<copyhound_core::ports::QueueStats> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+    async fn dead_letters(
+        &self,
+        _: usize,
+    ) -> copyhound_core::Result<Vec<copyhound_core::ports::DeadTask>> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+    async fn retry_dead(&self, _: usize) -> copyhound_core::Result<u64> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+}
+
+/// A crawl the queue refused leaves no run that no task will ever execute:
+/// the run ends `failed` with the reason, and the next request can start one.
+#[tokio::test]
+async fn a_crawl_the_queue_refused_leaves_no_queued_run() {
+    let harness = Harness::new().await;
+    let site_id = harness.create_site_a().await;
+    let mut state = harness.state.clone();
+    state.queue = std::sync::Arc::new(DownQueue);
+    let site = state.sites.get_site(&site_id).await.unwrap();
+    let error = crate::api::sites::enqueue_crawl(&state, &site)
+        .await
+        .unwrap_err();
+    assert_eq!(error.kind(), copyhound_core::ErrorKind::Unavailable);
+    let runs = state
+        .sites
+        .list_crawl_runs(
+            &site_id,
+            &copyhound_core::ports::PageRequest {
+                after: None,
+                limit: 10,
+            },
+        )
+        .await
+        .unwrap();
+    assert_eq!(runs.items.len(), 1);
+    let run = &runs.items[0];
+    assert_eq!(run.status, copyhound_core::model::CrawlRunStatus::Failed);
+    assert!(run.recent_errors[0].contains("could not be queued"), "{run:?}");
+    // With the queue back, the site is not blocked by the run that never ran.
+    crate::api::sites::enqueue_crawl(&harness.state, &site)
+        .await
+        .unwrap();
+}
