@@ -715,7 +715,10 @@ async fn a_crawl_the_queue_refused_leaves_no_queued_run() {
     assert_eq!(runs.items.len(), 1);
     let run = &runs.items[0];
     assert_eq!(run.status, copyhound_core::model::CrawlRunStatus::Failed);
-    assert!(run.recent_errors[0].contains("could not be queued"), "{run:?}");
+    assert!(
+        run.recent_errors[0].contains("could not be queued"),
+        "{run:?}"
+    );
     // With the queue back, the site is not blocked by the run that never ran.
     crate::api::sites::enqueue_crawl(&harness.state, &site)
         .await
