@@ -249,7 +249,9 @@ impl ReportScheduler {
             let Some(slot) = last_slot(&cron, now) else {
                 continue;
             };
-            let Some(last_queued) = self.scheduled_cap(publisher, schedule.format, slot, now).await?
+            let Some(last_queued) = self
+                .scheduled_cap(publisher, schedule.format, slot, now)
+                .await?
             else {
                 continue;
             };

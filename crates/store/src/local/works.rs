@@ -185,7 +185,11 @@ impl WorkStore for LocalStore {
                 .retain_in::<&str, _>(prefix.as_str()..end.as_str(), |_, _| false)
                 .map_err(db_error)?;
             for chapter in &chapters {
-                put_doc(&mut table, &chapter_key(&chapter.work_id, &chapter.id), chapter)?;
+                put_doc(
+                    &mut table,
+                    &chapter_key(&chapter.work_id, &chapter.id),
+                    chapter,
+                )?;
             }
             Ok(())
         })

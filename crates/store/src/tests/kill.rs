@@ -103,10 +103,19 @@ const EDIT_CHILD_DIR_ENV: &str = "COPYHOUND_STORE_KILL_EDIT_DIR";
 
 /// Version `v` of work `w1`: its title names the version, and so do its
 /// chapters, whose ids differ between even and odd versions.
-fn edition(v: u64) -> (copyhound_core::model::Work, Vec<copyhound_core::model::Chapter>) {
+fn edition(
+    v: u64,
+) -> (
+    copyhound_core::model::Work,
+    Vec<copyhound_core::model::Chapter>,
+) {
     let mut work = fixtures::work("pub_a", "w1");
     work.title = format!("v{v}");
-    let ids: &[u32] = if v.is_multiple_of(2) { &[1, 2, 3] } else { &[1, 4] };
+    let ids: &[u32] = if v.is_multiple_of(2) {
+        &[1, 2, 3]
+    } else {
+        &[1, 4]
+    };
     let chapters = ids
         .iter()
         .map(|&index| {
@@ -149,7 +158,10 @@ fn an_edit_killed_at_any_moment_leaves_one_whole_version() {
     let dir = tempfile::tempdir().unwrap();
     let runtime = tokio::runtime::Runtime::new().unwrap();
     // Kills after a varying number of committed edits, a varying time into the next.
-    for (round, edits) in [3_usize, 17, 40, 9, 61, 5, 23, 12, 31, 7].into_iter().enumerate() {
+    for (round, edits) in [3_usize, 17, 40, 9, 61, 5, 23, 12, 31, 7]
+        .into_iter()
+        .enumerate()
+    {
         let mut child = Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",

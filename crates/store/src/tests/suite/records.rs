@@ -650,11 +650,18 @@ pub(crate) async fn an_edit_replaces_the_chapters_it_leaves_out(stores: &Stores)
         .await
         .unwrap();
     let chapters = works.list_chapters(&work_id).await.unwrap();
-    let titles: Vec<&str> = chapters.iter().map(|chapter| chapter.title.as_str()).collect();
+    let titles: Vec<&str> = chapters
+        .iter()
+        .map(|chapter| chapter.title.as_str())
+        .collect();
     assert_eq!(titles, ["changed", "第3章"], "chapter 1 went away");
     assert_eq!(works.get_work_any(&work_id).await.unwrap().title, "edited");
     assert_eq!(
-        works.get_chapter(&work_id, &changed.id).await.unwrap().title,
+        works
+            .get_chapter(&work_id, &changed.id)
+            .await
+            .unwrap()
+            .title,
         "changed"
     );
     assert_eq!(
@@ -675,7 +682,10 @@ pub(crate) async fn an_edit_replaces_the_chapters_it_leaves_out(stores: &Stores)
     );
     // Another publisher cannot edit the id into its own.
     let error = works
-        .replace_work(&fixtures::work("pub_b", "w1"), &[fixtures::chapter("w1", 9)])
+        .replace_work(
+            &fixtures::work("pub_b", "w1"),
+            &[fixtures::chapter("w1", 9)],
+        )
         .await
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Conflict, "{error}");
