@@ -11,8 +11,10 @@
 //! policy, pacing, size caps) up to `crawler.max_render_requests`; images,
 //! fonts, media and other hosts are refused. A page gets
 //! `crawler.render_timeout_ms` in all and is read once it has been quiet for
-//! [`QUIET`] after its load event. One browser serves a crawl run; its heap is
-//! capped by V8 flags.
+//! [`QUIET`] after its load event. One browser serves a crawl run; its V8 heap
+//! is capped by flags and its processes' memory together, ArrayBuffers
+//! included, by [`MAX_BROWSER_MEMORY_BYTES`]: past it the browser is killed
+//! and the page fails with that reason, like any render failure.
 //!
 //! The browser runs hostile scripts, so it gets nothing of the crawler it does
 //! not need and does not outlive it ([`process`]): its environment is cleared
@@ -54,6 +56,26 @@ const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
 /// Bytes of rendered HTML kept.
 const MAX_RENDERED_BYTES: usize = crate::extract::MAX_HTML_BYTES;
 
+/// Memory the browser's processes may hold together before it is killed
+/// (resident anonymous and shared memory, not the binary they all map).
+pub const MAX_BROWSER_MEMORY_BYTES: u64 = 2 << 30;
+
+/// How a browser is started.
+#[derive(Clone, Copy, Debug)]
+pub struct LaunchOptions {
+    /// Memory the browser may hold (bytes); past it the browser is killed and
+    /// the pages it renders fail with that reason.
+    pub memory_limit_bytes: u64,
+}
+
+impl Default for LaunchOptions {
+    fn default() -> Self {
+        LaunchOptions {
+            memory_limit_bytes: MAX_BROWSER_MEMORY_BYTES,
+        }
+    }
+}
+
 /// Limits of one rendered page.
 #[derive(Clone, Copy, Debug)]
 pub struct RenderLimits {
@@ -91,6 +113,11 @@ fn browser_error(message: impl Into<String>) -> Error {
 impl Chromium {
     /// Starts `binary` headless with a throwaway profile.
     pub async fn launch(binary: &str) -> Result<Chromium> {
+        Chromium::launch_with(binary, LaunchOptions::default()).await
+    }
+
+    /// Starts `binary` headless with a throwaway profile and `options`.
+    pub async fn launch_with(binary: &str, options: LaunchOptions) -> Result<Chromium> {
         let flags: Vec<String> = [
             "--headless",
             "--no-sandbox",
@@ -108,7 +135,7 @@ impl Chromium {
         ]
         .map(String::from)
         .into();
-        let (process, url) = process::launch(binary, &flags).await?;
+        let (process, url) = process::launch(binary, &flags, options.memory_limit_bytes).await?;
         let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
             .await
             .map_err(|error| browser_error(format!("cannot reach chromium's DevTools: {error}")))?;

@@ -7,6 +7,8 @@
 mod common;
 #[path = "render/isolation.rs"]
 mod isolation;
+#[path = "render/limits.rs"]
+mod limits;
 
 use axum::extract::{Request, State};
 use axum::http::header;

@@ -13,6 +13,11 @@
 //!   follows the *thread* that forked, so every browser is spawned from one
 //!   thread that lives as long as the process. Its other processes notice
 //!   their parent's death and exit.
+//! - Memory: V8's `--max-old-space-size` does not count ArrayBuffers, so the
+//!   supervisor sums the resident private memory of the browser's process
+//!   group every [`SAMPLE_INTERVAL`] and kills the group past its limit; the
+//!   page then fails with that reason. A page can overshoot by what it
+//!   allocates in one interval.
 //! - Leftovers: profiles are `$TMPDIR/copyhound-chromium-*` holding their
 //!   owner's pid and start time; a launch sweeps every profile whose owner is
 //!   dead: processes naming it on their command line are killed, then it is
@@ -139,7 +144,11 @@ impl Drop for BrowserProcess {
 
 /// Starts `binary` with `flags` in a fresh profile; returns the running
 /// browser and its DevTools endpoint.
-pub(crate) async fn launch(binary: &str, flags: &[String]) -> Result<(BrowserProcess, String)> {
+pub(crate) async fn launch(
+    binary: &str,
+    flags: &[String],
+    memory_limit_bytes: u64,
+) -> Result<(BrowserProcess, String)> {
     let base = std::env::temp_dir();
     sweep_stale_profiles(&base);
     let profile = Profile::create_in(&base)
@@ -171,7 +180,7 @@ pub(crate) async fn launch(binary: &str, flags: &[String]) -> Result<(BrowserPro
         .stderr
         .take()
         .map(tokio::process::ChildStderr::from_std);
-    let process = supervise(child, profile);
+    let process = supervise(child, profile, memory_limit_bytes);
     let Some(Ok(stderr)) = stderr else {
         return Err(browser_error("chromium without stderr"));
     };
@@ -249,8 +258,13 @@ async fn spawn_from_lasting_thread(
 }
 
 /// Starts the supervisor of `child`, which owns it and its profile until the
-/// returned handle drops.
-fn supervise(mut child: std::process::Child, profile: Profile) -> BrowserProcess {
+/// returned handle drops, and kills it if its process group holds more than
+/// `memory_limit_bytes`.
+fn supervise(
+    mut child: std::process::Child,
+    profile: Profile,
+    memory_limit_bytes: u64,
+) -> BrowserProcess {
     let pid = child.id();
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
     let death: Arc<OnceLock<String>> = Arc::default();
@@ -265,6 +279,17 @@ fn supervise(mut child: std::process::Child, profile: Profile) -> BrowserProcess
         while let Err(RecvTimeoutError::Timeout) = stop_rx.recv_timeout(SAMPLE_INTERVAL) {
             if let Ok(Some(status)) = child.try_wait() {
                 let _ = death.set(format!("chromium exited ({status})"));
+                break;
+            }
+            let used = procfs::group_memory_bytes(pid);
+            if used > memory_limit_bytes {
+                let reason = format!(
+                    "chromium killed: its processes held {} MiB of memory, over the limit of {} MiB",
+                    used >> 20,
+                    memory_limit_bytes >> 20
+                );
+                warn!(pid, "{reason}");
+                let _ = death.set(reason);
                 break;
             }
         }

@@ -34,6 +34,43 @@ fn all_pids() -> Vec<u32> {
         .collect()
 }
 
+/// Returns the members of process group `group`.
+pub(crate) fn group_members(group: u32) -> Vec<u32> {
+    all_pids()
+        .into_iter()
+        .filter(|&pid| process_group(pid) == Some(group))
+        .collect()
+}
+
+/// Returns the memory `pid` holds that no other process shares the counting
+/// of: resident anonymous memory plus resident shared memory (bytes). The
+/// browser's binary, mapped by every one of its processes, is not counted
+/// once per process as a sum of `VmRSS` would.
+pub(crate) fn private_memory_bytes(pid: u32) -> u64 {
+    let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        return 0;
+    };
+    status
+        .lines()
+        .filter_map(|line| {
+            let value = line
+                .strip_prefix("RssAnon:")
+                .or_else(|| line.strip_prefix("RssShmem:"))?;
+            value.trim().strip_suffix("kB")?.trim().parse::<u64>().ok()
+        })
+        .sum::<u64>()
+        * 1024
+}
+
+/// Returns the memory the members of process group `group` hold together
+/// (see [`private_memory_bytes`]).
+pub(crate) fn group_memory_bytes(group: u32) -> u64 {
+    group_members(group)
+        .into_iter()
+        .map(private_memory_bytes)
+        .sum()
+}
+
 /// Returns the processes whose command line names `dir` or a path inside it.
 pub(crate) fn processes_naming(dir: &Path) -> Vec<u32> {
     let needle = dir.as_os_str().as_encoded_bytes();
@@ -88,6 +125,9 @@ mod tests {
     fn this_process_is_seen_in_proc() {
         let pid = std::process::id();
         assert!(start_time(pid).is_some());
-        assert!(process_group(pid).is_some());
+        let group = process_group(pid).unwrap();
+        assert!(group_members(group).contains(&pid));
+        assert!(private_memory_bytes(pid) > 0);
+        assert!(group_memory_bytes(group) >= private_memory_bytes(pid));
     }
 }
