@@ -99,6 +99,7 @@ pub fn router_with_console(state: AppState, console: ui::ConsoleState) -> Router
         .layer(DefaultBodyLimit::max(limit))
         .layer(Extension(uploads::UploadPool::from_config(&state.config)))
         .layer(Extension(console))
+        .layer(axum::middleware::from_fn(ui::nosniff))
         .layer(axum::middleware::from_fn(metrics::track_requests))
         .layer(CatchPanicLayer::custom(panic_response))
         .layer(TraceLayer::new_for_http())

@@ -116,6 +116,9 @@ impl Extractor<'_> {
             self.push_raw_text(&html[at + 9..end])?;
             return Ok((end + 3).min(bytes.len()));
         }
+        if rest.len() >= 9 && rest[..9].eq_ignore_ascii_case(b"<!doctype") {
+            return Ok(doctype_end(bytes, at + 9));
+        }
         if rest.starts_with(b"<!") || rest.starts_with(b"<?") {
             return Ok(find(bytes, at + 2, b">").map_or(bytes.len(), |end| end + 1));
         }
@@ -372,6 +375,38 @@ fn resolve_reference(name: &str) -> Option<char> {
         .map(|(_, ch)| *ch)
 }
 
+/// Returns where a `<!DOCTYPE` declaration whose name starts at `from` ends,
+/// its internal subset (`[ <!ENTITY x "a]>b"> ]`) included: the first `>`
+/// outside quotes, the subset and its comments. The subset's declarations
+/// are not applied (its entities stay text, as an HTML parser leaves them).
+fn doctype_end(bytes: &[u8], from: usize) -> usize {
+    let mut position = from;
+    let mut quote = None;
+    let mut in_subset = false;
+    while let Some(&byte) = bytes.get(position) {
+        if let Some(open) = quote {
+            if byte == open {
+                quote = None;
+            }
+            position += 1;
+            continue;
+        }
+        match byte {
+            b'"' | b'\'' => quote = Some(byte),
+            b'[' => in_subset = true,
+            b']' => in_subset = false,
+            b'<' if in_subset && bytes[position..].starts_with(b"<!--") => {
+                position = find(bytes, position + 4, b"-->").map_or(bytes.len(), |end| end + 3);
+                continue;
+            }
+            b'>' if !in_subset => return position + 1,
+            _ => {}
+        }
+        position += 1;
+    }
+    bytes.len()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -388,6 +423,24 @@ mod tests {
         let draft = chapter(html).unwrap();
         assert_eq!(draft.title, "第一章");
         assert_eq!(draft.text, "甲&乙丙\n丁\n戊\n己 < 庚\u{a0}&unknown; a & b");
+    }
+
+    #[test]
+    fn a_doctype_with_an_internal_subset_leaves_nothing_in_the_text() {
+        let html = r#"<?xml version="1.0"?>
+<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN" "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd" [
+  <!ENTITY author "某人">
+  <!ENTITY tricky 'a ]> b'>
+  <!-- a comment with ]> and ' inside -->
+  <!ATTLIST p class CDATA #IMPLIED>
+]>
+<html><body><h1>第一章</h1><p>正文</p></body></html>"#;
+        let draft = chapter(html).unwrap();
+        assert_eq!(draft.title, "第一章");
+        assert_eq!(draft.text, "正文");
+        assert_eq!(chapter("<!doctype html><p>正文</p>").unwrap().text, "正文");
+        // A declaration never closed swallows the rest, as before.
+        assert_eq!(chapter("<!DOCTYPE html [ <p>正文</p>"), None);
     }
 
     #[test]

@@ -261,6 +261,11 @@ async fn a_publisher_runs_the_console_flows_in_headless_chromium() {
         .wait_for("document.readyState === 'complete' && document.querySelectorAll('input.pick').length === 1")
         .await;
     browser.navigate(&format!("{base}/ui/matches")).await;
+    // The page's own inline handlers run under its Content-Security-Policy.
+    let all_picked = browser
+        .eval("document.getElementById('select-all').click(); [...document.querySelectorAll('input.pick')].every(box => box.checked)")
+        .await;
+    assert_eq!(all_picked, json!(true));
     browser.screenshot("console-matches.png").await;
     let confirmed = browser
         .eval("[...document.querySelectorAll('#matches .status')].filter(s => s.textContent === 'confirmed').length")

@@ -354,7 +354,11 @@ async fn reports_are_generated_listed_and_downloaded_from_the_console() {
 }
 
 /// A multipart upload as a browser sends it: one file and some text fields.
-fn multipart(file_name: &str, file: &[u8], fields: &[(&str, &str)]) -> (String, Vec<u8>) {
+pub(super) fn multipart(
+    file_name: &str,
+    file: &[u8],
+    fields: &[(&str, &str)],
+) -> (String, Vec<u8>) {
     let boundary = "----copyhoundconsoletest";
     let mut body = Vec::new();
     for (name, value) in fields {

@@ -9,6 +9,7 @@ mod connections_test;
 mod console_test;
 mod csrf_test;
 mod fuzz_test;
+mod headers_test;
 mod openapi_test;
 mod policy_test;
 mod register_test;
@@ -86,9 +87,7 @@ pub(crate) async fn embedded_state(dir: &std::path::Path) -> (AppState, Arc<Loca
         index: None,
         config: config(),
         // Loopback tests: sites on 127.0.0.1 are registered.
-        site_policy: SitePolicy {
-            allow_private_addresses: true,
-        },
+        site_policy: SitePolicy::new(true),
         matcher: copyhound_core::config::MatcherConfig::default(),
         mail_configured: false,
     };
@@ -98,10 +97,7 @@ pub(crate) async fn embedded_state(dir: &std::path::Path) -> (AppState, Arc<Loca
 impl Harness {
     /// Returns a harness on a fresh embedded store and queue.
     pub async fn new() -> Self {
-        Self::with_policy(SitePolicy {
-            allow_private_addresses: true,
-        })
-        .await
+        Self::with_policy(SitePolicy::new(true)).await
     }
 
     /// The same, with the server's address policy for registered sites.
@@ -110,13 +106,13 @@ impl Harness {
         let (mut state, queue) = embedded_state(dir.path()).await;
         state.site_policy = policy;
         let console = crate::ui::ConsoleState::default();
-            console,
-            sessions: Default::default(),
         let router = crate::router_with_console(state.clone(), console.clone());
         let mut harness = Self {
             state,
             queue,
             router,
+            console,
+            sessions: Default::default(),
             _dir: dir,
             key_a: String::new(),
             key_b: String::new(),
@@ -149,6 +145,11 @@ impl Harness {
                 task.kind,
                 copyhound_core::model::TaskKind::GenerateReport { .. }
             ) {
+                handler.handle(&task).await.unwrap();
+            }
+        }
+    }
+
     /// Returns the console session of `key`, logged in once per key as
     /// `/login` would; a key that does not authenticate is returned as is,
     /// a session id no server knows.
@@ -165,11 +166,6 @@ impl Harness {
             .unwrap()
             .insert(key.to_string(), session.clone());
         session
-    }
-
-                handler.handle(&task).await.unwrap();
-            }
-        }
     }
 
     /// Tasks enqueued and not yet delivered, oldest first.
@@ -412,12 +408,12 @@ pub(crate) struct Answer {
 /// Sends a console request in a session of `key`, and a form body if any.
 pub(crate) async fn send(
     harness: &Harness,
-    let session = harness.session(key).await;
     method: &str,
     path: &str,
     key: &str,
     form: Option<&str>,
 ) -> Answer {
+    let session = harness.session(key).await;
     let builder = Request::builder()
         .method(method)
         .uri(path)

@@ -88,12 +88,7 @@ pub async fn switch(
     let back = headers
         .get(REFERER)
         .and_then(|value| value.to_str().ok())
-        .and_then(|referer| {
-            let path = referer.split_once("://").map_or(referer, |(_, rest)| {
-                rest.find('/').map_or("/", |slash| &rest[slash..])
-            });
-            (path.starts_with('/') && !path.starts_with("//")).then(|| path.to_string())
-        })
+        .and_then(local_path_of)
         .unwrap_or_else(|| "/".to_string());
     let mut response = Redirect::to(&back).into_response();
     if let Ok(cookie) = HeaderValue::from_str(&format!(
@@ -102,6 +97,25 @@ pub async fn switch(
         response.headers_mut().insert(SET_COOKIE, cookie);
     }
     response
+}
+
+/// Returns the path and query of a `Referer` when they are safe to redirect
+/// to on this site: one leading `/`, no backslash (browsers read `/\\x` as
+/// `//x`, another host) and no control character.
+fn local_path_of(referer: &str) -> Option<String> {
+    let path = match url::Url::parse(referer) {
+        Ok(url) => match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_string(),
+        },
+        // A relative reference: taken as is, then checked like any other.
+        Err(_) => referer.to_string(),
+    };
+    let local = path.starts_with('/')
+        && !path.starts_with("//")
+        && !path.contains('\\')
+        && !path.chars().any(char::is_control);
+    local.then_some(path)
 }
 
 /// The `t` filter: `text` in the language being rendered.
@@ -464,6 +478,24 @@ const ZH: &[(&str, &str)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_paths_of_this_site_are_redirected_to() {
+        for (referer, expected) in [
+            ("http://127.0.0.1:8080/ui/sites?x=1", Some("/ui/sites?x=1")),
+            ("https://console.example/", Some("/")),
+            ("/ui/works", Some("/ui/works")),
+            ("http://127.0.0.1:8080/\\evil.example/", None),
+            ("http://127.0.0.1:8080//evil.example/", None),
+            ("/\\evil.example/", None),
+            ("//evil.example/", None),
+            ("\\\\evil.example/", None),
+            ("javascript:alert(1)", None),
+            ("evil.example", None),
+        ] {
+            assert_eq!(local_path_of(referer).as_deref(), expected, "{referer}");
+        }
+    }
 
     /// Every text a template marks for translation has its Chinese: a page
     /// half in English is what the fallback would otherwise hide.

@@ -5,6 +5,7 @@
 //! the API. Every post must come from the console's own origin ([`csrf`]).
 
 mod csrf;
+mod headers;
 mod i18n;
 mod operator;
 mod pages;
@@ -23,6 +24,7 @@ use minijinja::Environment;
 use serde::Serialize;
 
 pub use copyhound_report::{DailyCount as DayCount, daily_bar_chart as bar_chart_svg};
+pub(crate) use headers::nosniff;
 pub use session::{SESSION_COOKIE, Sessions};
 pub use throttle::{CLIENT_BURST as LOGIN_BURST_PER_CLIENT, LoginThrottle};
 
@@ -91,6 +93,7 @@ pub fn routes() -> Router<AppState> {
         .merge(work_text)
         .layer(axum::middleware::from_fn(csrf::same_origin_only))
         .layer(axum::middleware::from_fn(i18n::scope))
+        .layer(axum::middleware::from_fn(headers::console))
 }
 
 fn environment() -> &'static Environment<'static> {

@@ -1036,6 +1036,41 @@ pub(super) async fn report_artifact(
 
 /// Chapters the console previews for editing; longer works go through the API.
 const MAX_PREVIEW_CHAPTERS: usize = 2000;
+/// Most chapter text the editor echoes in one page, bytes once HTML-escaped:
+/// a 30 MiB upload once became a 179 MiB page, on every preview and edit.
+pub(crate) const MAX_EDITOR_ECHO_BYTES: usize = 8 << 20;
+
+/// Refuses a work whose chapters the editor would echo past [`MAX_EDITOR_ECHO_BYTES`];
+/// `instead` says where such a work is registered or edited.
+fn check_editor_echo<'a>(
+    texts: impl Iterator<Item = &'a str>,
+    instead: &str,
+) -> Result<(), UiError> {
+    let escaped: usize = texts.map(escaped_len).sum();
+    if escaped <= MAX_EDITOR_ECHO_BYTES {
+        return Ok(());
+    }
+    Err(UiError::from(copyhound_core::Error::new(
+        copyhound_core::ErrorKind::TooLarge,
+        format!(
+            "this work's text is {} MiB in the editor, more than the console edits ({} MiB); {instead}",
+            escaped >> 20,
+            MAX_EDITOR_ECHO_BYTES >> 20
+        ),
+    )))
+}
+
+/// Length of `text` HTML-escaped as the templates escape it.
+fn escaped_len(text: &str) -> usize {
+    text.bytes()
+        .map(|byte| match byte {
+            b'<' | b'>' => 4,
+            b'&' | b'\'' => 5,
+            b'"' | b'/' => 6,
+            _ => 1,
+        })
+        .sum()
+}
 
 /// Reads the upload form, splits the file as the API would, and shows the
 /// chapters for editing. Nothing is stored.
@@ -1157,6 +1192,10 @@ pub(super) async fn preview_upload(
             chapters.len()
         )));
     }
+    check_editor_echo(
+        chapters.iter().map(|(_, text)| text.as_str()),
+        "register this file through the API (POST /api/v1/works/import/txt or /works/import/epub) or with `copyhound works import`",
+    )?;
     for (name, slot) in [("title", &mut title), ("author", &mut author)] {
         let typed = field(name);
         if !typed.is_empty() {
@@ -1288,6 +1327,10 @@ pub(super) async fn edit_work(
             "this work has more than {MAX_PREVIEW_CHAPTERS} chapters; replace it through the API (PUT /api/v1/works/{work_id})"
         ))));
     }
+    check_editor_echo(
+        chapters.iter().map(|chapter| chapter.text.as_str()),
+        &format!("replace it through the API (PUT /api/v1/works/{work_id})"),
+    )?;
     let chapters: Vec<serde_json::Value> = chapters
         .iter()
         .map(|chapter| json!({ "title": chapter.title, "text": chapter.text, "chars": chapter.chars }))
