@@ -6,10 +6,14 @@
 //!
 //! The browser never touches the network itself: every request it makes is
 //! intercepted (`Fetch.requestPaused`). The page's own document is answered
-//! with the body already fetched; scripts, data and style sheets of the page's
-//! own origin are fetched through the crawler's fetcher (robots.txt, address
-//! policy, pacing, size caps) up to `crawler.max_render_requests`; images,
-//! fonts, media and other hosts are refused. A page gets
+//! with the body already fetched; scripts, data, style sheets and frames of
+//! the page's own origin are fetched through the crawler's fetcher
+//! (robots.txt, address policy, pacing, size caps) up to
+//! `crawler.max_render_requests`; images, fonts, media and other hosts are
+//! refused, and the page never navigates away (meta refresh, `location`: see
+//! [`RequestPolicy`]). What interception cannot see (preconnect, WebSocket,
+//! WebRTC) finds no network: the browser's proxy refuses every connection and
+//! its resolver resolves nothing ([`process`]). A page gets
 //! `crawler.render_timeout_ms` in all and is read once it has been quiet for
 //! [`QUIET`] after its load event. One browser serves a crawl run; its V8 heap
 //! is capped by flags and its processes' memory together, ArrayBuffers
@@ -118,24 +122,7 @@ impl Chromium {
 
     /// Starts `binary` headless with a throwaway profile and `options`.
     pub async fn launch_with(binary: &str, options: LaunchOptions) -> Result<Chromium> {
-        let flags: Vec<String> = [
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-extensions",
-            "--no-first-run",
-            "--mute-audio",
-            "--renderer-process-limit=2",
-            "--js-flags=--max-old-space-size=256",
-            "--blink-settings=imagesEnabled=false",
-            "--remote-debugging-port=0",
-        ]
-        .map(String::from)
-        .into();
-        let (process, url) = process::launch(binary, &flags, options.memory_limit_bytes).await?;
+        let (process, url) = process::launch(binary, options.memory_limit_bytes).await?;
         let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
             .await
             .map_err(|error| browser_error(format!("cannot reach chromium's DevTools: {error}")))?;
@@ -294,8 +281,7 @@ impl Chromium {
                 .await?;
             let page = Url::parse(url).map_err(|_| Error::invalid(format!("bad url `{url}`")))?;
             let deadline = Instant::now() + limits.timeout;
-            let mut document_served = false;
-            let mut requests = 0u32;
+            let mut policy = RequestPolicy::new(page, limits.max_requests);
             let mut loaded_quiet_at: Option<Instant> = None;
             loop {
                 let wake = loaded_quiet_at.map_or(deadline, |quiet| quiet.min(deadline));
@@ -311,19 +297,12 @@ impl Chromium {
                     "Page.loadEventFired" => loaded_quiet_at = Some(Instant::now() + QUIET),
                     "Fetch.requestPaused" => {
                         let request_id = params["requestId"].as_str().unwrap_or_default();
-                        let wanted = params["request"]["url"].as_str().unwrap_or_default();
-                        let kind = params["resourceType"].as_str().unwrap_or_default();
-                        let answer = if !document_served && kind == "Document" {
-                            document_served = true;
-                            Some((200, "text/html; charset=utf-8".to_string(), html.as_bytes().to_vec()))
-                        } else if requests >= limits.max_requests
-                            || !matches!(kind, "Script" | "XHR" | "Fetch" | "Stylesheet" | "Document")
-                            || !same_origin(&page, wanted)
-                        {
-                            None
-                        } else {
-                            requests += 1;
-                            subresource(fetcher, pacer, limits.interval, wanted).await
+                        let answer = match policy.decide(params) {
+                            Decision::Page => Some((200, "text/html; charset=utf-8".to_string(), html.as_bytes().to_vec())),
+                            // A 204 navigation leaves the page where it is.
+                            Decision::StayOnPage => Some((204, "text/plain".to_string(), Vec::new())),
+                            Decision::Fetch(wanted) => subresource(fetcher, pacer, limits.interval, wanted).await,
+                            Decision::Refuse => None,
                         };
                         let (method, params) = match answer {
                             Some((status, content_type, body)) => (
@@ -345,7 +324,7 @@ impl Chromium {
                     _ => {}
                 }
             }
-            if !document_served {
+            if !policy.page_served() {
                 return Err(browser_error(format!("chromium did not load `{url}` in time")));
             }
             let value = self
@@ -374,6 +353,73 @@ impl Chromium {
     }
 }
 
+/// What a request the page makes gets.
+#[derive(Debug, PartialEq)]
+enum Decision<'a> {
+    /// The page's own document, already fetched.
+    Page,
+    /// An empty `204`: the frame stays on the page.
+    StayOnPage,
+    /// Fetched through the crawler's fetcher.
+    Fetch(&'a str),
+    /// Failed as blocked.
+    Refuse,
+}
+
+/// Which of a page's requests are answered: its document once, then
+/// scripts, data, style sheets and frames of its own origin up to a budget.
+/// The page never navigates away (meta refresh, `location`): the main
+/// frame's later documents get a `204`.
+#[derive(Debug)]
+struct RequestPolicy {
+    page: Url,
+    main_frame: Option<String>,
+    requests: u32,
+    max_requests: u32,
+}
+
+impl RequestPolicy {
+    fn new(page: Url, max_requests: u32) -> Self {
+        RequestPolicy {
+            page,
+            main_frame: None,
+            requests: 0,
+            max_requests,
+        }
+    }
+
+    /// Whether the page's own document was answered.
+    fn page_served(&self) -> bool {
+        self.main_frame.is_some()
+    }
+
+    /// Decides on the `params` of a `Fetch.requestPaused` event.
+    fn decide<'a>(&mut self, params: &'a Value) -> Decision<'a> {
+        let wanted = params["request"]["url"].as_str().unwrap_or_default();
+        let kind = params["resourceType"].as_str().unwrap_or_default();
+        let frame = params["frameId"].as_str().unwrap_or_default();
+        if kind == "Document" {
+            // The first document is the navigation the crawler started.
+            match &self.main_frame {
+                None => {
+                    self.main_frame = Some(frame.to_string());
+                    return Decision::Page;
+                }
+                Some(main) if main == frame => return Decision::StayOnPage,
+                Some(_) => {}
+            }
+        }
+        if self.requests >= self.max_requests
+            || !matches!(kind, "Script" | "XHR" | "Fetch" | "Stylesheet" | "Document")
+            || !same_origin(&self.page, wanted)
+        {
+            return Decision::Refuse;
+        }
+        self.requests += 1;
+        Decision::Fetch(wanted)
+    }
+}
+
 fn same_origin(page: &Url, wanted: &str) -> bool {
     Url::parse(wanted).is_ok_and(|wanted| origin_key(&wanted) == origin_key(page))
 }
@@ -397,5 +443,49 @@ async fn subresource(
             debug!(url, error = %error, "render: request refused");
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paused(kind: &str, url: &str, frame: &str) -> Value {
+        json!({"resourceType": kind, "request": {"url": url}, "frameId": frame})
+    }
+
+    #[test]
+    fn the_page_never_navigates_away_and_reaches_only_its_origin() {
+        let page = Url::parse("http://site.test/1.html").unwrap();
+        let mut policy = RequestPolicy::new(page, 2);
+        assert!(!policy.page_served());
+        let document = paused("Document", "http://site.test/1.html", "main");
+        assert_eq!(policy.decide(&document), Decision::Page);
+        assert!(policy.page_served());
+        // Meta refresh or `location`, within the site or out of it.
+        for url in ["http://site.test/2.html", "http://other.test/"] {
+            let refresh = paused("Document", url, "main");
+            assert_eq!(policy.decide(&refresh), Decision::StayOnPage);
+        }
+        for (kind, url) in [
+            ("Document", "http://other.test/frame.html"),
+            ("XHR", "http://site.test:8080/data.json"),
+            ("Image", "http://site.test/cover.png"),
+            ("WebSocket", "ws://site.test/socket"),
+            ("Other", "http://site.test/favicon.ico"),
+        ] {
+            assert_eq!(policy.decide(&paused(kind, url, "frame")), Decision::Refuse);
+        }
+        let frame = paused("Document", "http://site.test/frame.html", "frame");
+        assert_eq!(
+            policy.decide(&frame),
+            Decision::Fetch("http://site.test/frame.html")
+        );
+        let script = paused("Script", "http://site.test/app.js", "main");
+        assert_eq!(
+            policy.decide(&script),
+            Decision::Fetch("http://site.test/app.js")
+        );
+        assert_eq!(policy.decide(&script), Decision::Refuse, "over budget");
     }
 }

@@ -9,6 +9,8 @@ mod common;
 mod isolation;
 #[path = "render/limits.rs"]
 mod limits;
+#[path = "render/network.rs"]
+mod network;
 
 use axum::extract::{Request, State};
 use axum::http::header;

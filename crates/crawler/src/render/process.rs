@@ -18,6 +18,12 @@
 //!   group every [`SAMPLE_INTERVAL`] and kills the group past its limit; the
 //!   page then fails with that reason. A page can overshoot by what it
 //!   allocates in one interval.
+//! - Network: none of its own. Every request a page makes is answered through
+//!   the fetcher by interception (`render.rs`); what interception does not
+//!   see (preconnect, WebSocket, DNS prefetch, WebRTC) meets a proxy on a
+//!   loopback port that is bound but never listens (every connection is
+//!   refused, loopback included), a resolver that resolves nothing, and a
+//!   WebRTC policy without UDP.
 //! - Leftovers: profiles are `$TMPDIR/copyhound-chromium-*` holding their
 //!   owner's pid and start time; a launch sweeps every profile whose owner is
 //!   dead: processes naming it on their command line are killed, then it is
@@ -106,6 +112,44 @@ pub(crate) fn environment(profile: &Profile) -> Vec<(&'static str, OsString)> {
     environment
 }
 
+/// Returns the browser's command-line flags, `proxy_port` being the port of
+/// the proxy that refuses every connection.
+fn flags(proxy_port: u16) -> Vec<String> {
+    let mut flags: Vec<String> = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-extensions",
+        "--no-first-run",
+        "--mute-audio",
+        "--renderer-process-limit=2",
+        "--js-flags=--max-old-space-size=256",
+        "--blink-settings=imagesEnabled=false",
+        "--remote-debugging-port=0",
+        // No network of its own (module docs).
+        "--proxy-bypass-list=<-loopback>",
+        "--host-resolver-rules=MAP * ~NOTFOUND",
+        "--dns-prefetch-disable",
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+    ]
+    .map(String::from)
+    .into();
+    flags.push(format!("--proxy-server=http://127.0.0.1:{proxy_port}"));
+    flags
+}
+
+/// Returns a loopback TCP socket bound and never listening: connections to
+/// its port are refused for as long as it lives.
+fn refusing_socket() -> io::Result<tokio::net::TcpSocket> {
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1], 0)))?;
+    Ok(socket)
+}
+
 /// A running browser: its process group is killed when this drops, then a
 /// supervisor thread reaps it and removes its profile.
 #[derive(Debug)]
@@ -116,6 +160,8 @@ pub(crate) struct BrowserProcess {
     _stop_tx: std::sync::mpsc::Sender<()>,
     /// Why the browser died, if the supervisor saw it die or killed it.
     death: Arc<OnceLock<String>>,
+    /// The browser's proxy: bound, never listening.
+    _proxy: tokio::net::TcpSocket,
 }
 
 impl BrowserProcess {
@@ -146,13 +192,18 @@ impl Drop for BrowserProcess {
 /// browser and its DevTools endpoint.
 pub(crate) async fn launch(
     binary: &str,
-    flags: &[String],
     memory_limit_bytes: u64,
 ) -> Result<(BrowserProcess, String)> {
     let base = std::env::temp_dir();
     sweep_stale_profiles(&base);
     let profile = Profile::create_in(&base)
         .map_err(|error| browser_error(format!("no scratch profile for chromium: {error}")))?;
+    let proxy = refusing_socket()
+        .map_err(|error| browser_error(format!("no loopback socket for chromium: {error}")))?;
+    let proxy_port = proxy
+        .local_addr()
+        .map_err(|error| browser_error(format!("no loopback socket for chromium: {error}")))?
+        .port();
     let mut command = match setpriv() {
         Some(setpriv) => {
             let mut command = std::process::Command::new(setpriv);
@@ -164,7 +215,7 @@ pub(crate) async fn launch(
     command
         .env_clear()
         .envs(environment(&profile))
-        .args(flags)
+        .args(flags(proxy_port))
         .arg(format!("--user-data-dir={}", profile.data_dir().display()))
         .arg("about:blank")
         .stdin(Stdio::null())
@@ -180,7 +231,7 @@ pub(crate) async fn launch(
         .stderr
         .take()
         .map(tokio::process::ChildStderr::from_std);
-    let process = supervise(child, profile, memory_limit_bytes);
+    let process = supervise(child, profile, memory_limit_bytes, proxy);
     let Some(Ok(stderr)) = stderr else {
         return Err(browser_error("chromium without stderr"));
     };
@@ -264,6 +315,7 @@ fn supervise(
     mut child: std::process::Child,
     profile: Profile,
     memory_limit_bytes: u64,
+    proxy: tokio::net::TcpSocket,
 ) -> BrowserProcess {
     let pid = child.id();
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
@@ -273,6 +325,7 @@ fn supervise(
         profile: profile.path().to_path_buf(),
         _stop_tx: stop_tx,
         death: death.clone(),
+        _proxy: proxy,
     };
     let watch = move || {
         // Until the handle drops (the channel disconnects).
@@ -420,13 +473,28 @@ mod tests {
             .arg(dead.join("data"))
             .spawn()
             .unwrap();
+        // Until it has exec'd, the child has the test's command line.
+        while !procfs::processes_naming(&dead).contains(&leftover.id()) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         let unrelated = base.path().join("copyhound-other");
         std::fs::create_dir(&unrelated).unwrap();
 
         sweep_stale_profiles(base.path());
 
-        let status = leftover.wait().unwrap();
-        assert!(!status.success(), "the leftover was killed: {status}");
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        let status = loop {
+            if let Some(status) = leftover.try_wait().unwrap() {
+                break status;
+            }
+            if std::time::Instant::now() > deadline {
+                leftover.kill().unwrap();
+                leftover.wait().unwrap();
+                panic!("the leftover process was not killed");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        assert!(!status.success(), "{status}");
         assert!(!dead.try_exists().unwrap());
         assert!(live.path().try_exists().unwrap(), "our own profile stays");
         assert!(unrelated.try_exists().unwrap());
