@@ -23,9 +23,11 @@
 //! The browser runs hostile scripts, so it gets nothing of the crawler it does
 //! not need and does not outlive it ([`process`]): its environment is cleared
 //! (no `COPYHOUND_*` key or password), every dir it writes is inside its
-//! throwaway profile, its whole process group dies with the [`Chromium`] and,
-//! through a parent-death signal, with the crawler's process even under
-//! `kill -9`; profiles of dead crawlers are swept at the next launch.
+//! throwaway profile, it runs as `nobody` when the crawler is root and inside
+//! Chromium's sandbox unless that cannot start ([`Sandbox`]), its whole
+//! process group dies with the [`Chromium`] and, through a parent-death
+//! signal, with the crawler's process even under `kill -9`; profiles of dead
+//! crawlers are swept at the next launch.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,6 +53,8 @@ use crate::urls::origin_key;
 
 mod process;
 mod procfs;
+
+pub use process::Sandbox;
 
 /// A rendered page is read once no request has been answered for this long
 /// after its load event.
@@ -174,6 +178,11 @@ impl Chromium {
     /// Returns the browser's process id.
     pub fn pid(&self) -> u32 {
         self.process.pid()
+    }
+
+    /// Returns whether the browser runs in Chromium's sandbox.
+    pub fn sandbox(&self) -> Sandbox {
+        self.process.sandbox()
     }
 
     /// Returns the browser's throwaway profile directory.

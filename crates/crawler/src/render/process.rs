@@ -6,6 +6,10 @@
 //! - Environment: cleared, then `PATH`, the locale and `HOME`, `TMPDIR` and
 //!   the XDG dirs inside the throwaway profile; the crawler's keys and
 //!   passwords (`COPYHOUND_*`) never reach it.
+//! - User: `nobody` (65534) when the crawler runs as root, which Chromium's
+//!   sandbox refuses; the profile is handed to it. The browser starts
+//!   sandboxed, and with `--no-sandbox` only if that start fails (a warning,
+//!   once; [`Sandbox`] tells which).
 //! - Lifetime: the browser leads its own process group, killed whole when the
 //!   [`BrowserProcess`] drops. `PR_SET_PDEATHSIG(SIGKILL)` kills it when the
 //!   crawler dies: the workspace forbids `unsafe`, so no `pre_exec`; util-linux
@@ -55,6 +59,9 @@ pub(crate) const LAUNCH_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often the supervisor looks at the browser.
 const SAMPLE_INTERVAL: Duration = Duration::from_millis(200);
 
+/// User and group the browser runs as when the crawler is root (`nobody`).
+const UNPRIVILEGED_ID: u32 = 65534;
+
 /// A throwaway browser profile: `data/` is Chromium's user data dir, `home/`
 /// and `tmp/` its `HOME` and `TMPDIR`, `owner` names the crawler process.
 #[derive(Debug)]
@@ -67,6 +74,7 @@ impl Profile {
     fn create_in(base: &Path) -> io::Result<Profile> {
         let dir = tempfile::Builder::new()
             .prefix(PROFILE_PREFIX)
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
             .tempdir_in(base)?;
         let pid = std::process::id();
         let started = procfs::start_time(pid).unwrap_or(0);
@@ -75,6 +83,15 @@ impl Profile {
             std::fs::create_dir(dir.path().join(sub))?;
         }
         Ok(Profile { dir })
+    }
+
+    /// Makes the profile's dirs writable by `user` (also its group id); its
+    /// owner file stays ours.
+    fn hand_to(&self, user: u32) -> io::Result<()> {
+        for dir in ["", "data", "home", "tmp"] {
+            std::os::unix::fs::chown(self.dir.path().join(dir), Some(user), Some(user))?;
+        }
+        Ok(())
     }
 
     /// Returns the profile's directory.
@@ -117,7 +134,6 @@ pub(crate) fn environment(profile: &Profile) -> Vec<(&'static str, OsString)> {
 fn flags(proxy_port: u16) -> Vec<String> {
     let mut flags: Vec<String> = [
         "--headless",
-        "--no-sandbox",
         "--disable-gpu",
         "--disable-background-networking",
         "--disable-component-update",
@@ -162,6 +178,7 @@ pub(crate) struct BrowserProcess {
     death: Arc<OnceLock<String>>,
     /// The browser's proxy: bound, never listening.
     _proxy: tokio::net::TcpSocket,
+    sandbox: Sandbox,
 }
 
 impl BrowserProcess {
@@ -173,6 +190,11 @@ impl BrowserProcess {
     /// Returns the browser's profile directory.
     pub(crate) fn profile(&self) -> &Path {
         &self.profile
+    }
+
+    /// Returns whether the browser runs in its sandbox.
+    pub(crate) fn sandbox(&self) -> Sandbox {
+        self.sandbox
     }
 
     /// Returns why the browser died, `None` while it runs.
@@ -188,15 +210,52 @@ impl Drop for BrowserProcess {
     }
 }
 
-/// Starts `binary` with `flags` in a fresh profile; returns the running
-/// browser and its DevTools endpoint.
+/// Whether the browser runs in Chromium's sandbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sandbox {
+    /// Sandboxed: renderers in their own namespaces with seccomp filters.
+    On,
+    /// `--no-sandbox`: a sandboxed start failed on this machine (logged once).
+    Off,
+}
+
+/// Starts `binary` in a fresh profile, sandboxed if it can be; returns the
+/// running browser and its DevTools endpoint.
 pub(crate) async fn launch(
     binary: &str,
     memory_limit_bytes: u64,
 ) -> Result<(BrowserProcess, String)> {
     let base = std::env::temp_dir();
     sweep_stale_profiles(&base);
-    let profile = Profile::create_in(&base)
+    // Chromium refuses its sandbox to root.
+    let user = rustix::process::geteuid()
+        .is_root()
+        .then_some(UNPRIVILEGED_ID);
+    let sandboxed = match start(binary, &base, memory_limit_bytes, Sandbox::On, user).await {
+        Ok(started) => return Ok(started),
+        Err(error) => error,
+    };
+    let started = start(binary, &base, memory_limit_bytes, Sandbox::Off, user).await?;
+    static WARNED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if !WARNED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+        warn!(error = %sandboxed, "chromium runs without its sandbox: a sandboxed start failed");
+    }
+    Ok(started)
+}
+
+/// Starts one browser in `mode`, as `user` if given.
+async fn start(
+    binary: &str,
+    base: &Path,
+    memory_limit_bytes: u64,
+    mode: Sandbox,
+    user: Option<u32>,
+) -> Result<(BrowserProcess, String)> {
+    let profile = Profile::create_in(base)
+        .and_then(|profile| match user {
+            Some(user) => profile.hand_to(user).map(|()| profile),
+            None => Ok(profile),
+        })
         .map_err(|error| browser_error(format!("no scratch profile for chromium: {error}")))?;
     let proxy = refusing_socket()
         .map_err(|error| browser_error(format!("no loopback socket for chromium: {error}")))?;
@@ -216,12 +275,18 @@ pub(crate) async fn launch(
         .env_clear()
         .envs(environment(&profile))
         .args(flags(proxy_port))
+        .args((mode == Sandbox::Off).then_some("--no-sandbox"))
         .arg(format!("--user-data-dir={}", profile.data_dir().display()))
         .arg("about:blank")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    if let Some(user) = user {
+        // std also drops the supplementary groups.
+        std::os::unix::process::CommandExt::uid(&mut command, user);
+        std::os::unix::process::CommandExt::gid(&mut command, user);
+    }
     let mut child = spawn_from_lasting_thread(command).await.map_err(|error| {
         browser_error(format!(
             "cannot start chromium (`{binary}`): {error}; set crawler.chromium"
@@ -231,18 +296,21 @@ pub(crate) async fn launch(
         .stderr
         .take()
         .map(tokio::process::ChildStderr::from_std);
-    let process = supervise(child, profile, memory_limit_bytes, proxy);
+    let process = supervise(child, profile, memory_limit_bytes, proxy, mode);
     let Some(Ok(stderr)) = stderr else {
         return Err(browser_error("chromium without stderr"));
     };
     let mut lines = BufReader::new(stderr).lines();
-    let mut last_lines = Vec::new();
+    let mut last_lines = std::collections::VecDeque::new();
     let url = tokio::time::timeout(LAUNCH_TIMEOUT, async {
         while let Ok(Some(line)) = lines.next_line().await {
             if let Some(url) = line.strip_prefix("DevTools listening on ") {
                 return Some(url.trim().to_string());
             }
-            last_lines.push(line);
+            if last_lines.len() == 3 {
+                last_lines.pop_front();
+            }
+            last_lines.push_back(line);
         }
         None
     })
@@ -250,10 +318,9 @@ pub(crate) async fn launch(
     .ok()
     .flatten();
     let Some(url) = url else {
-        let tail = last_lines.split_off(last_lines.len().saturating_sub(3));
         return Err(browser_error(format!(
             "chromium did not start its DevTools endpoint: {}",
-            tail.join(" | ")
+            Vec::from(last_lines).join(" | ")
         )));
     };
     // Chromium blocks on a full stderr pipe: keep draining it.
@@ -316,6 +383,7 @@ fn supervise(
     profile: Profile,
     memory_limit_bytes: u64,
     proxy: tokio::net::TcpSocket,
+    sandbox: Sandbox,
 ) -> BrowserProcess {
     let pid = child.id();
     let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
@@ -326,6 +394,7 @@ fn supervise(
         _stop_tx: stop_tx,
         death: death.clone(),
         _proxy: proxy,
+        sandbox,
     };
     let watch = move || {
         // Until the handle drops (the channel disconnects).

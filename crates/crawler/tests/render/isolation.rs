@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use copyhound_crawler::render::Chromium;
+use copyhound_crawler::render::{Chromium, Sandbox};
 
 use super::chromium;
 
@@ -191,4 +191,54 @@ async fn a_dropped_browser_leaves_no_process_and_no_profile() {
     }
     assert_eq!(processes_naming(&profile), Vec::<u32>::new());
     assert!(!profile.try_exists().unwrap(), "{}", profile.display());
+}
+
+/// Returns the real uid of `pid`.
+fn uid_of(pid: u32) -> Option<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|line| line.starts_with("Uid:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[tokio::test]
+async fn the_browser_runs_as_an_unprivileged_user() {
+    let Some(binary) = chromium() else {
+        eprintln!("no chromium installed: skipped");
+        return;
+    };
+    let browser = Chromium::launch(&binary).await.unwrap();
+    eprintln!("chromium sandbox: {:?}", browser.sandbox());
+    let processes = processes_naming(browser.profile_dir());
+    assert!(!processes.is_empty());
+    let root = uid_of(std::process::id()) == Some(0);
+    for pid in processes {
+        let Some(uid) = uid_of(pid) else { continue };
+        if root {
+            assert_ne!(uid, 0, "browser process {pid} runs as root");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_browser_that_cannot_be_sandboxed_runs_without_and_says_so() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(binary) = chromium() else {
+        eprintln!("no chromium installed: skipped");
+        return;
+    };
+    // A chromium whose sandbox never starts. Readable by `nobody`.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let fake = dir.path().join("chromium");
+    std::fs::write(
+        &fake,
+        format!(
+            "#!/bin/sh\ncase \" $* \" in *\" --no-sandbox \"*) exec {binary} \"$@\";; esac\n\
+             echo 'no usable sandbox' >&2\nexit 1\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let browser = Chromium::launch(fake.to_str().unwrap()).await.unwrap();
+    assert_eq!(browser.sandbox(), Sandbox::Off);
 }
