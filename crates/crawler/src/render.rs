@@ -10,21 +10,25 @@
 //! the page's own origin are fetched through the crawler's fetcher
 //! (robots.txt, address policy, pacing, size caps) up to
 //! `crawler.max_render_requests`; images, fonts, media and other hosts are
-//! refused, and the page never navigates away (meta refresh, `location`: see
-//! [`RequestPolicy`]). What interception cannot see (preconnect, WebSocket,
+//! refused, and the page never navigates away (meta refresh, `location`; see
+//! `RequestPolicy`). What interception cannot see (preconnect, WebSocket,
 //! WebRTC) finds no network: the browser's proxy refuses every connection and
-//! its resolver resolves nothing ([`process`]). A page gets
-//! `crawler.render_timeout_ms` in all and is read once it has been quiet for
-//! [`QUIET`] after its load event. One browser serves a crawl run; its V8 heap
-//! is capped by flags and its processes' memory together, ArrayBuffers
-//! included, by [`MAX_BROWSER_MEMORY_BYTES`]: past it the browser is killed
-//! and the page fails with that reason, like any render failure.
+//! its resolver resolves nothing (`render/process.rs`).
+//!
+//! A page gets `crawler.render_timeout_ms` in all, whatever its scripts do: a
+//! page that never yields fails at its timeout and its tab is closed without
+//! waiting. It is read once quiet for [`QUIET`] after its load event, or when
+//! what is left of its time is what reading it takes. The browser starts once
+//! per run, within 10 s per attempt. Its V8 heap is capped by flags, and the
+//! memory of all its processes, ArrayBuffers included, by
+//! [`MAX_BROWSER_MEMORY_BYTES`]: past it the browser is killed and the page
+//! fails with that reason, like any render failure.
 //!
 //! The browser runs hostile scripts, so it gets nothing of the crawler it does
-//! not need and does not outlive it ([`process`]): its environment is cleared
-//! (no `COPYHOUND_*` key or password), every dir it writes is inside its
-//! throwaway profile, it runs as `nobody` when the crawler is root and inside
-//! Chromium's sandbox unless that cannot start ([`Sandbox`]), its whole
+//! not need and does not outlive it (`render/process.rs`): its environment is
+//! cleared (no `COPYHOUND_*` key or password), every dir it writes is inside
+//! its throwaway profile, it runs as `nobody` when the crawler is root and
+//! inside Chromium's sandbox unless that cannot start ([`Sandbox`]), its whole
 //! process group dies with the [`Chromium`] and, through a parent-death
 //! signal, with the crawler's process even under `kill -9`; profiles of dead
 //! crawlers are swept at the next launch.
@@ -59,8 +63,14 @@ pub use process::Sandbox;
 /// A rendered page is read once no request has been answered for this long
 /// after its load event.
 pub const QUIET: Duration = Duration::from_millis(300);
-/// Time the browser has to start and answer one protocol command.
+/// Time the browser has to answer one protocol command (a page's commands
+/// are also bounded by its render timeout).
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(30);
+/// Time kept at the end of a page's render timeout to read its DOM, at most
+/// a fifth of the timeout.
+const READ_RESERVE: Duration = Duration::from_secs(2);
+/// Time given to sending the command that closes a page.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 /// Bytes of rendered HTML kept.
 const MAX_RENDERED_BYTES: usize = crate::extract::MAX_HTML_BYTES;
 
@@ -127,9 +137,13 @@ impl Chromium {
     /// Starts `binary` headless with a throwaway profile and `options`.
     pub async fn launch_with(binary: &str, options: LaunchOptions) -> Result<Chromium> {
         let (process, url) = process::launch(binary, options.memory_limit_bytes).await?;
-        let (socket, _) = tokio_tungstenite::connect_async(url.as_str())
-            .await
-            .map_err(|error| browser_error(format!("cannot reach chromium's DevTools: {error}")))?;
+        let (socket, _) = tokio::time::timeout(
+            process::LAUNCH_TIMEOUT,
+            tokio_tungstenite::connect_async(url.as_str()),
+        )
+        .await
+        .map_err(|_| browser_error("chromium's DevTools did not answer"))?
+        .map_err(|error| browser_error(format!("cannot reach chromium's DevTools: {error}")))?;
         let (sink, mut stream) = socket.split();
         let pending: Arc<Pending> = Arc::default();
         let sessions: Arc<Sessions> = Arc::default();
@@ -199,6 +213,17 @@ impl Chromium {
         reply: Option<oneshot::Sender<std::result::Result<Value, String>>>,
     ) -> Result<()> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        self.send_as(id, session, method, params, reply).await
+    }
+
+    async fn send_as(
+        &self,
+        id: u64,
+        session: Option<&str>,
+        method: &str,
+        params: Value,
+        reply: Option<oneshot::Sender<std::result::Result<Value, String>>>,
+    ) -> Result<()> {
         let mut message = json!({"id": id, "method": method, "params": params});
         if let Some(session) = session {
             message["sessionId"] = json!(session);
@@ -219,7 +244,13 @@ impl Chromium {
 
     async fn call(&self, session: Option<&str>, method: &str, params: Value) -> Result<Value> {
         let (tx, rx) = oneshot::channel();
-        self.send(session, method, params, Some(tx)).await?;
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        // A call cut short by its page's deadline forgets its waiter.
+        let _waiter = WaiterGuard {
+            pending: &self.pending,
+            id,
+        };
+        self.send_as(id, session, method, params, Some(tx)).await?;
         match tokio::time::timeout(COMMAND_TIMEOUT, rx).await {
             Ok(Ok(Ok(value))) => Ok(value),
             Ok(Ok(Err(error))) => Err(browser_error(format!("chromium refused {method}: {error}"))),
@@ -228,7 +259,8 @@ impl Chromium {
         }
     }
 
-    /// Renders `html`, fetched from `url`, and returns the DOM after its scripts ran.
+    /// Renders `html`, fetched from `url`, and returns the DOM after its
+    /// scripts ran, within `limits.timeout` whatever the page does.
     pub async fn render(
         &self,
         url: &str,
@@ -237,16 +269,44 @@ impl Chromium {
         pacer: &HostPacer,
         limits: RenderLimits,
     ) -> Result<String> {
-        let target = self
-            .call(None, "Target.createTarget", json!({"url": "about:blank"}))
-            .await?;
-        let target_id = target["targetId"].as_str().unwrap_or_default().to_string();
-        let outcome = self
-            .render_in(&target_id, url, html, fetcher, pacer, limits)
-            .await;
-        let _ = self
-            .call(None, "Target.closeTarget", json!({"targetId": target_id}))
-            .await;
+        let deadline = Instant::now() + limits.timeout;
+        let timed_out = || {
+            browser_error(format!(
+                "rendering `{url}` took longer than {} ms",
+                limits.timeout.as_millis()
+            ))
+        };
+        let page = RenderJob {
+            url,
+            html,
+            fetcher,
+            pacer,
+            limits,
+            deadline,
+        };
+        let created = tokio::time::timeout_at(
+            deadline,
+            self.call(None, "Target.createTarget", json!({"url": "about:blank"})),
+        )
+        .await
+        .unwrap_or_else(|_| Err(timed_out()));
+        let outcome = match created {
+            Ok(target) => {
+                let target_id = target["targetId"].as_str().unwrap_or_default();
+                let outcome = tokio::time::timeout_at(deadline, self.render_in(target_id, &page))
+                    .await
+                    .unwrap_or_else(|_| Err(timed_out()));
+                // Not waited for: a page that never yields must not hold the crawl.
+                let close = json!({"targetId": target_id});
+                let _ = tokio::time::timeout(
+                    CLOSE_TIMEOUT,
+                    self.send(None, "Target.closeTarget", close, None),
+                )
+                .await;
+                outcome
+            }
+            Err(error) => Err(error),
+        };
         // A dead browser explains the failure better than a lost connection.
         outcome.map_err(|error| match self.process.death() {
             Some(death) => browser_error(death),
@@ -254,15 +314,7 @@ impl Chromium {
         })
     }
 
-    async fn render_in(
-        &self,
-        target_id: &str,
-        url: &str,
-        html: &str,
-        fetcher: &dyn Fetcher,
-        pacer: &HostPacer,
-        limits: RenderLimits,
-    ) -> Result<String> {
+    async fn render_in(&self, target_id: &str, page: &RenderJob<'_>) -> Result<String> {
         let attached = self
             .call(
                 None,
@@ -270,95 +322,173 @@ impl Chromium {
                 json!({"targetId": target_id, "flatten": true}),
             )
             .await?;
-        let session = attached["sessionId"]
+        let (tx, mut events) = mpsc::unbounded_channel();
+        let session = SessionGuard::new(
+            &self.sessions,
+            attached["sessionId"].as_str().unwrap_or_default(),
+            tx,
+        );
+        let session = Some(session.id.as_str());
+        self.call(
+            session,
+            "Fetch.enable",
+            json!({"patterns": [{"urlPattern": "*"}]}),
+        )
+        .await?;
+        self.call(session, "Page.enable", json!({})).await?;
+        // Navigation completes only once its document request is answered
+        // below: not awaited here.
+        self.send(session, "Page.navigate", json!({"url": page.url}), None)
+            .await?;
+        self.serve_requests(session, page, &mut events).await?;
+        let value = self
+            .call(
+                session,
+                "Runtime.evaluate",
+                json!({"expression": "document.documentElement.outerHTML", "returnByValue": true}),
+            )
+            .await?;
+        let mut rendered = value["result"]["value"]
             .as_str()
             .unwrap_or_default()
             .to_string();
-        let (tx, mut events) = mpsc::unbounded_channel();
-        self.sessions
-            .lock()
-            .expect("no panics while held")
-            .insert(session.clone(), tx);
-        let outcome = async {
-            let session = Some(session.as_str());
-            self.call(session, "Fetch.enable", json!({"patterns": [{"urlPattern": "*"}]}))
-                .await?;
-            self.call(session, "Page.enable", json!({})).await?;
-            // Navigation completes only once its document request is answered
-            // below: not awaited here.
-            self.send(session, "Page.navigate", json!({"url": url}), None)
-                .await?;
-            let page = Url::parse(url).map_err(|_| Error::invalid(format!("bad url `{url}`")))?;
-            let deadline = Instant::now() + limits.timeout;
-            let mut policy = RequestPolicy::new(page, limits.max_requests);
-            let mut loaded_quiet_at: Option<Instant> = None;
-            loop {
-                let wake = loaded_quiet_at.map_or(deadline, |quiet| quiet.min(deadline));
-                let event = tokio::select! {
-                    event = events.recv() => event,
-                    _ = tokio::time::sleep_until(wake) => break,
-                };
-                let Some(event) = event else {
-                    return Err(browser_error("chromium closed the page"));
-                };
-                let params = &event["params"];
-                match event["method"].as_str().unwrap_or_default() {
-                    "Page.loadEventFired" => loaded_quiet_at = Some(Instant::now() + QUIET),
-                    "Fetch.requestPaused" => {
-                        let request_id = params["requestId"].as_str().unwrap_or_default();
-                        let answer = match policy.decide(params) {
-                            Decision::Page => Some((200, "text/html; charset=utf-8".to_string(), html.as_bytes().to_vec())),
-                            // A 204 navigation leaves the page where it is.
-                            Decision::StayOnPage => Some((204, "text/plain".to_string(), Vec::new())),
-                            Decision::Fetch(wanted) => subresource(fetcher, pacer, limits.interval, wanted).await,
-                            Decision::Refuse => None,
-                        };
-                        let (method, params) = match answer {
-                            Some((status, content_type, body)) => (
-                                "Fetch.fulfillRequest",
-                                json!({"requestId": request_id, "responseCode": status,
-                                       "responseHeaders": [{"name": "Content-Type", "value": content_type}],
-                                       "body": base64::engine::general_purpose::STANDARD.encode(body)}),
-                            ),
-                            None => (
-                                "Fetch.failRequest",
-                                json!({"requestId": request_id, "errorReason": "BlockedByClient"}),
-                            ),
-                        };
-                        self.send(session, method, params, None).await?;
-                        if let Some(quiet) = loaded_quiet_at.as_mut() {
-                            *quiet = Instant::now() + QUIET;
-                        }
-                    }
-                    _ => {}
-                }
+        if rendered.len() > MAX_RENDERED_BYTES {
+            let mut cut = MAX_RENDERED_BYTES;
+            while !rendered.is_char_boundary(cut) {
+                cut -= 1;
             }
-            if !policy.page_served() {
-                return Err(browser_error(format!("chromium did not load `{url}` in time")));
-            }
-            let value = self
-                .call(
-                    session,
-                    "Runtime.evaluate",
-                    json!({"expression": "document.documentElement.outerHTML", "returnByValue": true}),
-                )
-                .await?;
-            let mut rendered = value["result"]["value"].as_str().unwrap_or_default().to_string();
-            if rendered.len() > MAX_RENDERED_BYTES {
-                let mut cut = MAX_RENDERED_BYTES;
-                while !rendered.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                rendered.truncate(cut);
-            }
-            Ok(rendered)
+            rendered.truncate(cut);
         }
-        .await;
+        Ok(rendered)
+    }
+
+    /// Answers the page's requests until it has been quiet for [`QUIET`]
+    /// after its load event, or until the time left is what reading it takes.
+    async fn serve_requests(
+        &self,
+        session: Option<&str>,
+        page: &RenderJob<'_>,
+        events: &mut mpsc::UnboundedReceiver<Value>,
+    ) -> Result<()> {
+        let url =
+            Url::parse(page.url).map_err(|_| Error::invalid(format!("bad url `{}`", page.url)))?;
+        let read_at = page.deadline - (page.limits.timeout / 5).min(READ_RESERVE);
+        let mut policy = RequestPolicy::new(url, page.limits.max_requests);
+        let mut loaded_quiet_at: Option<Instant> = None;
+        loop {
+            let wake = loaded_quiet_at.map_or(read_at, |quiet| quiet.min(read_at));
+            let event = tokio::select! {
+                event = events.recv() => event,
+                _ = tokio::time::sleep_until(wake) => break,
+            };
+            let Some(event) = event else {
+                return Err(browser_error("chromium closed the page"));
+            };
+            let params = &event["params"];
+            match event["method"].as_str().unwrap_or_default() {
+                "Page.loadEventFired" => loaded_quiet_at = Some(Instant::now() + QUIET),
+                "Fetch.requestPaused" => {
+                    let answer = match policy.decide(params) {
+                        Decision::Page => Some((
+                            200,
+                            "text/html; charset=utf-8".to_string(),
+                            page.html.as_bytes().to_vec(),
+                        )),
+                        // A 204 navigation leaves the page where it is.
+                        Decision::StayOnPage => Some((204, "text/plain".to_string(), Vec::new())),
+                        Decision::Fetch(wanted) => {
+                            let fetched =
+                                subresource(page.fetcher, page.pacer, page.limits.interval, wanted);
+                            tokio::time::timeout_at(read_at, fetched)
+                                .await
+                                .ok()
+                                .flatten()
+                        }
+                        Decision::Refuse => None,
+                    };
+                    let request_id = params["requestId"].as_str().unwrap_or_default();
+                    let (method, params) = match answer {
+                        Some((status, content_type, body)) => (
+                            "Fetch.fulfillRequest",
+                            json!({"requestId": request_id, "responseCode": status,
+                                   "responseHeaders": [{"name": "Content-Type", "value": content_type}],
+                                   "body": base64::engine::general_purpose::STANDARD.encode(body)}),
+                        ),
+                        None => (
+                            "Fetch.failRequest",
+                            json!({"requestId": request_id, "errorReason": "BlockedByClient"}),
+                        ),
+                    };
+                    self.send(session, method, params, None).await?;
+                    if let Some(quiet) = loaded_quiet_at.as_mut() {
+                        *quiet = Instant::now() + QUIET;
+                    }
+                }
+                _ => {}
+            }
+        }
+        if !policy.page_served() {
+            return Err(browser_error(format!(
+                "chromium did not load `{}` in time",
+                page.url
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Removes a command's waiter, answered or not.
+struct WaiterGuard<'a> {
+    pending: &'a Pending,
+    id: u64,
+}
+
+impl Drop for WaiterGuard<'_> {
+    fn drop(&mut self) {
+        self.pending
+            .lock()
+            .expect("no panics while held")
+            .remove(&self.id);
+    }
+}
+
+/// One page to render and its budget.
+struct RenderJob<'a> {
+    url: &'a str,
+    html: &'a str,
+    fetcher: &'a dyn Fetcher,
+    pacer: &'a HostPacer,
+    limits: RenderLimits,
+    /// When the page's time is up.
+    deadline: Instant,
+}
+
+/// A page's DevTools session: its events are routed to the page while this
+/// lives, whether the render ends or is cut short by its deadline.
+struct SessionGuard<'a> {
+    sessions: &'a Sessions,
+    id: String,
+}
+
+impl<'a> SessionGuard<'a> {
+    fn new(sessions: &'a Sessions, id: &str, events: mpsc::UnboundedSender<Value>) -> Self {
+        sessions
+            .lock()
+            .expect("no panics while held")
+            .insert(id.to_string(), events);
+        SessionGuard {
+            sessions,
+            id: id.to_string(),
+        }
+    }
+}
+
+impl Drop for SessionGuard<'_> {
+    fn drop(&mut self) {
         self.sessions
             .lock()
             .expect("no panics while held")
-            .remove(&session);
-        outcome
+            .remove(&self.id);
     }
 }
 

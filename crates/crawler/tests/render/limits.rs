@@ -63,3 +63,28 @@ async fn array_buffers_past_the_memory_limit_kill_the_browser() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+#[tokio::test]
+async fn a_page_that_never_yields_costs_its_render_timeout() {
+    let Some(binary) = chromium() else {
+        eprintln!("no chromium installed: skipped");
+        return;
+    };
+    let browser = Chromium::launch(&binary).await.unwrap();
+    let timeout = Duration::from_secs(2);
+    let started = Instant::now();
+    let spin = "<html><body><p>text</p><script>for (;;) {}</script></body></html>";
+    let outcome = render(&browser, spin, timeout).await;
+    let took = started.elapsed();
+    assert!(
+        took < timeout + Duration::from_secs(2),
+        "{took:?}: {outcome:?}"
+    );
+    // The browser still renders the next page.
+    let calm = "<html><body><p>calm</p></body></html>";
+    let rendered = render(&browser, calm, Duration::from_secs(10)).await;
+    assert!(
+        rendered.as_deref().unwrap_or_default().contains("calm"),
+        "{rendered:?}"
+    );
+}
