@@ -120,7 +120,10 @@ pub struct Chromium {
 
 impl std::fmt::Debug for Chromium {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Chromium").finish_non_exhaustive()
+        f.debug_struct("Chromium")
+            .field("pid", &self.process.pid())
+            .field("sandbox", &self.process.sandbox())
+            .finish_non_exhaustive()
     }
 }
 

@@ -179,6 +179,9 @@ pub(crate) struct BrowserProcess {
     /// The browser's proxy: bound, never listening.
     _proxy: tokio::net::TcpSocket,
     sandbox: Sandbox,
+    /// Whether the browser was reaped: its pid may then be another
+    /// process's, and is never signalled again.
+    reaped: Arc<std::sync::Mutex<bool>>,
 }
 
 impl BrowserProcess {
@@ -206,7 +209,9 @@ impl BrowserProcess {
 impl Drop for BrowserProcess {
     fn drop(&mut self) {
         // Now, not at the supervisor's next tick.
-        kill_group(self.pid);
+        if !*self.reaped.lock().expect("no panics while held") {
+            kill_group(self.pid);
+        }
     }
 }
 
@@ -232,7 +237,14 @@ pub(crate) async fn launch(
         .is_root()
         .then_some(UNPRIVILEGED_ID);
     let sandboxed = match start(binary, &base, memory_limit_bytes, Sandbox::On, user).await {
-        Ok(started) => return Ok(started),
+        Ok(started) => {
+            debug!(
+                pid = started.0.pid,
+                ?user,
+                "chromium started in its sandbox"
+            );
+            return Ok(started);
+        }
         Err(error) => error,
     };
     let started = start(binary, &base, memory_limit_bytes, Sandbox::Off, user).await?;
@@ -395,14 +407,19 @@ fn supervise(
         death: death.clone(),
         _proxy: proxy,
         sandbox,
+        reaped: Arc::default(),
     };
+    let reaped = process.reaped.clone();
     let watch = move || {
         // Until the handle drops (the channel disconnects).
         while let Err(RecvTimeoutError::Timeout) = stop_rx.recv_timeout(SAMPLE_INTERVAL) {
+            let mut is_reaped = reaped.lock().expect("no panics while held");
             if let Ok(Some(status)) = child.try_wait() {
+                *is_reaped = true;
                 let _ = death.set(format!("chromium exited ({status})"));
                 break;
             }
+            drop(is_reaped);
             let used = procfs::group_memory_bytes(pid);
             if used > memory_limit_bytes {
                 let reason = format!(
@@ -415,9 +432,15 @@ fn supervise(
                 break;
             }
         }
-        kill_group(pid);
-        let _ = child.wait();
-        // Processes that left the group (crash handlers) still name the profile.
+        let mut is_reaped = reaped.lock().expect("no panics while held");
+        if !*is_reaped {
+            kill_group(pid);
+            let _ = child.wait();
+            *is_reaped = true;
+        }
+        drop(is_reaped);
+        // Processes that left the group (crash handlers, or every one once
+        // the browser exited by itself) still name the profile.
         kill_processes_naming(profile.path());
         drop(profile);
     };
