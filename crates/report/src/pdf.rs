@@ -20,7 +20,10 @@ const PRINT_TIMEOUT: Duration = Duration::from_secs(300);
 static SCRATCH_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Returns the flags that make Chromium run headless, offline and stateless
-/// (`--no-sandbox` because workers and CI run as root).
+/// (`--no-sandbox` because workers and CI run as root). The report is a local
+/// file that needs no network: every connection goes to a proxy that is not
+/// there (loopback included) and no name resolves, so an excerpt of a hostile
+/// page can never make the browser reach out.
 fn base_flags(user_data_dir: &Path) -> Vec<String> {
     vec![
         "--headless".to_string(),
@@ -30,8 +33,39 @@ fn base_flags(user_data_dir: &Path) -> Vec<String> {
         "--disable-component-update".to_string(),
         "--disable-sync".to_string(),
         "--no-first-run".to_string(),
+        "--proxy-server=http://127.0.0.1:9".to_string(),
+        "--proxy-bypass-list=<-loopback>".to_string(),
+        "--host-resolver-rules=MAP * ~NOTFOUND".to_string(),
+        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_string(),
+        "--dns-prefetch-disable".to_string(),
         format!("--user-data-dir={}", user_data_dir.display()),
     ]
+}
+
+/// What the browser's environment holds: the process's own (`parent`) is
+/// dropped, for it carries the operator key and the mail password, but for
+/// what Chromium and fontconfig need; home and temporary files are the
+/// scratch folder.
+fn browser_env(
+    scratch: &Path,
+    parent: impl Iterator<Item = (String, String)>,
+) -> Vec<(String, String)> {
+    const KEPT: [&str; 5] = [
+        "PATH",
+        "LANG",
+        "LC_ALL",
+        "FONTCONFIG_FILE",
+        "FONTCONFIG_PATH",
+    ];
+    let mut env: Vec<(String, String)> = parent
+        .filter(|(name, _)| KEPT.contains(&name.as_str()))
+        .collect();
+    let home = scratch.display().to_string();
+    env.push(("HOME".into(), home.clone()));
+    env.push(("TMPDIR".into(), home.clone()));
+    env.push(("XDG_CONFIG_HOME".into(), format!("{home}/config")));
+    env.push(("XDG_CACHE_HOME".into(), format!("{home}/cache")));
+    env
 }
 
 /// A scratch directory removed on drop.
@@ -75,6 +109,8 @@ pub(crate) fn run_chromium(
 ) -> Result<()> {
     let scratch = Scratch::new()?;
     let mut child = Command::new(chromium_path)
+        .env_clear()
+        .envs(browser_env(&scratch.0, std::env::vars()))
         .args(base_flags(&scratch.0.join("profile")))
         .args(arguments)
         .stdin(Stdio::null())
@@ -196,5 +232,64 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(error.kind(), ErrorKind::Config);
+    }
+
+    /// The browser starts with none of the process's secrets (operator key,
+    /// mail password), offline: a stand-in binary records what it was given.
+    #[cfg(unix)]
+    #[test]
+    fn the_browser_gets_no_secret_and_no_network() {
+        use std::os::unix::fs::PermissionsExt;
+        let parent = [
+            ("PATH", "/usr/bin"),
+            ("COPYHOUND_SERVER_ADMIN_KEY", "operator-secret"),
+            ("COPYHOUND_SMTP_PASSWORD", "hunter2"),
+            ("AWS_SECRET_ACCESS_KEY", "aws"),
+            ("LANG", "C.UTF-8"),
+        ]
+        .map(|(name, value)| (name.to_string(), value.to_string()));
+        let env = browser_env(Path::new("/scratch"), parent.into_iter());
+        let names: Vec<&str> = env.iter().map(|(name, _)| name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "PATH",
+                "LANG",
+                "HOME",
+                "TMPDIR",
+                "XDG_CONFIG_HOME",
+                "XDG_CACHE_HOME"
+            ]
+        );
+        // And the real launch clears the rest (the test process's own
+        // COPYHOUND_TEST_* variables under CI, for one).
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("seen");
+        let fake = dir.path().join("chromium");
+        std::fs::write(
+            &fake,
+            format!(
+                "#!/bin/sh\n{{ env; echo ARGS \"$@\"; }} > '{}'\n",
+                out.display()
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        run_chromium(&fake, &["about:blank".into()], Duration::from_secs(10)).unwrap();
+        let seen = std::fs::read_to_string(&out).unwrap();
+        let variables: Vec<&str> = seen
+            .lines()
+            .filter_map(|line| line.split_once('=').map(|(name, _)| name))
+            .filter(|name| !name.starts_with("ARGS"))
+            .collect();
+        assert!(
+            variables.iter().all(|name| !name.starts_with("COPYHOUND")),
+            "{seen}"
+        );
+        assert!(
+            seen.contains("--host-resolver-rules=MAP * ~NOTFOUND"),
+            "{seen}"
+        );
+        assert!(seen.contains("--proxy-bypass-list=<-loopback>"), "{seen}");
     }
 }
