@@ -157,6 +157,8 @@ pub fn extract_styled(
         // More sheets would only make the cascade slower: none are asked for.
         unread_sheets.clear();
     }
+    // After the cascade, so hidden drawings stay hidden.
+    svg::inline_svg_text(&mut document);
     let warning = match (cut, &styled.truncated) {
         (Some(cut), Some(css)) => Some(format!("{cut}; {css}")),
         (cut, css) => cut.or_else(|| css.clone()),
@@ -545,6 +547,8 @@ fn render(document: &Html, content_ids: &HashSet<NodeId>) -> Rendered {
     }
 }
 
+#[path = "extract_svg.rs"]
+mod svg;
 #[path = "extract_tags.rs"]
 mod tags;
 

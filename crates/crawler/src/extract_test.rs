@@ -145,3 +145,20 @@ fn numbered_pagination_without_a_next_link() {
         None
     );
 }
+
+#[test]
+fn svg_text_is_read_in_reading_order() {
+    let paragraph =
+        "第一条 为了规范农民专业合作社的组织和行为，鼓励、支持、引导农民专业合作社的发展。";
+    let html = format!(
+        r#"<html><body><div class="nav"><a href="/">首页</a></div><div id="content">
+        <div class="svgp"><svg width="610" height="72" font-size="20"><text x="200" y="26">专业合作社的组织</text><text x="0" y="26">第一条 为了规范农民</text><text x="360" y="26">和行为，鼓励、</text><text x="0" y="58">支持、引导农民专业合作社的发展。</text></svg></div>
+        <div class="svgp"><svg font-size="20"><text y="26"><tspan x="100">二段落的文字</tspan><tspan x="0">这是第</tspan></text></svg></div>
+        <p>{}</p></div></body></html>"#,
+        "正文".repeat(120)
+    );
+    let text = extract(&html, &ExtractionHints::default()).text;
+    let lines: Vec<&str> = text.lines().map(str::trim).collect();
+    assert_eq!(lines[0], paragraph, "{text}");
+    assert_eq!(lines[1], "这是第二段落的文字");
+}
