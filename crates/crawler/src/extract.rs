@@ -28,6 +28,7 @@ use tracing::warn;
 
 pub use crate::extract_fallback::{MAX_ELEMENTS, MAX_HTML_BYTES, MAX_NESTING};
 use crate::extract_fallback::{shape, strip_tags};
+use crate::fonts::apply::{FontSource, FontsApplied, PageCss, apply_fonts};
 use crate::style::{self, Applied, LinkedSheets};
 use crate::text::{join_nonempty_lines, within_budget};
 use tags::{is_heading_like, is_line_break_tag, is_next_page_anchor, page_number, part_marker};
@@ -73,6 +74,9 @@ pub struct Extracted {
     /// Hrefs of linked style sheets that were not supplied: the text was read
     /// without them (see [`extract_styled`]).
     pub unread_sheets: Vec<String>,
+    /// What the page's web fonts changed, and the fonts that were not at
+    /// hand (see [`extract_with_fonts`]).
+    pub fonts: FontsApplied,
 }
 
 impl Extracted {
@@ -111,6 +115,20 @@ pub fn extract_styled(
     max_links: usize,
     sheet: Option<SheetSource<'_>>,
 ) -> Extracted {
+    extract_with_fonts(html, hints, max_links, sheet, None)
+}
+
+/// Like [`extract_styled`], with the page's web fonts: `font` says what is
+/// known of a font the CSS applies (see [`crate::fonts::apply`]); text drawn
+/// by a decoded site font is read as drawn. Fonts not at hand are listed in
+/// `Extracted::fonts.unread`, for the caller to fetch and extract again.
+pub fn extract_with_fonts(
+    html: &str,
+    hints: &ExtractionHints,
+    max_links: usize,
+    sheet: Option<SheetSource<'_>>,
+    font: Option<FontSource<'_>>,
+) -> Extracted {
     let whole = html.len();
     let html = within_budget(html);
     let cut = (html.len() < whole)
@@ -129,16 +147,16 @@ pub fn extract_styled(
     }
     let mut document = Html::parse_document(html);
     let mut unread_sheets = Vec::new();
+    let mut sheets = Vec::new();
     let styled = match sheet {
         Some(sheet) => {
-            let mut sheets = Vec::new();
             for href in style::linked_sheet_hrefs(&document) {
                 match sheet(&href) {
-                    Some(text) => sheets.push(text),
+                    Some(text) => sheets.push((href, text)),
                     None => unread_sheets.push(href),
                 }
             }
-            let sheet_texts: Vec<&str> = sheets.iter().map(|text| &**text).collect();
+            let sheet_texts: Vec<&str> = sheets.iter().map(|(_, text)| &**text).collect();
             style::apply(
                 &mut document,
                 LinkedSheets {
@@ -157,6 +175,10 @@ pub fn extract_styled(
         // More sheets would only make the cascade slower: none are asked for.
         unread_sheets.clear();
     }
+    let fonts = match font {
+        Some(font) if !styled.read_as_markup => read_fonts(&mut document, &sheets, font),
+        _ => FontsApplied::default(),
+    };
     // After the cascade, so hidden drawings stay hidden.
     svg::inline_svg_text(&mut document);
     let warning = match (cut, &styled.truncated) {
@@ -187,7 +209,33 @@ pub fn extract_styled(
         warning,
         styled,
         unread_sheets,
+        fonts,
     }
+}
+
+/// Rewrites the text drawn by the page's decoded web fonts.
+fn read_fonts(
+    document: &mut Html,
+    sheets: &[(String, Arc<str>)],
+    font: FontSource<'_>,
+) -> FontsApplied {
+    let inline: Vec<String> = Selector::parse("style")
+        .map(|styles| {
+            document
+                .select(&styles)
+                .map(|style| style.text().collect())
+                .collect()
+        })
+        .unwrap_or_default();
+    let mut css: Vec<PageCss<'_>> = sheets
+        .iter()
+        .map(|(href, text)| PageCss {
+            sheet: Some(href.as_str()),
+            text,
+        })
+        .collect();
+    css.extend(inline.iter().map(|text| PageCss { sheet: None, text }));
+    apply_fonts(document, &css, font)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

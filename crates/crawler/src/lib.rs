@@ -12,6 +12,7 @@ pub mod crawl;
 pub mod extract;
 mod extract_fallback;
 pub mod fetch;
+pub mod fonts;
 pub mod pacer;
 pub mod render;
 pub mod scheduler;

@@ -32,6 +32,8 @@ pub enum Resource {
     Sitemap,
     /// What a page rendered by a browser asks for: scripts, data, style sheets.
     Subresource,
+    /// A web font a page's CSS applies: WOFF2, WOFF, TTF or OTF.
+    Font,
 }
 
 /// A fetched response, already size-capped and decompressed.

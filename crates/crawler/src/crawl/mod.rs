@@ -11,6 +11,7 @@
 //! unreachable, the address was refused or the host did not answer is
 //! `Failed`, with the reasons in `recent_errors`, never a silent success.
 
+mod fonts;
 mod handler;
 mod interrupted;
 mod outcome;
@@ -294,6 +295,7 @@ impl Crawler {
             interrupted_runs: HashSet::new(),
             resumed: HashSet::new(),
             sheets: sheets::SheetCache::default(),
+            fonts: fonts::FontCache::default(),
             browser: tokio::sync::OnceCell::new(),
             // At most a century: longer is "never again" anyway.
             max_revisit: chrono::Duration::hours(

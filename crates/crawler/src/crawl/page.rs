@@ -22,10 +22,12 @@ use copyhound_core::{Error, ErrorKind, Result};
 use tracing::{debug, warn};
 use url::Url;
 
+use super::fonts::FontCache;
 use super::outcome::PageOutcome;
 use super::sheets::SheetCache;
 use crate::charset::decode_body;
-use crate::extract::{Extracted, extract_styled};
+use crate::extract::{Extracted, extract_with_fonts};
+use crate::fonts::apply::FontSource;
 use crate::pacer::HostPacer;
 use crate::render::{Chromium, RenderLimits};
 use crate::site::UrlRules;
@@ -69,6 +71,8 @@ pub(crate) struct PageContext {
     pub(crate) resumed: HashSet<String>,
     /// Same-site style sheets, fetched once per run.
     pub(crate) sheets: SheetCache,
+    /// Same-site web fonts, fetched and decoded once per run.
+    pub(crate) fonts: FontCache,
     /// The run's browser, started on the first page a site has rendered.
     pub(crate) browser: tokio::sync::OnceCell<std::result::Result<Arc<Chromium>, String>>,
     /// Chromium binary, render timeout and request budget.
@@ -361,6 +365,22 @@ impl PageContext {
                 extracted = self.analyze(source, &page_url).await?;
             }
         }
+        if !extracted.1.fonts.unread.is_empty() {
+            let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
+            let fetched_fonts = self
+                .fonts
+                .fetch_missing(
+                    &page_url,
+                    &extracted.1.fonts.unread,
+                    self.fetcher.as_ref(),
+                    &self.pacer,
+                    interval,
+                )
+                .await;
+            if fetched_fonts {
+                extracted = self.analyze(source, &page_url).await?;
+            }
+        }
         let (charset, extracted) = extracted;
         self.doc(page_url, fetched, previous, charset, extracted, false)
     }
@@ -493,6 +513,7 @@ impl PageContext {
         let hints = self.site.extraction.clone();
         let max_links = self.max_links;
         let sheets = self.sheets.lookup(page_url);
+        let fonts = self.fonts.lookup(page_url);
         tokio::task::spawn_blocking(move || {
             time(Stage::Extract, || {
                 analyze(
@@ -502,6 +523,7 @@ impl PageContext {
                     &hints,
                     max_links,
                     &|href| sheets.sheet(href),
+                    &|font| fonts.font(font),
                 )
             })
         })
@@ -616,6 +638,7 @@ pub(crate) fn analyze(
     hints: &copyhound_core::model::ExtractionHints,
     max_links: usize,
     sheet: &dyn Fn(&str) -> Option<Arc<str>>,
+    font: FontSource<'_>,
 ) -> Result<(String, Extracted)> {
     if looks_binary(body) {
         return Err(Error::invalid("binary body"));
@@ -640,7 +663,7 @@ pub(crate) fn analyze(
             ..Extracted::default()
         }
     } else {
-        extract_styled(&decoded.text, hints, max_links, Some(sheet))
+        extract_with_fonts(&decoded.text, hints, max_links, Some(sheet), Some(font))
     };
     Ok((decoded.charset, extracted))
 }

@@ -356,6 +356,13 @@ fn check_content_type(url: &Url, content_type: Option<&str>, resource: Resource)
                 | "application/x-gzip"
                 | "application/octet-stream"
         ),
+        Resource::Font => {
+            essence.starts_with("font/")
+                || essence.starts_with("application/font-")
+                || essence.starts_with("application/x-font-")
+                || essence == "application/octet-stream"
+                || essence == "application/vnd.ms-opentype"
+        }
         Resource::Subresource => {
             essence.starts_with("text/")
                 || matches!(
@@ -497,6 +504,9 @@ mod tests {
         // A style sheet is text/css; a page never is.
         assert!(check_content_type(&url, Some("text/css"), Resource::StyleSheet).is_ok());
         assert!(check_content_type(&url, Some("text/css"), Resource::Page).is_err());
+        assert!(check_content_type(&url, Some("font/woff2"), Resource::Font).is_ok());
+        assert!(check_content_type(&url, Some("application/font-woff"), Resource::Font).is_ok());
+        assert!(check_content_type(&url, Some("text/html"), Resource::Font).is_err());
         assert!(check_content_type(&url, Some("text/html"), Resource::StyleSheet).is_err());
         assert!(check_content_type(&url, Some("application/x-gzip"), Resource::Sitemap).is_ok());
         assert!(check_content_type(&url, Some("application/xml"), Resource::Page).is_err());

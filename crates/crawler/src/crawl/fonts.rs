@@ -1,0 +1,189 @@
+//! Same-site web fonts for the extractor: text drawn by a site font is read
+//! as drawn (see `crate::fonts`). A run fetches each font once, through the
+//! same fetcher (robots.txt, pacing, body limits), decodes it off the async
+//! threads and shares the map with every page of the run; a font that cannot
+//! be had or read is remembered as such and not retried. Fonts on other hosts
+//! are not fetched: their text is read as written.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use copyhound_core::ports::{Fetcher, Resource};
+use tracing::{debug, info};
+use url::Url;
+
+use crate::fonts::apply::{FontLookup, FontRef};
+use crate::fonts::{FontMap, MAX_FONT_BYTES, decode_font, system_reference};
+use crate::pacer::{HostPacer, fetch_paced};
+
+/// Fonts remembered per run (fetched or failed).
+pub const MAX_FONTS_PER_RUN: usize = 256;
+/// Fonts fetched for one page.
+pub const MAX_FONTS_PER_PAGE: usize = 4;
+
+type Entries = HashMap<String, Option<Arc<FontMap>>>;
+
+/// Decoded fonts by absolute URL; `None` when one could not be had or read.
+#[derive(Debug, Default)]
+pub(crate) struct FontCache {
+    entries: Mutex<Entries>,
+}
+
+/// Resolves the font references of one page against the fonts at hand.
+pub(crate) struct FontTable {
+    page: Option<Url>,
+    entries: Entries,
+}
+
+impl FontTable {
+    /// Returns what is known of a font the page names (see [`FontLookup`]).
+    pub(crate) fn font(&self, font: &FontRef) -> FontLookup {
+        let Some(url) = self.page.as_ref().and_then(|page| resolve(page, font)) else {
+            // Not fetchable from here: read as written, never asked for.
+            return Some(None);
+        };
+        self.entries.get(&url).cloned()
+    }
+}
+
+/// Returns the absolute URL of a same-site font, fragment dropped.
+fn resolve(page: &Url, font: &FontRef) -> Option<String> {
+    let base = match &font.sheet {
+        Some(sheet) => page.join(sheet).ok()?,
+        None => page.clone(),
+    };
+    let mut url = base.join(&font.url).ok()?;
+    let same_site = matches!(url.scheme(), "http" | "https")
+        && url.host_str() == page.host_str()
+        && url.port_or_known_default() == page.port_or_known_default();
+    url.set_fragment(None);
+    same_site.then(|| url.to_string())
+}
+
+impl FontCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
+        self.entries
+            .lock()
+            .expect("font cache lock is never poisoned: no panics while held")
+    }
+
+    /// The fonts known now, for extracting the page at `page_url`.
+    pub(crate) fn lookup(&self, page_url: &str) -> FontTable {
+        FontTable {
+            page: Url::parse(page_url).ok(),
+            entries: self.lock().clone(),
+        }
+    }
+
+    /// Fetches and decodes the same-site fonts among `fonts` that were never
+    /// tried; returns whether one more decoding font is at hand.
+    pub(crate) async fn fetch_missing(
+        &self,
+        page_url: &str,
+        fonts: &[FontRef],
+        fetcher: &dyn Fetcher,
+        pacer: &HostPacer,
+        interval: std::time::Duration,
+    ) -> bool {
+        let Ok(page) = Url::parse(page_url) else {
+            return false;
+        };
+        let wanted: Vec<String> = {
+            let entries = self.lock();
+            let mut wanted: Vec<String> = fonts
+                .iter()
+                .filter_map(|font| resolve(&page, font))
+                .filter(|url| !entries.contains_key(url))
+                .collect();
+            wanted.sort();
+            wanted.dedup();
+            let room = MAX_FONTS_PER_RUN.saturating_sub(entries.len());
+            wanted.truncate(MAX_FONTS_PER_PAGE.min(room));
+            wanted
+        };
+        let mut added = false;
+        for url in wanted {
+            let map = match fetch_paced(fetcher, pacer, interval, &url, Resource::Font).await {
+                Ok(fetched) if (200..300).contains(&fetched.status) => {
+                    decode(url.clone(), fetched.body).await
+                }
+                Ok(fetched) => {
+                    debug!(url=%url, status=fetched.status, "font not fetched");
+                    None
+                }
+                Err(error) => {
+                    debug!(url=%url, error=%error, "font not fetched");
+                    None
+                }
+            };
+            added |= map.as_ref().is_some_and(|map| map.is_decoding());
+            self.lock().insert(url, map);
+        }
+        added
+    }
+}
+
+/// Decodes a font off the async threads.
+async fn decode(url: String, body: Vec<u8>) -> Option<Arc<FontMap>> {
+    if body.len() > MAX_FONT_BYTES {
+        debug!(url=%url, bytes = body.len(), "font over its size bound");
+        return None;
+    }
+    tokio::task::spawn_blocking(move || {
+        let started = std::time::Instant::now();
+        match decode_font(&body, &system_reference()) {
+            Ok(map) => {
+                info!(
+                    url = %url,
+                    covered = map.covered(),
+                    changed = map.changed(),
+                    truncated = map.truncated,
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    "web font decoded"
+                );
+                Some(Arc::new(map))
+            }
+            Err(error) => {
+                debug!(url=%url, error=%error, "font not read");
+                None
+            }
+        }
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fonts_resolve_against_their_sheet_and_stay_on_site() {
+        let page = Url::parse("http://127.0.0.1:8001/book/1/2.html").unwrap();
+        let inline = FontRef {
+            sheet: None,
+            url: "../../static/font/a.woff2#x".to_string(),
+        };
+        assert_eq!(
+            resolve(&page, &inline).as_deref(),
+            Some("http://127.0.0.1:8001/static/font/a.woff2")
+        );
+        let in_sheet = FontRef {
+            sheet: Some("/css/site.css".to_string()),
+            url: "fonts/b.woff".to_string(),
+        };
+        assert_eq!(
+            resolve(&page, &in_sheet).as_deref(),
+            Some("http://127.0.0.1:8001/css/fonts/b.woff")
+        );
+        let elsewhere = FontRef {
+            sheet: None,
+            url: "https://cdn.example/c.ttf".to_string(),
+        };
+        assert_eq!(resolve(&page, &elsewhere), None);
+        let table = FontCache::default().lookup(page.as_str());
+        assert_eq!(table.font(&elsewhere), Some(None), "never asked for");
+        assert_eq!(table.font(&inline), None, "not fetched yet");
+    }
+}
