@@ -156,7 +156,100 @@ async fn decode(url: String, body: Vec<u8>) -> Option<Arc<FontMap>> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
+    use async_trait::async_trait;
+    use copyhound_core::ports::{FetchRequest, FetchedPage};
+
     use super::*;
+    use crate::fonts::Drawn;
+    use crate::fonts::testfont::{TestGlyph, build_font};
+
+    /// Serves one font file; every other URL is a 404. Records what was asked.
+    #[derive(Debug)]
+    struct FontSite {
+        font_url: String,
+        font: Vec<u8>,
+        asked: Mutex<Vec<(String, Resource)>>,
+    }
+
+    #[async_trait]
+    impl Fetcher for FontSite {
+        async fn fetch(&self, request: &FetchRequest) -> copyhound_core::Result<FetchedPage> {
+            self.asked
+                .lock()
+                .unwrap()
+                .push((request.url.clone(), request.resource));
+            let found = request.url == self.font_url;
+            Ok(FetchedPage {
+                final_url: request.url.clone(),
+                status: if found { 200 } else { 404 },
+                content_type: Some("font/ttf".to_string()),
+                etag: None,
+                last_modified: None,
+                headers: Vec::new(),
+                body: if found { self.font.clone() } else { Vec::new() },
+                duration_ms: 0,
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn fonts_are_fetched_once_decoded_and_failures_remembered() {
+        // Private-use code points drawn with shapes no reference font has.
+        let glyphs: Vec<TestGlyph> = (0..12)
+            .map(|at| TestGlyph::boxes(at + 1, 1000).scaled(7))
+            .collect();
+        let cmap: Vec<(char, u16)> = (0..12)
+            .map(|at| (char::from_u32(0xE000 + at).unwrap(), at as u16 + 1))
+            .collect();
+        let site = FontSite {
+            font_url: "http://127.0.0.1:8001/font/a.ttf".to_string(),
+            font: build_font(1000, &glyphs, &cmap),
+            asked: Mutex::new(Vec::new()),
+        };
+        let page = "http://127.0.0.1:8001/book/1.html";
+        let fonts = [
+            FontRef {
+                sheet: None,
+                url: "../font/a.ttf".to_string(),
+            },
+            FontRef {
+                sheet: None,
+                url: "../font/missing.woff2".to_string(),
+            },
+            FontRef {
+                sheet: None,
+                url: "http://elsewhere.example/b.ttf".to_string(),
+            },
+        ];
+        let cache = FontCache::default();
+        let pacer = HostPacer::new();
+        let interval = std::time::Duration::ZERO;
+        assert!(
+            cache
+                .fetch_missing(page, &fonts, &site, &pacer, interval)
+                .await
+        );
+        let asked = site.asked.lock().unwrap().clone();
+        assert_eq!(asked.len(), 2, "same origin only: {asked:?}");
+        assert!(
+            asked
+                .iter()
+                .all(|(_, resource)| *resource == Resource::Font)
+        );
+        let table = cache.lookup(page);
+        let map = table.font(&fonts[0]).flatten().expect("decoded");
+        assert!(map.is_decoding());
+        assert_eq!(map.drawn('\u{E000}'), Some(Drawn::Unknown));
+        assert_eq!(table.font(&fonts[1]), Some(None), "a 404 is remembered");
+        assert!(
+            !cache
+                .fetch_missing(page, &fonts, &site, &pacer, interval)
+                .await
+        );
+        assert_eq!(site.asked.lock().unwrap().len(), 2, "nothing fetched twice");
+    }
 
     #[test]
     fn fonts_resolve_against_their_sheet_and_stay_on_site() {

@@ -25,7 +25,7 @@ pub mod outline;
 pub mod reference;
 
 #[cfg(test)]
-mod testfont;
+pub(crate) mod testfont;
 #[cfg(test)]
 mod tests;
 
