@@ -196,6 +196,9 @@ pub struct CrawlerConfig {
     /// Shortest interval between two scheduled crawls of one site (seconds),
     /// measured on the slots the cron really fires at.
     pub min_schedule_interval_seconds: u64,
+    /// Fonts whose outlines decode site web fonts (files or directories,
+    /// `:`-separated); empty: the CJK fonts installed under /usr/share/fonts.
+    pub reference_fonts: String,
 }
 
 impl Default for CrawlerConfig {
@@ -217,6 +220,7 @@ impl Default for CrawlerConfig {
             max_revisit_hours: 168,
             max_run_seconds: 6 * 3600,
             min_schedule_interval_seconds: 300,
+            reference_fonts: String::new(),
         }
     }
 }

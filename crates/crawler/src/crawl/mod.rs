@@ -98,6 +98,7 @@ impl Crawler {
         pages: Arc<dyn PageStore>,
         queue: Arc<dyn TaskQueue>,
     ) -> Self {
+        crate::fonts::use_reference_fonts(&config.reference_fonts);
         Self {
             config,
             fetcher,

@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 pub use outline::{FontError, MAX_SFNT_BYTES};
 use outline::{GlyphShape, glyph_shape, parse_face, to_sfnt};
-pub use reference::{ReferenceIndex, system_reference};
+pub use reference::{ReferenceIndex, system_reference, use_reference_fonts};
 
 use crate::style::GLYPH_PLACEHOLDER;
 

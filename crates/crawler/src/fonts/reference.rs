@@ -7,8 +7,9 @@
 //! punctuation, ASCII) of every reference font, first font and first
 //! character winning a shared key. By default the reference fonts are the CJK
 //! fonts installed under the fontconfig directories ([`DEFAULT_FONT_DIRS`]);
-//! `COPYHOUND_REFERENCE_FONTS` (a `:`-separated list of files or directories)
-//! replaces them. The index is built once per process, on first use.
+//! `crawler.reference_fonts` (a `:`-separated list of files or directories,
+//! set with [`use_reference_fonts`]) replaces them. The index is built once
+//! per process, on first use.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -20,8 +21,22 @@ use super::outline::{GlyphShape, glyph_shape, parse_face, to_sfnt};
 
 /// Where fonts are looked for when no list is configured.
 pub const DEFAULT_FONT_DIRS: &[&str] = &["/usr/share/fonts", "/usr/local/share/fonts"];
-/// Environment variable naming the reference fonts (files or directories, `:`-separated).
-pub const REFERENCE_FONTS_ENV: &str = "COPYHOUND_REFERENCE_FONTS";
+/// The configured reference fonts; unset: [`DEFAULT_FONT_DIRS`].
+static CONFIGURED: OnceLock<Vec<PathBuf>> = OnceLock::new();
+
+/// Names the reference fonts (`crawler.reference_fonts`: files or directories,
+/// `:`-separated; empty keeps the installed fonts). Takes effect when called
+/// before the index is first built; the first call wins.
+pub fn use_reference_fonts(list: &str) {
+    if !list.trim().is_empty() {
+        let _ = CONFIGURED.set(
+            list.split(':')
+                .filter(|part| !part.trim().is_empty())
+                .map(PathBuf::from)
+                .collect(),
+        );
+    }
+}
 /// Font files read into the index.
 pub const MAX_REFERENCE_FILES: usize = 16;
 /// Bytes of one reference font file.
@@ -155,10 +170,10 @@ pub fn system_reference() -> Arc<ReferenceIndex> {
     INDEX
         .get_or_init(|| {
             let started = std::time::Instant::now();
-            let roots: Vec<PathBuf> = match std::env::var(REFERENCE_FONTS_ENV) {
-                Ok(list) if !list.trim().is_empty() => list.split(':').map(PathBuf::from).collect(),
-                _ => DEFAULT_FONT_DIRS.iter().map(PathBuf::from).collect(),
-            };
+            let roots: Vec<PathBuf> = CONFIGURED
+                .get()
+                .cloned()
+                .unwrap_or_else(|| DEFAULT_FONT_DIRS.iter().map(PathBuf::from).collect());
             let index = index_files(&font_files(&roots));
             info!(
                 fonts = ?index.fonts(),
