@@ -129,3 +129,64 @@ async fn chapters_loaded_by_javascript_are_rendered_through_the_crawler() {
         "{requested:?}"
     );
 }
+
+/// A chapter shipped as a base64 blob that the page's own script decodes
+/// (reprint sites' cipher): rendered although the site is not marked
+/// `render = "chromium"`; an ordinary page of the same site is not.
+#[tokio::test]
+async fn a_page_that_decodes_its_chapter_by_script_is_rendered_unasked() {
+    use base64::Engine;
+    let Some(chromium) = chromium() else {
+        eprintln!("no chromium installed: skipped");
+        return;
+    };
+    let text = CHAPTER.repeat(20);
+    let blob = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
+    let ciphered = format!(
+        "<html><body><div id=\"c\">内容加载中…</div><script>var d=\"{blob}\";\
+         var b=atob(d),u=new Uint8Array(b.length);for(var i=0;i<b.length;i++)u[i]=b.charCodeAt(i);\
+         document.getElementById('c').innerHTML='<p>'+new TextDecoder().decode(u)+'</p>';</script>\
+         <a href=\"/plain.html\">下一章</a></body></html>"
+    );
+    let plain = format!(
+        "<html><body><div id=\"c\"><p>{}</p></div><script>document.getElementById('c').innerHTML='<p>改写</p>';</script></body></html>",
+        "路上行人欲断魂。".repeat(20)
+    );
+    let origin = common::serve_at(move |_| {
+        let html = |body: String| {
+            move || async move {
+                ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+            }
+        };
+        axum::Router::new()
+            .route("/c.html", axum::routing::get(html(ciphered)))
+            .route("/plain.html", axum::routing::get(html(plain)))
+    })
+    .await;
+    let mut config = test_config();
+    config.chromium = chromium;
+    config.total_timeout_ms = 5_000;
+    let test = harness(config).await;
+    let site = site(&format!("{origin}/c.html"));
+    assert_eq!(site.extraction.render, Render::Html);
+    test.sites.put_site(&site).await.unwrap();
+    test.crawl(&site).await;
+    let pages = test.all_pages().await;
+    let text_of = |path: &str| {
+        pages
+            .iter()
+            .find(|page| page.url == format!("{origin}{path}"))
+            .map(|page| page.text.clone())
+            .unwrap_or_else(|| panic!("{path} not stored: {pages:?}"))
+    };
+    assert!(
+        text_of("/c.html").contains(&CHAPTER.repeat(3)),
+        "{}",
+        text_of("/c.html")
+    );
+    assert!(
+        text_of("/plain.html").contains("路上行人欲断魂"),
+        "an ordinary page is read as served: {}",
+        text_of("/plain.html")
+    );
+}

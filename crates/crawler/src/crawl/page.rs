@@ -449,11 +449,16 @@ impl PageContext {
         })
     }
 
-    /// For a site rendered by a browser: the page as Chromium shows it after its
-    /// scripts ran (see `crate::render`); `None` for other sites, and when
-    /// rendering fails (the page is then read as served, and the log says why).
+    /// For a site rendered by a browser, or a page whose text arrives by
+    /// script (`scripted`): the page as Chromium shows it after its scripts
+    /// ran (see `crate::render`); `None` for other pages, and when rendering
+    /// fails (the page is then read as served, and the log says why).
     async fn rendered(&self, fetched: &FetchedPage, page_url: &str) -> Option<FetchedPage> {
-        if self.site.extraction.render != Render::Chromium || looks_binary(&fetched.body) {
+        if looks_binary(&fetched.body) {
+            return None;
+        }
+        let asked = self.site.extraction.render == Render::Chromium;
+        if !asked && !super::scripted::text_arrives_by_script(&fetched.body) {
             return None;
         }
         let browser = self
@@ -467,8 +472,12 @@ impl PageContext {
             .await;
         let browser = match browser {
             Ok(browser) => browser,
-            Err(error) => {
+            Err(error) if asked => {
                 warn!(url = %page_url, error = %error, "cannot render: no browser");
+                return None;
+            }
+            Err(error) => {
+                debug!(url = %page_url, error = %error, "a scripted page read as served: no browser");
                 return None;
             }
         };
