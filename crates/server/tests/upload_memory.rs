@@ -134,3 +134,129 @@ fn a_one_line_txt_of_headings_stays_bounded() {
         text.len()
     );
 }
+
+/// A router on a fresh embedded store with one publisher key (the API's and a
+/// console session's), taking uploads of 64 MiB.
+async fn upload_router(dir: &std::path::Path) -> (axum::Router, String, String) {
+    use copyhound_core::model::{Publisher, PublisherKind, Role};
+    let stores = copyhound_store::Stores::local(dir.join("store")).unwrap();
+    copyhound_store::migrate_up(&stores).await.unwrap();
+    let queue = copyhound_queue::LocalTaskQueue::open(&dir.join("queue"), &Default::default())
+        .await
+        .unwrap();
+    let state = copyhound_server::AppState {
+        publishers: stores.publishers,
+        works: stores.works,
+        sites: stores.sites,
+        pages: stores.pages,
+        matches: stores.matches,
+        fingerprints: stores.fingerprints,
+        reports: stores.reports,
+        queue: std::sync::Arc::new(queue),
+        index: None,
+        config: copyhound_core::config::ServerConfig {
+            max_upload_bytes: 64 << 20,
+            ..Default::default()
+        },
+        site_policy: copyhound_crawler::site::SitePolicy::new(true),
+        matcher: Default::default(),
+        mail_configured: false,
+    };
+    let publisher_id: copyhound_core::ids::PublisherId = "pub_m".parse().unwrap();
+    state
+        .publishers
+        .put_publisher(&Publisher {
+            id: publisher_id.clone(),
+            name: "m".into(),
+            kind: PublisherKind::Books,
+            created_at: chrono::Utc::now(),
+            policy: Default::default(),
+            alerts: Default::default(),
+            report_schedules: Vec::new(),
+        })
+        .await
+        .unwrap();
+    let issued = copyhound_server::auth::issue_key(publisher_id, Role::Publisher);
+    state.publishers.put_api_key(&issued.record).await.unwrap();
+    let console = copyhound_server::ui::ConsoleState::default();
+    let session = console.sessions.create(&issued.record.id.to_string());
+    let router = copyhound_server::router_with_console(state, console);
+    (router, issued.key, session)
+}
+
+/// Sends `request` on `runtime`; returns the status and the answer.
+fn answer(
+    runtime: &tokio::runtime::Runtime,
+    router: &axum::Router,
+    request: axum::http::Request<axum::body::Body>,
+) -> (u16, String) {
+    use tower::ServiceExt;
+    runtime.block_on(async {
+        let response = router.clone().oneshot(request).await.unwrap();
+        let status = response.status().as_u16();
+        let bytes = axum::body::to_bytes(response.into_body(), usize::MAX)
+            .await
+            .unwrap();
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    })
+}
+
+#[test]
+fn sixty_mib_of_tiny_json_chapters_are_refused_without_parsing_them_all() {
+    use axum::body::Body;
+    use axum::http::{Request, header};
+    let _serial = SERIAL.lock().unwrap_or_else(|poison| poison.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let (router, key, session) = runtime.block_on(upload_router(dir.path()));
+    // 4.8 million chapters of one character: 60 MiB, once 2.5 GB in the console.
+    let chapter = r#"{"text":"风"},"#;
+    let mut json = String::from(r#"{"title":"大","chapters":["#);
+    json.push_str(&chapter.repeat((60 << 20) / chapter.len()));
+    json.pop();
+    json.push_str("]}");
+
+    let request = Request::post("/api/v1/works")
+        .header(header::AUTHORIZATION, format!("Bearer {key}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(json.clone()))
+        .unwrap();
+    let ((status, body), peak, elapsed) = measure(|| answer(&runtime, &router, request));
+    eprintln!("api: {status} in {elapsed:?}, peak {peak} bytes over the body");
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("more than 50000 chapters"), "{body}");
+    assert!(peak < MAX_PEAK_BYTES, "api: peak {peak} bytes");
+
+    let boundary = "----copyhoundmemory";
+    let mut upload = format!(
+        "--{boundary}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"work.json\"\r\n\r\n"
+    )
+    .into_bytes();
+    upload.extend_from_slice(json.as_bytes());
+    upload.extend_from_slice(format!("\r\n--{boundary}--\r\n").as_bytes());
+    let upload_bytes = upload.len();
+    let request = Request::post("/ui/works/preview")
+        .header(
+            header::COOKIE,
+            format!("{}={session}", copyhound_server::ui::SESSION_COOKIE),
+        )
+        .header("sec-fetch-site", "same-origin")
+        .header(
+            header::CONTENT_TYPE,
+            format!("multipart/form-data; boundary={boundary}"),
+        )
+        .body(Body::from(upload))
+        .unwrap();
+    let ((status, body), peak, elapsed) = measure(|| answer(&runtime, &router, request));
+    eprintln!("console: {status} in {elapsed:?}, peak {peak} bytes over the body");
+    assert_eq!(status, 400);
+    assert!(body.contains("more than 2000 chapters"), "{body}");
+    // The multipart reader keeps its own copy of the file; parsing adds little to it.
+    assert!(
+        peak < upload_bytes + MAX_PEAK_BYTES,
+        "console: peak {peak} bytes for {upload_bytes} uploaded"
+    );
+}

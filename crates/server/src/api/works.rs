@@ -152,9 +152,30 @@ pub struct RegisterWork {
     #[schema(schema_with = licensed_hosts_schema)]
     pub licensed_hosts: Vec<String>,
     /// Chapters in reading order (articles of a news work; may be empty for news).
-    #[serde(default)]
+    #[serde(default, deserialize_with = "chapters_within_limit")]
     #[schema(max_items = 50000)]
     pub chapters: Vec<ChapterInput>,
+}
+
+/// Reads at most [`MAX_CHAPTERS`](register::limits::MAX_CHAPTERS) chapters, refusing more while parsing.
+fn chapters_within_limit<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Vec<ChapterInput>, D::Error> {
+    register::limits::deserialize_at_most(deserializer, register::limits::MAX_CHAPTERS, || {
+        format!("more than {} chapters", register::limits::MAX_CHAPTERS)
+    })
+}
+
+/// Parses a JSON work on the upload pool: a body of up to
+/// `server.max_upload_bytes` is CPU work that must not hold an async worker.
+async fn parse_work_off_runtime(
+    pool: &UploadPool,
+    headers: axum::http::HeaderMap,
+    body: axum::body::Bytes,
+) -> ApiResult<RegisterWork> {
+    Ok(pool
+        .run(move || json_from_bytes::<RegisterWork>(&headers, &body).map_err(|error| error.0))
+        .await?)
 }
 
 fn default_kind() -> WorkKind {
@@ -231,11 +252,23 @@ pub async fn list_works(
 pub async fn register_json(
     State(state): State<AppState>,
     caller: PublisherCaller,
-    ApiJson(body): ApiJson<RegisterWork>,
+    Extension(pool): Extension<UploadPool>,
+    headers: axum::http::HeaderMap,
+    ApiBytes(body): ApiBytes,
+) -> ApiResult<(StatusCode, Json<WorkDetail>)> {
+    let body = parse_work_off_runtime(&pool, headers, body).await?;
+    register_parsed(&state, &caller, body).await
+}
+
+/// Registers a work already parsed (the API's body, the console's form).
+pub(crate) async fn register_parsed(
+    state: &AppState,
+    caller: &PublisherCaller,
+    body: RegisterWork,
 ) -> ApiResult<(StatusCode, Json<WorkDetail>)> {
     let meta = WorkMeta::from_request(&body)?;
     let drafts = drafts_of(body.chapters)?;
-    let detail = register_work(&state, &caller, meta, drafts, None, Vec::new()).await?;
+    let detail = register_work(state, caller, meta, drafts, None, Vec::new()).await?;
     Ok((StatusCode::CREATED, Json(detail)))
 }
 
@@ -546,9 +579,22 @@ pub async fn replace_work(
     State(state): State<AppState>,
     caller: PublisherCaller,
     ApiPath(work_id): ApiPath<String>,
-    ApiJson(body): ApiJson<RegisterWork>,
+    Extension(pool): Extension<UploadPool>,
+    headers: axum::http::HeaderMap,
+    ApiBytes(body): ApiBytes,
 ) -> ApiResult<Json<WorkDetail>> {
-    let work_id = parse_id::<WorkId>("work_id", &work_id)?;
+    let body = parse_work_off_runtime(&pool, headers, body).await?;
+    replace_parsed(&state, &caller, &work_id, body).await
+}
+
+/// Replaces a work with one already parsed (the API's body, the console's editor).
+pub(crate) async fn replace_parsed(
+    state: &AppState,
+    caller: &PublisherCaller,
+    work_id: &str,
+    body: RegisterWork,
+) -> ApiResult<Json<WorkDetail>> {
+    let work_id = parse_id::<WorkId>("work_id", work_id)?;
     if body.id.as_deref().is_some_and(|id| id != work_id.as_str()) {
         return Err(ApiError::invalid(
             "the body `id` differs from the path; omit it or repeat the path id",
@@ -559,7 +605,7 @@ pub async fn replace_work(
     meta.id = Some(work_id);
     let drafts = drafts_of(body.chapters)?;
     Ok(Json(
-        register_work(&state, &caller, meta, drafts, Some(existing), Vec::new()).await?,
+        register_work(state, caller, meta, drafts, Some(existing), Vec::new()).await?,
     ))
 }
 

@@ -79,3 +79,49 @@ pub(crate) fn check_chapter_chars(what: &str, chars: usize) -> Result<(), Error>
     }
     Ok(())
 }
+
+/// Deserializes a sequence of at most `max` elements, refusing the next one
+/// as it arrives: a body of a million tiny chapters fails after `max + 1` of
+/// them instead of after a million (40 times its size on the heap). The
+/// refusal, `refusal()`, becomes the deserializer's error.
+pub(crate) fn deserialize_at_most<'de, D, T>(
+    deserializer: D,
+    max: usize,
+    refusal: fn() -> String,
+) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    struct AtMost<T> {
+        max: usize,
+        refusal: fn() -> String,
+        element: std::marker::PhantomData<T>,
+    }
+
+    impl<'de, T: serde::Deserialize<'de>> serde::de::Visitor<'de> for AtMost<T> {
+        type Value = Vec<T>;
+
+        fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            write!(formatter, "an array of at most {} elements", self.max)
+        }
+
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+            // Never trust the announced length for the allocation.
+            let mut elements = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+            while let Some(element) = seq.next_element()? {
+                if elements.len() == self.max {
+                    return Err(serde::de::Error::custom((self.refusal)()));
+                }
+                elements.push(element);
+            }
+            Ok(elements)
+        }
+    }
+
+    deserializer.deserialize_seq(AtMost {
+        max,
+        refusal,
+        element: std::marker::PhantomData,
+    })
+}

@@ -9,6 +9,7 @@ mod headers;
 mod i18n;
 mod operator;
 mod pages;
+mod preview_json;
 mod session;
 mod throttle;
 

@@ -1035,7 +1035,7 @@ pub(super) async fn report_artifact(
 }
 
 /// Chapters the console previews for editing; longer works go through the API.
-const MAX_PREVIEW_CHAPTERS: usize = 2000;
+pub(super) const MAX_PREVIEW_CHAPTERS: usize = 2000;
 /// Most chapter text the editor echoes in one page, bytes once HTML-escaped:
 /// a 30 MiB upload once became a 179 MiB page, on every preview and edit.
 pub(crate) const MAX_EDITOR_ECHO_BYTES: usize = 8 << 20;
@@ -1131,39 +1131,22 @@ pub(super) async fn preview_upload(
                 book.warnings,
             )
         } else if lower.ends_with(".json") || starts_json {
-            let body: serde_json::Value = serde_json::from_slice(&bytes)
-                .map_err(|error| bad(format!("{filename} is not valid JSON: {error}")))?;
-            let text = |key: &str| {
-                body.get(key)
-                    .and_then(|value| value.as_str())
-                    .map(str::to_string)
-            };
-            let chapters = body
-                .get("chapters")
-                .and_then(|chapters| chapters.as_array())
-                .map(|chapters| {
-                    chapters
-                        .iter()
-                        .map(|chapter| {
-                            let part = |key: &str| {
-                                chapter
-                                    .get(key)
-                                    .and_then(|value| value.as_str())
-                                    .unwrap_or_default()
-                                    .to_string()
-                            };
-                            (part("title"), part("text"))
-                        })
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default();
+            let name = filename.clone();
+            let work = pool
+                .run(move || super::preview_json::parse(&bytes, &name))
+                .await?;
+            let chapters = work
+                .chapters
+                .into_iter()
+                .map(|chapter| (chapter.title, chapter.text))
+                .collect();
             (
                 "JSON",
                 None,
-                text("title"),
-                text("author"),
-                text("kind"),
-                text("id"),
+                work.title,
+                work.author,
+                work.kind,
+                work.id,
                 chapters,
                 Vec::new(),
             )
@@ -1305,9 +1288,7 @@ pub(super) async fn confirm_upload(
         .map(|id| id.trim())
         .filter(|id| !id.is_empty());
     let (body, chapters) = work_from_form(&form, json!({ "id": id }))?;
-    let (_, axum::Json(detail)) =
-        crate::api::works::register_json(State(state), caller.clone(), crate::error::ApiJson(body))
-            .await?;
+    let (_, axum::Json(detail)) = crate::api::works::register_parsed(&state, &caller, body).await?;
     tracing::info!(work_id = %detail.work.id, by = %caller.key_id, chapters, "work registered from the console");
     Ok(Redirect::to(&format!("/ui/works/{}", detail.work.id)).into_response())
 }
@@ -1364,13 +1345,7 @@ pub(super) async fn replace_work(
         &form,
         json!({ "language": work.language, "licensed_hosts": work.licensed_hosts }),
     )?;
-    let _replaced = crate::api::works::replace_work(
-        State(state),
-        caller.clone(),
-        crate::error::ApiPath(work_id),
-        crate::error::ApiJson(body),
-    )
-    .await?;
+    let _replaced = crate::api::works::replace_parsed(&state, &caller, &work_id, body).await?;
     tracing::info!(work_id = %id, by = %caller.key_id, chapters, "work replaced from the console");
     Ok(Redirect::to(&format!("/ui/works/{id}")).into_response())
 }
