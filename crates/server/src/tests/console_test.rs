@@ -9,7 +9,7 @@ use copyhound_core::model::TaskKind;
 use copyhound_core::model::{MatchStatus, ReportStatus};
 use tower::ServiceExt;
 
-use super::{Answer, Harness, send};
+use super::{Answer, Harness, send, send_once};
 use crate::ui::SESSION_COOKIE;
 
 #[tokio::test]
@@ -599,12 +599,12 @@ async fn admins_add_named_people_whose_reviews_carry_their_name() {
     let reviewer_page = send(&harness, "GET", "/ui/keys", &harness.key_a, None).await;
     assert_eq!(reviewer_page.status, StatusCode::FORBIDDEN);
 
-    let created = send(
+    let created = send_once(
         &harness,
-        "POST",
+        "/ui/keys",
         "/ui/keys",
         &admin,
-        Some("name=%E6%9D%8E%E4%BC%9F&role=publisher"),
+        "name=%E6%9D%8E%E4%BC%9F&role=publisher",
     )
     .await;
     assert_eq!(created.status, StatusCode::OK, "{}", created.body);
@@ -803,12 +803,12 @@ async fn the_operator_creates_a_publisher_and_its_first_admin_from_the_console()
     assert_eq!(listed.status, StatusCode::OK, "{}", listed.body);
     assert!(listed.body.contains("pub_a") && listed.body.contains("pub_b"));
 
-    let created = send(
+    let created = send_once(
         &harness,
-        "POST",
+        "/ui/operator",
         "/ui/operator/publishers",
         operator,
-        Some("name=%E9%9D%92%E8%90%8D%E6%96%87%E5%AD%A6&kind=books&id=pub_qp&holder=Wang+Fang"),
+        "name=%E9%9D%92%E8%90%8D%E6%96%87%E5%AD%A6&kind=books&id=pub_qp&holder=Wang+Fang",
     )
     .await;
     assert_eq!(created.status, StatusCode::OK, "{}", created.body);
@@ -827,47 +827,47 @@ async fn the_operator_creates_a_publisher_and_its_first_admin_from_the_console()
     assert!(!again.body.contains(&secret), "the secret is shown once");
 
     // A taken id is refused beside the form, which keeps what was typed.
-    let taken = send(
+    let taken = send_once(
         &harness,
-        "POST",
+        "/ui/operator",
         "/ui/operator/publishers",
         operator,
-        Some("name=Other&kind=news&id=pub_qp&holder=Li"),
+        "name=Other&kind=news&id=pub_qp&holder=Li",
     )
     .await;
     assert_eq!(taken.status, StatusCode::OK);
     assert!(element_text(&taken.body, "publisher-error").contains("exists"));
     assert!(taken.body.contains("value=\"Other\""));
     assert!(!taken.body.contains("new-key-secret"));
-    let bad_kind = send(
+    let bad_kind = send_once(
         &harness,
-        "POST",
+        "/ui/operator",
         "/ui/operator/publishers",
         operator,
-        Some("name=Other&kind=films"),
+        "name=Other&kind=films",
     )
     .await;
     assert!(element_text(&bad_kind.body, "publisher-error").contains("kind"));
 
     // Another admin key for a publisher whose admin lost theirs; none for an unknown one.
-    let reissued = send(
+    let reissued = send_once(
         &harness,
-        "POST",
+        "/ui/operator",
         "/ui/operator/publishers/pub_qp/keys",
         operator,
-        Some("holder=Zhao+Lei"),
+        "holder=Zhao+Lei",
     )
     .await;
     let second = element_text(&reissued.body, "new-key-secret");
     assert_ne!(second, secret);
     let (_, me) = harness.call("GET", "/api/v1/me", &second, None).await;
     assert_eq!(me["publisher_id"], "pub_qp");
-    let unknown = send(
+    let unknown = send_once(
         &harness,
-        "POST",
+        "/ui/operator",
         "/ui/operator/publishers/pub_nobody/keys",
         operator,
-        Some("holder=X"),
+        "holder=X",
     )
     .await;
     assert!(!unknown.body.contains("new-key-secret"));
@@ -1263,4 +1263,100 @@ async fn a_sites_audience_is_set_and_its_matches_are_compared_again() {
         "{}",
         page.body
     );
+}
+
+#[tokio::test]
+async fn a_reloaded_or_resent_key_form_creates_one_publisher_and_one_key() {
+    let harness = Harness::new().await;
+    let operator = super::ADMIN_KEY;
+    let named = |name: &'static str| {
+        let harness = &harness;
+        async move {
+            let (_, listed) = harness
+                .call("GET", "/api/v1/admin/publishers", operator, None)
+                .await;
+            listed["items"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|publisher| publisher["name"] == name)
+                .count()
+        }
+    };
+    // No id: each creation would mint a new publisher.
+    let page = send(&harness, "GET", "/ui/operator", operator, None).await;
+    let form = format!(
+        "name=%E9%9D%92%E8%90%8D&kind=books&holder=Wang&once={}",
+        super::form_token(&page.body)
+    );
+    let first = send(
+        &harness,
+        "POST",
+        "/ui/operator/publishers",
+        operator,
+        Some(&form),
+    )
+    .await;
+    assert_eq!(first.status, StatusCode::SEE_OTHER, "{}", first.body);
+    assert_eq!(first.location.as_deref(), Some("/ui/operator"));
+    assert!(
+        !first.body.contains("chk_"),
+        "the secret is not on the post's answer"
+    );
+    // A double click, or the browser sending the form again.
+    let again = send(
+        &harness,
+        "POST",
+        "/ui/operator/publishers",
+        operator,
+        Some(&form),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::SEE_OTHER);
+    assert_eq!(named("青萍").await, 1);
+    // The page after the redirect shows the key once; reloading it shows nothing more.
+    let shown = send(&harness, "GET", "/ui/operator", operator, None).await;
+    let secret = element_text(&shown.body, "new-key-secret");
+    assert!(secret.starts_with("chk_"), "{secret}");
+    assert_eq!(shown.cache_control.as_deref(), Some("no-store"));
+    let reloaded = send(&harness, "GET", "/ui/operator", operator, None).await;
+    assert!(!reloaded.body.contains("new-key-secret"));
+    assert_eq!(named("青萍").await, 1);
+    // A form from before tokens (or forged without one) creates nothing.
+    let stale = send(
+        &harness,
+        "POST",
+        "/ui/operator/publishers",
+        operator,
+        Some("name=%E9%9D%92%E8%90%8D&kind=books"),
+    )
+    .await;
+    assert_eq!(stale.status, StatusCode::BAD_REQUEST);
+    assert_eq!(named("青萍").await, 1);
+
+    // The same for a publisher admin's people page.
+    let admin = harness.admin_key("pub_a", "Admin A").await;
+    let page = send(&harness, "GET", "/ui/keys", &admin, None).await;
+    let form = format!(
+        "name=Li+Wei&role=publisher&once={}",
+        super::form_token(&page.body)
+    );
+    for _ in 0..2 {
+        let posted = send(&harness, "POST", "/ui/keys", &admin, Some(&form)).await;
+        assert_eq!(posted.status, StatusCode::SEE_OTHER, "{}", posted.body);
+    }
+    let shown = send(&harness, "GET", "/ui/keys", &admin, None).await;
+    assert!(element_text(&shown.body, "new-key-secret").starts_with("chk_"));
+    let reloaded = send(&harness, "GET", "/ui/keys", &admin, None).await;
+    assert!(!reloaded.body.contains("new-key-secret"));
+    let (_, keys) = harness
+        .call("GET", "/api/v1/admin/publishers/pub_a/keys", &admin, None)
+        .await;
+    let li_wei = keys
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|key| key["name"] == "Li Wei")
+        .count();
+    assert_eq!(li_wei, 1, "{keys}");
 }

@@ -449,3 +449,36 @@ pub(crate) async fn send(
         body: String::from_utf8_lossy(&bytes).into_owned(),
     }
 }
+
+/// Returns the `once` token of a console form on `body`.
+pub(crate) fn form_token(body: &str) -> String {
+    let marker = "name=\"once\" value=\"";
+    let start = body.find(marker).expect("a form with a token") + marker.len();
+    let end = start + body[start..].find('"').unwrap();
+    body[start..end].to_string()
+}
+
+/// Posts a form that takes effect once, as a browser does: reads the token of
+/// `page`, posts `form` with it to `action`, and follows the redirect to the result.
+pub(crate) async fn send_once(
+    harness: &Harness,
+    page: &str,
+    action: &str,
+    key: &str,
+    form: &str,
+) -> Answer {
+    let page = send(harness, "GET", page, key, None).await;
+    let token = form_token(&page.body);
+    let posted = send(
+        harness,
+        "POST",
+        action,
+        key,
+        Some(&format!("{form}&once={token}")),
+    )
+    .await;
+    match (&posted.location, posted.status) {
+        (Some(location), StatusCode::SEE_OTHER) => send(harness, "GET", location, key, None).await,
+        _ => posted,
+    }
+}

@@ -3,16 +3,18 @@
 //! publisher's staff start from the console, not from `curl`. Every form calls
 //! the admin API's handler, so the console can do no more than the key.
 
+use axum::Extension;
 use axum::extract::{FromRequestParts, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Form, Json};
 use copyhound_core::model::Role;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{UiError, render};
+use super::session::{form_token, session_id};
+use super::{ConsoleState, UiError, render};
 use crate::AppState;
 use crate::api::admin::{CreateKey, CreatePublisher, CreatedKey};
 use crate::auth::AdminCaller;
@@ -48,10 +50,46 @@ pub(super) struct PublishersQuery {
 
 pub(super) async fn publishers(
     State(state): State<AppState>,
+    Extension(console): Extension<ConsoleState>,
+    headers: HeaderMap,
     UiOperator(admin): UiOperator,
     ApiQuery(query): ApiQuery<PublishersQuery>,
 ) -> UiResult {
-    render_publishers(&state, admin, query.after, Outcome::default()).await
+    // A key created by the last post is shown here, once.
+    let created = session_id(&headers).and_then(|session| console.sessions.take_flash(&session));
+    let outcome = Outcome {
+        created,
+        ..Outcome::default()
+    };
+    render_publishers(&state, admin, query.after, outcome).await
+}
+
+/// What a form that must take effect once may do.
+pub(super) enum Sent {
+    /// First sent: go ahead, within this session.
+    First(String),
+    /// Sent before (a double click, a reloaded result): show the page again.
+    Again,
+}
+
+/// Checks the form's `once` token against the session; a form without one
+/// comes from a page older than this server and is refused.
+pub(super) fn first_send(
+    console: &ConsoleState,
+    headers: &HeaderMap,
+    token: &str,
+) -> Result<Sent, UiError> {
+    if token.is_empty() {
+        return Err(UiError::from(copyhound_core::Error::invalid(
+            "this form is out of date; open the page again and resubmit",
+        )));
+    }
+    let session = session_id(headers).unwrap_or_default();
+    if console.sessions.first_send(&session, token) {
+        Ok(Sent::First(session))
+    } else {
+        Ok(Sent::Again)
+    }
 }
 
 /// What a form post leaves on the page.
@@ -87,6 +125,7 @@ async fn render_publishers(
             "error": outcome.error,
             "form": outcome.form,
             "operator": true,
+            "once": form_token(),
         }),
     );
     if shown_secret {
@@ -106,14 +145,24 @@ pub(super) struct PublisherForm {
     id: String,
     #[serde(default)]
     holder: String,
+    /// The form's token: a form sent twice creates one publisher.
+    #[serde(default)]
+    once: String,
 }
 
-/// Creates a publisher and its first admin key, shown once.
+/// Creates a publisher and its first admin key, then sends the browser to
+/// the publishers page, which shows the key once (so reloading it creates
+/// nothing and shows no secret).
 pub(super) async fn create_publisher(
     State(state): State<AppState>,
+    Extension(console): Extension<ConsoleState>,
+    headers: HeaderMap,
     UiOperator(admin): UiOperator,
     Form(form): Form<PublisherForm>,
 ) -> UiResult {
+    let Sent::First(session) = first_send(&console, &headers, &form.once)? else {
+        return Ok(Redirect::to("/ui/operator").into_response());
+    };
     let id = Some(form.id.trim()).filter(|id| !id.is_empty());
     let body = serde_json::from_value::<CreatePublisher>(
         json!({ "id": id, "name": form.name, "kind": form.kind }),
@@ -131,10 +180,11 @@ pub(super) async fn create_publisher(
     let outcome = match created {
         Ok(publisher) => {
             match issue_admin_key(&state, &admin, publisher.id.as_str(), &form.holder).await {
-                Ok(key) => Outcome {
-                    created: Some(json!({ "publisher": publisher, "key": key })),
-                    ..Outcome::default()
-                },
+                Ok(key) => {
+                    let shown = json!({ "publisher": publisher, "key": key });
+                    console.sessions.set_flash(&session, shown);
+                    return Ok(Redirect::to("/ui/operator").into_response());
+                }
                 Err(error) => Outcome {
                     error: Some(error),
                     ..Outcome::default()
@@ -156,15 +206,28 @@ pub(super) async fn create_publisher(
 pub(super) struct KeyForm {
     #[serde(default)]
     holder: String,
+    /// The form's token: a form sent twice issues one key.
+    #[serde(default)]
+    once: String,
 }
 
 /// Issues another admin key for a publisher (its admin lost theirs), shown once.
 pub(super) async fn create_admin_key(
     State(state): State<AppState>,
+    Extension(console): Extension<ConsoleState>,
+    headers: HeaderMap,
     UiOperator(admin): UiOperator,
     axum::extract::Path(publisher_id): axum::extract::Path<String>,
     Form(form): Form<KeyForm>,
 ) -> UiResult {
+    // Every row's form carries the page's token: each publisher's counts apart.
+    let token = match form.once.as_str() {
+        "" => String::new(),
+        once => format!("{once}:{publisher_id}"),
+    };
+    let Sent::First(session) = first_send(&console, &headers, &token)? else {
+        return Ok(Redirect::to("/ui/operator").into_response());
+    };
     let outcome = match issue_admin_key(&state, &admin, &publisher_id, &form.holder).await {
         Ok(key) => {
             let publisher = state
@@ -172,10 +235,9 @@ pub(super) async fn create_admin_key(
                 .get_publisher(&key.publisher_id)
                 .await
                 .map_err(UiError::from)?;
-            Outcome {
-                created: Some(json!({ "publisher": publisher, "key": key })),
-                ..Outcome::default()
-            }
+            let shown = json!({ "publisher": publisher, "key": key });
+            console.sessions.set_flash(&session, shown);
+            return Ok(Redirect::to("/ui/operator").into_response());
         }
         Err(error) => Outcome {
             error: Some(error),

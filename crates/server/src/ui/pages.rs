@@ -15,7 +15,8 @@ use copyhound_core::ports::{MatchFilter, PageRequest};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::session::{login_cookies, logout_cookies, over_https, session_id};
+use super::operator::{Sent, first_send};
+use super::session::{form_token, login_cookies, logout_cookies, over_https, session_id};
 use super::throttle::ClientAddress;
 use super::{ConsoleState, DayCount, UiCaller, UiError, bar_chart_svg, render};
 use crate::AppState;
@@ -1392,13 +1393,20 @@ async fn render_keys(
     let response = render(
         "keys.html",
         json!({ "publisher": caller.publisher_id, "keys": keys, "created": created,
-                "error": error, "own_key": caller.key_id }),
+                "error": error, "own_key": caller.key_id, "once": form_token() }),
     );
     Ok(if failed { refused(response) } else { response })
 }
 
-pub(super) async fn keys(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
-    render_keys(&state, &caller, None, None).await
+pub(super) async fn keys(
+    State(state): State<AppState>,
+    axum::Extension(console): axum::Extension<ConsoleState>,
+    headers: HeaderMap,
+    UiCaller(caller): UiCaller,
+) -> UiResult {
+    // A key created by the last post is shown here, once.
+    let created = session_id(&headers).and_then(|session| console.sessions.take_flash(&session));
+    render_keys(&state, &caller, created, None).await
 }
 
 #[derive(Debug, Deserialize)]
@@ -1406,15 +1414,24 @@ pub(super) struct KeyForm {
     #[serde(default)]
     name: String,
     role: String,
+    /// The form's token: a form sent twice creates one key.
+    #[serde(default)]
+    once: String,
 }
 
-/// Creates a key and shows its secret once, on this response only.
+/// Creates a key, then sends the browser to the keys page, which shows its
+/// secret once (so reloading it creates nothing and shows no secret).
 pub(super) async fn create_key(
     State(state): State<AppState>,
+    axum::Extension(console): axum::Extension<ConsoleState>,
+    headers: HeaderMap,
     UiCaller(caller): UiCaller,
     Form(form): Form<KeyForm>,
 ) -> UiResult {
     let admin = publisher_admin(&caller)?;
+    let Sent::First(session) = first_send(&console, &headers, &form.once)? else {
+        return Ok(Redirect::to("/ui/keys").into_response());
+    };
     let body: Result<crate::api::admin::CreateKey, String> =
         serde_json::from_value(json!({ "role": form.role, "name": form.name }))
             .map_err(|error| format!("role: {error}"));
@@ -1434,13 +1451,8 @@ pub(super) async fn create_key(
         Ok(created) => {
             let shown = serde_json::to_value(&created)
                 .map_err(|error| copyhound_core::Error::internal(error.to_string()))?;
-            let mut response = render_keys(&state, &caller, Some(shown), None).await?;
-            // The secret is on this page only: never cached.
-            response.headers_mut().insert(
-                axum::http::header::CACHE_CONTROL,
-                axum::http::HeaderValue::from_static("no-store"),
-            );
-            Ok(response)
+            console.sessions.set_flash(&session, shown);
+            Ok(Redirect::to("/ui/keys").into_response())
         }
         Err(message) => render_keys(&state, &caller, None, Some(message)).await,
     }

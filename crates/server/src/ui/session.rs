@@ -10,7 +10,7 @@
 //! console. Only the SHA-256 of a session id is kept, so a heap dump does not
 //! hand out live sessions.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -40,7 +40,14 @@ pub struct Sessions {
 struct Session {
     key_id: String,
     created: Instant,
+    /// What the next page shows once (a new key's secret), then forgets.
+    flash: Option<serde_json::Value>,
+    /// Form tokens already sent, newest last, at most [`REMEMBERED_FORMS`].
+    sent_forms: VecDeque<String>,
 }
+
+/// Form tokens a session remembers: a form sent again among its last this many is ignored.
+const REMEMBERED_FORMS: usize = 64;
 
 impl Sessions {
     /// Starts a session of `key_id`; returns its id, for the cookie only.
@@ -67,9 +74,40 @@ impl Sessions {
             Session {
                 key_id: key_id.to_string(),
                 created: now,
+                flash: None,
+                sent_forms: VecDeque::new(),
             },
         );
         id
+    }
+
+    /// Records that the session sent the form of `token`; returns false when
+    /// it sent it before (a double click, a resubmitted page), or has no session.
+    pub fn first_send(&self, session_id: &str, token: &str) -> bool {
+        let mut sessions = self.lock();
+        let Some(session) = sessions.get_mut(&hash(session_id)) else {
+            return false;
+        };
+        if session.sent_forms.iter().any(|sent| sent == token) {
+            return false;
+        }
+        if session.sent_forms.len() == REMEMBERED_FORMS {
+            session.sent_forms.pop_front();
+        }
+        session.sent_forms.push_back(token.to_string());
+        true
+    }
+
+    /// Keeps `flash` for the session's next page.
+    pub fn set_flash(&self, session_id: &str, flash: serde_json::Value) {
+        if let Some(session) = self.lock().get_mut(&hash(session_id)) {
+            session.flash = Some(flash);
+        }
+    }
+
+    /// Returns what the session's page shows once, and forgets it.
+    pub fn take_flash(&self, session_id: &str) -> Option<serde_json::Value> {
+        self.lock().get_mut(&hash(session_id))?.flash.take()
     }
 
     /// Returns the key id of a live session.
@@ -131,6 +169,13 @@ fn remove_oldest(sessions: &mut HashMap<[u8; 32], Session>, eligible: impl Fn(&S
 
 fn hash(session_id: &str) -> [u8; 32] {
     Sha256::digest(session_id.as_bytes()).into()
+}
+
+/// Returns a fresh token for a form that must take effect once.
+pub fn form_token() -> String {
+    let mut bytes = [0u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
 }
 
 /// Returns the session id of the request's cookie, if any.
@@ -224,6 +269,31 @@ mod tests {
         sessions.end_key("key_a");
         assert_eq!(sessions.key_id(&second), None);
         assert_eq!(sessions.key_id(&other).as_deref(), Some("key_b"));
+    }
+
+    #[test]
+    fn a_form_takes_effect_once_and_a_flash_shows_once() {
+        let sessions = Sessions::default();
+        let session = sessions.create("key_a");
+        let token = form_token();
+        assert!(sessions.first_send(&session, &token));
+        assert!(!sessions.first_send(&session, &token));
+        assert!(!sessions.first_send("no-session", &form_token()));
+        for _ in 0..REMEMBERED_FORMS {
+            assert!(sessions.first_send(&session, &form_token()));
+        }
+        assert_eq!(
+            sessions.by_hash.lock().unwrap()[&hash(&session)]
+                .sent_forms
+                .len(),
+            REMEMBERED_FORMS
+        );
+        sessions.set_flash(&session, serde_json::json!({"key": "chk_x"}));
+        assert_eq!(
+            sessions.take_flash(&session),
+            Some(serde_json::json!({"key": "chk_x"}))
+        );
+        assert_eq!(sessions.take_flash(&session), None);
     }
 
     #[test]
