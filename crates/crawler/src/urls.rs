@@ -38,6 +38,17 @@ pub fn resolve_link(base: &Url, href: &str) -> Option<String> {
     normalize_parsed(joined).ok()
 }
 
+/// `url` without its fragment when it is on the same site as `page` (scheme
+/// http(s), host and port): what a page may have the crawler fetch for it
+/// (its style sheets, its fonts).
+pub(crate) fn same_site_url(mut url: Url, page: &Url) -> Option<String> {
+    let same_site = matches!(url.scheme(), "http" | "https")
+        && url.host_str() == page.host_str()
+        && url.port_or_known_default() == page.port_or_known_default();
+    url.set_fragment(None);
+    same_site.then(|| url.to_string())
+}
+
 /// Returns the origin key of a URL (`scheme://host:port`), the unit of
 /// robots.txt and of per-host politeness.
 pub fn origin_key(url: &Url) -> String {

@@ -52,12 +52,7 @@ fn resolve(page: &Url, font: &FontRef) -> Option<String> {
         Some(sheet) => page.join(sheet).ok()?,
         None => page.clone(),
     };
-    let mut url = base.join(&font.url).ok()?;
-    let same_site = matches!(url.scheme(), "http" | "https")
-        && url.host_str() == page.host_str()
-        && url.port_or_known_default() == page.port_or_known_default();
-    url.set_fragment(None);
-    same_site.then(|| url.to_string())
+    crate::urls::same_site_url(base.join(&font.url).ok()?, page)
 }
 
 impl FontCache {

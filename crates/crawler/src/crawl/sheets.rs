@@ -41,15 +41,7 @@ impl SheetLookup {
 }
 
 fn resolve(page: &Url, href: &str) -> Option<String> {
-    let url = page.join(href).ok()?;
-    let same_site = matches!(url.scheme(), "http" | "https")
-        && url.host_str() == page.host_str()
-        && url.port_or_known_default() == page.port_or_known_default();
-    same_site.then(|| {
-        let mut url = url;
-        url.set_fragment(None);
-        url.to_string()
-    })
+    crate::urls::same_site_url(page.join(href).ok()?, page)
 }
 
 impl SheetCache {
