@@ -5,34 +5,40 @@
 //! be had or read is remembered as such and not retried. Fonts on other hosts
 //! are not fetched: their text is read as written.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use copyhound_core::ports::{Fetcher, Resource};
 use tracing::{debug, info};
 use url::Url;
 
+use super::run_cache::{Entries, RunCache};
 use crate::fonts::apply::{FontLookup, FontRef};
 use crate::fonts::{FontMap, MAX_FONT_BYTES, decode_font, system_reference};
-use crate::pacer::{HostPacer, fetch_paced};
+use crate::pacer::HostPacer;
 
 /// Fonts remembered per run (fetched or failed).
 pub const MAX_FONTS_PER_RUN: usize = 256;
 /// Fonts fetched for one page.
 pub const MAX_FONTS_PER_PAGE: usize = 4;
 
-type Entries = HashMap<String, Option<Arc<FontMap>>>;
-
 /// Decoded fonts by absolute URL; `None` when one could not be had or read.
-#[derive(Debug, Default)]
-pub(crate) struct FontCache {
-    entries: Mutex<Entries>,
+#[derive(Debug)]
+pub(crate) struct FontCache(RunCache<FontMap>);
+
+impl Default for FontCache {
+    fn default() -> Self {
+        Self(RunCache::new(
+            Resource::Font,
+            MAX_FONTS_PER_PAGE,
+            MAX_FONTS_PER_RUN,
+        ))
+    }
 }
 
 /// Resolves the font references of one page against the fonts at hand.
 pub(crate) struct FontTable {
     page: Option<Url>,
-    entries: Entries,
+    entries: Entries<FontMap>,
 }
 
 impl FontTable {
@@ -56,17 +62,11 @@ fn resolve(page: &Url, font: &FontRef) -> Option<String> {
 }
 
 impl FontCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
-        self.entries
-            .lock()
-            .expect("font cache lock is never poisoned: no panics while held")
-    }
-
     /// The fonts known now, for extracting the page at `page_url`.
     pub(crate) fn lookup(&self, page_url: &str) -> FontTable {
         FontTable {
             page: Url::parse(page_url).ok(),
-            entries: self.lock().clone(),
+            entries: self.0.snapshot(),
         }
     }
 
@@ -83,38 +83,10 @@ impl FontCache {
         let Ok(page) = Url::parse(page_url) else {
             return false;
         };
-        let wanted: Vec<String> = {
-            let entries = self.lock();
-            let mut wanted: Vec<String> = fonts
-                .iter()
-                .filter_map(|font| resolve(&page, font))
-                .filter(|url| !entries.contains_key(url))
-                .collect();
-            wanted.sort();
-            wanted.dedup();
-            let room = MAX_FONTS_PER_RUN.saturating_sub(entries.len());
-            wanted.truncate(MAX_FONTS_PER_PAGE.min(room));
-            wanted
-        };
-        let mut added = false;
-        for url in wanted {
-            let map = match fetch_paced(fetcher, pacer, interval, &url, Resource::Font).await {
-                Ok(fetched) if (200..300).contains(&fetched.status) => {
-                    decode(url.clone(), fetched.body).await
-                }
-                Ok(fetched) => {
-                    debug!(url=%url, status=fetched.status, "font not fetched");
-                    None
-                }
-                Err(error) => {
-                    debug!(url=%url, error=%error, "font not fetched");
-                    None
-                }
-            };
-            added |= map.as_ref().is_some_and(|map| map.is_decoding());
-            self.lock().insert(url, map);
-        }
-        added
+        let urls = fonts.iter().filter_map(|font| resolve(&page, font));
+        self.0
+            .fetch_missing(urls, fetcher, pacer, interval, decode, FontMap::is_decoding)
+            .await
     }
 }
 

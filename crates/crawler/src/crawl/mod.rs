@@ -17,6 +17,7 @@ mod interrupted;
 mod outcome;
 mod page;
 mod reconcile;
+mod run_cache;
 mod scripted;
 mod sheets;
 mod sitemaps;

@@ -5,14 +5,13 @@
 //! Sheets on other hosts are not fetched: the page is then read as one whose
 //! sheets are unknown, which trusts less of its CSS.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use copyhound_core::ports::{Fetcher, Resource};
-use tracing::debug;
 use url::Url;
 
-use crate::pacer::{HostPacer, fetch_paced};
+use super::run_cache::{Entries, RunCache};
+use crate::pacer::HostPacer;
 
 /// Sheets remembered per run (fetched or failed).
 pub const MAX_SHEETS_PER_RUN: usize = 64;
@@ -22,15 +21,23 @@ pub const MAX_SHEETS_PER_PAGE: usize = 8;
 pub const MAX_SHEET_BYTES: usize = 256 * 1024;
 
 /// Sheets by absolute URL; `None` when one could not be fetched.
-#[derive(Debug, Default)]
-pub(crate) struct SheetCache {
-    entries: Mutex<HashMap<String, Option<Arc<str>>>>,
+#[derive(Debug)]
+pub(crate) struct SheetCache(RunCache<str>);
+
+impl Default for SheetCache {
+    fn default() -> Self {
+        Self(RunCache::new(
+            Resource::StyleSheet,
+            MAX_SHEETS_PER_PAGE,
+            MAX_SHEETS_PER_RUN,
+        ))
+    }
 }
 
 /// Resolves the hrefs of one page against the sheets at hand.
 pub(crate) struct SheetLookup {
     page: Option<Url>,
-    entries: HashMap<String, Option<Arc<str>>>,
+    entries: Entries<str>,
 }
 
 impl SheetLookup {
@@ -45,17 +52,11 @@ fn resolve(page: &Url, href: &str) -> Option<String> {
 }
 
 impl SheetCache {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<Arc<str>>>> {
-        self.entries
-            .lock()
-            .expect("sheet cache lock is never poisoned: no panics while held")
-    }
-
     /// The sheets known now, for extracting the page at `page_url`.
     pub(crate) fn lookup(&self, page_url: &str) -> SheetLookup {
         SheetLookup {
             page: Url::parse(page_url).ok(),
-            entries: self.lock().clone(),
+            entries: self.0.snapshot(),
         }
     }
 
@@ -72,39 +73,16 @@ impl SheetCache {
         let Ok(page) = Url::parse(page_url) else {
             return false;
         };
-        let wanted: Vec<String> = {
-            let entries = self.lock();
-            let mut wanted: Vec<String> = hrefs
-                .iter()
-                .filter_map(|href| resolve(&page, href))
-                .filter(|url| !entries.contains_key(url))
-                .collect();
-            wanted.dedup();
-            let room = MAX_SHEETS_PER_RUN.saturating_sub(entries.len());
-            wanted.truncate(MAX_SHEETS_PER_PAGE.min(room));
-            wanted
+        let urls = hrefs.iter().filter_map(|href| resolve(&page, href));
+        let read = |_url: String, body: Vec<u8>| async move {
+            let body = body
+                .get(..body.len().min(MAX_SHEET_BYTES))
+                .unwrap_or_default();
+            Some(Arc::<str>::from(String::from_utf8_lossy(body).as_ref()))
         };
-        let mut added = false;
-        for url in wanted {
-            let sheet =
-                match fetch_paced(fetcher, pacer, interval, &url, Resource::StyleSheet).await {
-                    Ok(fetched) if (200..300).contains(&fetched.status) => {
-                        let body = &fetched.body[..fetched.body.len().min(MAX_SHEET_BYTES)];
-                        Some(Arc::<str>::from(String::from_utf8_lossy(body).as_ref()))
-                    }
-                    Ok(fetched) => {
-                        debug!(url=%url, status=fetched.status, "style sheet not fetched");
-                        None
-                    }
-                    Err(error) => {
-                        debug!(url=%url, error=%error, "style sheet not fetched");
-                        None
-                    }
-                };
-            added |= sheet.is_some();
-            self.lock().insert(url, sheet);
-        }
-        added
+        self.0
+            .fetch_missing(urls, fetcher, pacer, interval, read, |_| true)
+            .await
     }
 }
 
