@@ -66,11 +66,19 @@ pub async fn active_run(
             },
         )
         .await?;
+    Ok(latest
+        .items
+        .into_iter()
+        .next()
+        .filter(|run| holds_the_site(run, max_run, now)))
+}
+
+/// Whether `run` still holds its site: queued or running, and younger than
+/// `max_run` and an hour (older, it was abandoned).
+fn holds_the_site(run: &CrawlRun, max_run: Duration, now: Timestamp) -> bool {
     let stale_after = chrono::Duration::from_std(max_run + Duration::from_secs(3600))
         .unwrap_or(chrono::Duration::MAX);
-    Ok(latest.items.into_iter().next().filter(|run| {
-        !run.status.is_finished() && now.signed_duration_since(run.created_at) < stale_after
-    }))
+    !run.status.is_finished() && now.signed_duration_since(run.created_at) < stale_after
 }
 
 /// Returns the run id of a site's scheduled slot; equal inputs give equal ids.
@@ -165,23 +173,16 @@ impl Scheduler {
                 },
             )
             .await?;
-        let reference = latest
-            .items
-            .first()
-            .map_or(site.created_at, |run| run.created_at);
-        if slot <= reference {
+        let last = latest.items.first();
+        if slot <= last.map_or(site.created_at, |run| run.created_at) {
             return Ok(None);
         }
         let floor = chrono::Duration::from_std(self.policy.min_schedule_interval)
             .unwrap_or(chrono::Duration::MAX);
-        if let Some(last) = latest.items.first()
-            && slot.signed_duration_since(last.created_at) < floor
-        {
+        if last.is_some_and(|run| slot.signed_duration_since(run.created_at) < floor) {
             return Ok(None);
         }
-        if let Some(active) =
-            active_run(self.sites.as_ref(), &site.id, self.policy.max_run, now).await?
-        {
+        if let Some(active) = last.filter(|run| holds_the_site(run, self.policy.max_run, now)) {
             info!(site_id=%site.id, run_id=%active.id, "slot skipped: the site's last run has not finished");
             return Ok(None);
         }
