@@ -63,6 +63,9 @@ pub const CSV_COLUMNS: [(&str, &str); 27] = [
     ("last_review_note", "the reviewer's note"),
 ];
 
+/// The UTF-8 byte-order mark every CSV export starts with.
+pub const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// Returns `text` safe to open in a spreadsheet: formula triggers are neutralized.
 fn cell(text: &str) -> String {
     if text.starts_with(['=', '+', '-', '@', '\t', '\r']) {
@@ -124,9 +127,13 @@ fn csv_error(error: impl std::error::Error + Send + Sync + 'static) -> Error {
 }
 
 /// Returns the CSV export of `data`: a header row of [`CSV_COLUMNS`] names, then
-/// one row per match in evidence order. UTF-8 without a byte-order mark.
+/// one row per match in evidence order. UTF-8 with a byte-order mark
+/// ([`UTF8_BOM`]): without it Excel reads the file in the system's code page
+/// and shows Chinese titles as mojibake; other CSV readers skip it.
 pub fn render_csv(data: &ReportData) -> Result<Vec<u8>> {
-    let mut writer = csv::Writer::from_writer(Vec::with_capacity(256 * (data.evidence.len() + 1)));
+    let mut bytes = Vec::with_capacity(256 * (data.evidence.len() + 1));
+    bytes.extend_from_slice(UTF8_BOM);
+    let mut writer = csv::Writer::from_writer(bytes);
     writer
         .write_record(CSV_COLUMNS.iter().map(|(name, _)| *name))
         .map_err(csv_error)?;
@@ -143,6 +150,16 @@ pub fn render_csv(data: &ReportData) -> Result<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_export_starts_with_a_utf8_byte_order_mark_once() {
+        let data = crate::build_report_data(&crate::testsuite::sample_input());
+        let bytes = render_csv(&data).unwrap();
+        assert!(bytes.starts_with(b"\xEF\xBB\xBFmatch_id,status,"));
+        assert!(!bytes[3..].starts_with(UTF8_BOM));
+        let text = String::from_utf8(bytes).unwrap();
+        assert_eq!(text.matches('\u{feff}').count(), 1);
+    }
 
     #[test]
     fn formula_triggers_are_neutralized() {

@@ -36,7 +36,7 @@ pub use copyhound_core::model::ReportFormat;
 
 pub use alert::{AlertDecision, AlertPolicy, evaluate_alert};
 pub use analytics::{build_report_data, copied_chars, is_infringing};
-pub use csv_export::{CSV_COLUMNS, render_csv};
+pub use csv_export::{CSV_COLUMNS, UTF8_BOM, render_csv};
 pub use data::{
     ChapterCoverage, DayCount, MatchEvidence, NewSinceLast, REPORT_DATA_VERSION, ReportData,
     SiteSummary, StatusCount, Summary, WorkCoverage,

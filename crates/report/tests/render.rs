@@ -2,7 +2,7 @@
 //! structure: what downstream tools and people rely on, pinned.
 
 use copyhound_report::testsuite::{HOSTILE_TEXT, sample_input, synthetic_input};
-use copyhound_report::{CSV_COLUMNS, ReportFormat, build_report_data, render};
+use copyhound_report::{CSV_COLUMNS, ReportFormat, UTF8_BOM, build_report_data, render};
 
 #[test]
 fn json_export_snapshot() {
@@ -20,8 +20,11 @@ fn json_export_snapshot() {
 #[test]
 fn csv_export_snapshot() {
     let data = build_report_data(&sample_input());
-    let csv = String::from_utf8(render(&data, ReportFormat::Csv).unwrap()).unwrap();
-    insta::assert_snapshot!("report_csv", csv);
+    let bytes = render(&data, ReportFormat::Csv).unwrap();
+    let body = bytes
+        .strip_prefix(UTF8_BOM)
+        .expect("Excel reads the export as UTF-8 only with a byte-order mark");
+    insta::assert_snapshot!("report_csv", String::from_utf8(body.to_vec()).unwrap());
 }
 
 #[test]
