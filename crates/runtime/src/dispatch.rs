@@ -46,6 +46,10 @@ impl TaskHandler for Dispatcher {
         self.handler_of(&task.kind).handle(task).await
     }
 
+    async fn admit(&self, task: &Task) -> Result<Option<std::time::Duration>> {
+        self.handler_of(&task.kind).admit(task).await
+    }
+
     async fn abandon(&self, task: &Task, reason: &str) -> Result<()> {
         self.handler_of(&task.kind).abandon(task, reason).await
     }

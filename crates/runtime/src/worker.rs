@@ -82,6 +82,17 @@ pub struct TickOutcome {
     pub succeeded: usize,
     /// Tasks that failed (retried or dead-lettered by the queue).
     pub failed: usize,
+    /// Tasks put back without an attempt: not their turn (a tenant at its
+    /// share of crawl slots).
+    pub deferred: usize,
+}
+
+/// How one delivery ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Ran {
+    Succeeded,
+    Failed,
+    Deferred,
 }
 
 /// When the loop ends on its own.
@@ -140,7 +151,7 @@ impl Worker {
         self.pull(never, Until::QueueEmpty, progress).await
     }
 
-    fn start(&self, received: ReceivedTask) -> impl Future<Output = bool> + Send + 'static {
+    fn start(&self, received: ReceivedTask) -> impl Future<Output = Ran> + Send + 'static {
         run_one(
             self.queue.clone(),
             self.handler.clone(),
@@ -260,7 +271,7 @@ impl Worker {
 
     async fn finish_within_deadline(
         &self,
-        mut running: JoinSet<bool>,
+        mut running: JoinSet<Ran>,
         mut outcome: TickOutcome,
     ) -> TickOutcome {
         if running.is_empty() {
@@ -292,10 +303,11 @@ impl Worker {
     }
 }
 
-fn count(outcome: &mut TickOutcome, joined: std::result::Result<bool, tokio::task::JoinError>) {
+fn count(outcome: &mut TickOutcome, joined: std::result::Result<Ran, tokio::task::JoinError>) {
     match joined {
-        Ok(true) => outcome.succeeded += 1,
-        Ok(false) => outcome.failed += 1,
+        Ok(Ran::Succeeded) => outcome.succeeded += 1,
+        Ok(Ran::Failed) => outcome.failed += 1,
+        Ok(Ran::Deferred) => outcome.deferred += 1,
         Err(error) => {
             warn!(error = %error, "task panicked or was aborted");
             outcome.failed += 1;
@@ -303,16 +315,49 @@ fn count(outcome: &mut TickOutcome, joined: std::result::Result<bool, tokio::tas
     }
 }
 
-/// Runs one delivery; returns whether it succeeded.
+/// Runs one delivery and counts how it ended
+/// (`copyhound_tasks_total{kind, outcome}`).
 async fn run_one(
     queue: Arc<dyn TaskQueue>,
     handler: Arc<dyn TaskHandler>,
     received: ReceivedTask,
     visibility: Duration,
     max_attempts: u32,
-) -> bool {
+) -> Ran {
+    let kind = received.task.kind.name();
+    let ran = deliver(queue, handler, received, visibility, max_attempts).await;
+    let outcome = match ran {
+        Ran::Succeeded => "succeeded",
+        Ran::Failed => "failed",
+        Ran::Deferred => "deferred",
+    };
+    metrics::counter!("copyhound_tasks_total", "kind" => kind, "outcome" => outcome).increment(1);
+    ran
+}
+
+async fn deliver(
+    queue: Arc<dyn TaskQueue>,
+    handler: Arc<dyn TaskHandler>,
+    received: ReceivedTask,
+    visibility: Duration,
+    max_attempts: u32,
+) -> Ran {
     let task = received.task.clone();
     let kind = task.kind.name();
+    match handler.admit(&task).await {
+        Ok(None) => {}
+        Ok(Some(delay)) => {
+            debug!(task_id = %task.id, kind, delay_ms = delay.as_millis() as u64, "task deferred");
+            if let Err(error) = queue.defer(&received.ack_id, delay).await {
+                warn!(task_id = %task.id, error = %error, "deferring failed; the task will be re-delivered");
+            }
+            return Ran::Deferred;
+        }
+        // Admission could not be decided (a store is down): run it rather than lose it.
+        Err(error) => {
+            warn!(task_id = %task.id, error = %error, "admission failed; running the task")
+        }
+    }
     let guard = DeliveryGuard {
         heartbeat: spawn_heartbeat(queue.clone(), received.clone(), visibility),
         queue: queue.clone(),
@@ -336,7 +381,7 @@ async fn run_one(
             {
                 warn!(task_id = %task.id, error = %error, "acknowledge failed; the task will run again");
             }
-            true
+            Ran::Succeeded
         }
         Err((message, panicked)) => {
             if panicked {
@@ -352,7 +397,7 @@ async fn run_one(
             if let Err(fail_error) = queue.fail(&received.ack_id, &message).await {
                 warn!(task_id = %task.id, error = %fail_error, "recording the failure failed; the task will be re-delivered");
             }
-            false
+            Ran::Failed
         }
     }
 }

@@ -134,6 +134,8 @@ fn eval_config(
 ) -> anyhow::Result<(Config, Option<tempfile::TempDir>)> {
     let mut eval = config.clone();
     eval.crawler.allow_private_addresses = true;
+    // One publisher, nobody to share the crawl slots with.
+    eval.crawler.max_crawls_per_publisher = 0;
     eval.store.migrate_on_start = true;
     match args.backends {
         EvalBackends::Embedded => {
@@ -269,6 +271,7 @@ fn eval_publisher() -> anyhow::Result<Publisher> {
         policy: Default::default(),
         alerts: Default::default(),
         report_schedules: Vec::new(),
+        profile: Default::default(),
     })
 }
 

@@ -193,6 +193,10 @@ pub struct CrawlerConfig {
     /// Wall-clock budget of one crawl run (seconds): past it the run stops
     /// fetching and ends `partial`, so no site holds a crawl slot for ever.
     pub max_run_seconds: u64,
+    /// Crawl runs one publisher may have running at once, over all workers
+    /// (0: no limit): past it a run waits its turn, so one tenant's slow sites
+    /// never hold every crawl slot.
+    pub max_crawls_per_publisher: u32,
     /// Shortest interval between two scheduled crawls of one site (seconds),
     /// measured on the slots the cron really fires at.
     pub min_schedule_interval_seconds: u64,
@@ -219,6 +223,7 @@ impl Default for CrawlerConfig {
             max_render_requests: 50,
             max_revisit_hours: 168,
             max_run_seconds: 6 * 3600,
+            max_crawls_per_publisher: 2,
             min_schedule_interval_seconds: 300,
             reference_fonts: String::new(),
         }

@@ -79,6 +79,26 @@ pub trait TaskQueue: fmt::Debug + Send + Sync + 'static {
     /// A handle that no longer holds its task (acknowledged, re-delivered) is ignored.
     async fn fail(&self, ack_id: &AckId, error: &str) -> Result<()>;
 
+    /// Puts a delivery back, visible again after `delay`, without counting it
+    /// as an attempt: the task could not start yet (its tenant holds its share
+    /// of crawl slots). A handle that no longer holds its task is ignored.
+    async fn defer(&self, ack_id: &AckId, delay: Duration) -> Result<()>;
+
+    /// Takes one of `limit` slots of `group` for `holder` for `lease` from now,
+    /// or renews the slot `holder` already has; `false` when all are held by
+    /// others. A slot whose lease lapses (its holder died) is free again.
+    /// Shared by every worker on the queue: it is how tenants share crawls.
+    async fn acquire_slot(
+        &self,
+        group: &str,
+        holder: &str,
+        limit: u32,
+        lease: Duration,
+    ) -> Result<bool>;
+
+    /// Frees `holder`'s slot of `group`; freeing a slot not held is no error.
+    async fn release_slot(&self, group: &str, holder: &str) -> Result<()>;
+
     /// Keeps a long-running delivery hidden for another `visibility` from now.
     /// Answers `NotFound` when the handle no longer holds its task (acknowledged,
     /// failed, or timed out and re-delivered): the worker has lost it.

@@ -214,6 +214,18 @@ impl TaskQueue for MemoryTaskQueue {
         Ok(())
     }
 
+    async fn defer(&self, _ack_id: &AckId, _delay: Duration) -> Result<()> {
+        Ok(())
+    }
+
+    async fn acquire_slot(&self, _: &str, _: &str, _: u32, _: Duration) -> Result<bool> {
+        Ok(true)
+    }
+
+    async fn release_slot(&self, _group: &str, _holder: &str) -> Result<()> {
+        Ok(())
+    }
+
     async fn stats(&self) -> Result<QueueStats> {
         let depth = lock(&self.enqueued).len().saturating_sub(*lock(&self.next));
         Ok(QueueStats {

@@ -54,6 +54,15 @@ impl CrawlHandler {
 
 #[async_trait]
 impl TaskHandler for CrawlHandler {
+    async fn admit(&self, task: &Task) -> Result<Option<std::time::Duration>> {
+        match &task.kind {
+            TaskKind::CrawlSite { site_id, run_id } => {
+                self.crawler.admit_run(site_id, run_id).await
+            }
+            _ => Ok(None),
+        }
+    }
+
     async fn handle(&self, task: &Task) -> Result<()> {
         self.crawler.handle_task(task, self.progress.as_ref()).await
     }

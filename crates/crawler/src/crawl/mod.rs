@@ -19,6 +19,7 @@ mod page;
 mod reconcile;
 mod run_cache;
 mod scripted;
+mod share;
 mod sheets;
 mod sitemaps;
 
@@ -89,6 +90,7 @@ pub struct Crawler {
     sites: Arc<dyn SiteStore>,
     pages: Arc<dyn PageStore>,
     queue: Arc<dyn TaskQueue>,
+    share_wait: Duration,
 }
 
 impl Crawler {
@@ -107,14 +109,27 @@ impl Crawler {
             sites,
             pages,
             queue,
+            share_wait: share::WAIT,
         }
+    }
+
+    /// Sets how long a run past its publisher's share of crawl slots waits
+    /// before it asks again (tests; [`share::WAIT`] otherwise).
+    pub fn with_share_wait(mut self, wait: Duration) -> Self {
+        self.share_wait = wait;
+        self
     }
 
     /// Handles a `CrawlSite` or `FetchPage` task; other kinds are `InvalidInput`.
     pub async fn handle_task(&self, task: &Task, progress: &dyn CrawlProgress) -> Result<()> {
         match &task.kind {
             TaskKind::CrawlSite { site_id, run_id } => {
-                self.run_crawl(site_id, run_id, progress).await.map(drop)
+                let slot = self.hold_slot(site_id, run_id).await;
+                let crawled = self.run_crawl(site_id, run_id, progress).await.map(drop);
+                if let Some(slot) = slot {
+                    slot.release().await;
+                }
+                crawled
             }
             TaskKind::FetchPage {
                 site_id,
@@ -226,6 +241,7 @@ impl Crawler {
             Err(error) if error.kind() == ErrorKind::NotFound => new_run(run_id, site_id),
             Err(error) => return Err(error),
         };
+        self.release_slot(site_id, run_id).await;
         if run.status.is_finished() {
             return Ok(());
         }

@@ -5,6 +5,7 @@
 
 #[cfg(test)]
 mod disk_full_test;
+mod slots;
 mod store;
 
 use std::path::Path;
@@ -21,6 +22,7 @@ use copyhound_core::stages::{Stage, charge};
 use copyhound_core::{Error, ErrorKind, Result};
 
 use crate::codec::{self, Delivery};
+use slots::Slots;
 use store::Store;
 
 /// A persistent task queue in `<dir>/queue.redb`, for the embedded mode.
@@ -33,6 +35,7 @@ use store::Store;
 pub struct LocalTaskQueue {
     store: Arc<Store>,
     work_available: Arc<Notify>,
+    slots: Arc<Slots>,
 }
 
 impl LocalTaskQueue {
@@ -46,6 +49,7 @@ impl LocalTaskQueue {
         Ok(Self {
             store: Arc::new(store),
             work_available: Arc::new(Notify::new()),
+            slots: Arc::default(),
         })
     }
 
@@ -65,6 +69,7 @@ impl LocalTaskQueue {
         Ok(Self {
             store: Arc::new(store),
             work_available: Arc::new(Notify::new()),
+            slots: Arc::default(),
         })
     }
 
@@ -193,6 +198,33 @@ impl TaskQueue for LocalTaskQueue {
         } else {
             Err(codec::lost_delivery(ack_id))
         }
+    }
+
+    async fn defer(&self, ack_id: &AckId, delay: Duration) -> Result<()> {
+        let delivery = Delivery::parse(ack_id)?;
+        if !self
+            .store
+            .defer(delivery, codec::duration_ms(delay))
+            .await?
+        {
+            tracing::debug!(ack_id = %ack_id.0, "ignored deferral of a stale delivery");
+        }
+        Ok(())
+    }
+
+    async fn acquire_slot(
+        &self,
+        group: &str,
+        holder: &str,
+        limit: u32,
+        lease: Duration,
+    ) -> Result<bool> {
+        Ok(self.slots.acquire(group, holder, limit, lease))
+    }
+
+    async fn release_slot(&self, group: &str, holder: &str) -> Result<()> {
+        self.slots.release(group, holder);
+        Ok(())
     }
 
     async fn stats(&self) -> Result<QueueStats> {

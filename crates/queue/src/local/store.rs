@@ -233,6 +233,30 @@ impl Store {
         .await
     }
 
+    /// Puts a held delivery back for `delay_ms` without counting the attempt;
+    /// returns false for a stale delivery.
+    pub async fn defer(&self, delivery: Delivery, delay_ms: u64) -> Result<bool> {
+        let now = now_ms();
+        self.write(move |tables| {
+            let seq = parse_seq(&delivery)?;
+            let Some(mut entry) = held_entry(&tables.in_flight, seq, &delivery)? else {
+                return Ok(false);
+            };
+            tables.in_flight.remove(seq).map_err(storage)?;
+            entry.attempts = entry.attempts.saturating_sub(1);
+            entry.deadline_ms = 0;
+            tables
+                .retry
+                .insert(
+                    (now.saturating_add(delay_ms), seq),
+                    encode(&entry)?.as_slice(),
+                )
+                .map_err(storage)?;
+            Ok(true)
+        })
+        .await
+    }
+
     /// Pushes a held delivery's deadline; returns false for a stale delivery.
     pub async fn extend(&self, delivery: Delivery, visibility_ms: u64) -> Result<bool> {
         let now = now_ms();

@@ -224,6 +224,51 @@ impl TaskQueue for RedisTaskQueue {
         }
     }
 
+    async fn defer(&self, ack_id: &AckId, delay: Duration) -> Result<()> {
+        let delivery = Delivery::parse(ack_id)?;
+        let deferred: u8 = scripts::DEFER_SCRIPT
+            .key(&self.keys.stream)
+            .key(&self.keys.retry)
+            .arg(GROUP)
+            .arg(&delivery.entry)
+            .arg(delivery.delivery)
+            .arg(codec::duration_ms(delay))
+            .invoke_async(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to defer a task"))?;
+        if deferred == 0 {
+            tracing::debug!(ack_id = %ack_id.0, "ignored deferral of a stale delivery");
+        }
+        Ok(())
+    }
+
+    async fn acquire_slot(
+        &self,
+        group: &str,
+        holder: &str,
+        limit: u32,
+        lease: Duration,
+    ) -> Result<bool> {
+        let taken: u8 = scripts::ACQUIRE_SLOT_SCRIPT
+            .key(format!("{}{group}", self.keys.slots))
+            .arg(holder)
+            .arg(limit)
+            .arg(codec::duration_ms(lease).max(1))
+            .invoke_async(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to take a slot"))?;
+        Ok(taken == 1)
+    }
+
+    async fn release_slot(&self, group: &str, holder: &str) -> Result<()> {
+        redis::cmd("ZREM")
+            .arg(format!("{}{group}", self.keys.slots))
+            .arg(holder)
+            .query_async::<()>(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to release a slot"))
+    }
+
     async fn stats(&self) -> Result<QueueStats> {
         let (stream_len, pending, retrying, dead): (u64, u64, u64, u64) = scripts::STATS_SCRIPT
             .key(&self.keys.stream)

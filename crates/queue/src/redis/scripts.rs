@@ -32,6 +32,8 @@ pub struct Keys {
     pub dead: String,
     /// Where the `XAUTOCLAIM` scan resumes.
     pub claim_cursor: String,
+    /// Prefix of the slot groups (sorted sets of holders by lease end, ms).
+    pub slots: String,
 }
 
 impl Keys {
@@ -42,6 +44,7 @@ impl Keys {
             retry: format!("{prefix}retry"),
             dead: format!("{prefix}dead"),
             claim_cursor: format!("{prefix}claim_cursor"),
+            slots: format!("{prefix}slots:"),
         }
     }
 
@@ -162,6 +165,42 @@ redis.call('XDEL', stream, id)
 return 1
 "#;
 
+/// KEYS: stream, retry. ARGV: group, id, delivery, delay ms. Returns 0 stale,
+/// 1 deferred. The delivery is not counted: `prior` stays one below it.
+const DEFER: &str = r#"
+local stream, retry = KEYS[1], KEYS[2]
+local group, id = ARGV[1], ARGV[2]
+ensure_group(stream, group)
+local count = delivery_count(stream, group, id)
+if count == nil or count ~= tonumber(ARGV[3]) then return 0 end
+local entries = redis.call('XRANGE', stream, id, id)
+if #entries == 0 then
+  redis.call('XACK', stream, group, id)
+  return 0
+end
+local f = fields_of(entries[1][2])
+local prior = tonumber(f.prior) + count - 1
+redis.call('ZADD', retry, now_ms() + tonumber(ARGV[4]), cjson.encode({task = f.task, prior = prior, error = f.error or ''}))
+redis.call('XACK', stream, group, id)
+redis.call('XDEL', stream, id)
+return 1
+"#;
+
+/// KEYS: slot group. ARGV: holder, limit, lease ms. Returns 1 when the holder
+/// has a slot (taken or renewed), 0 when all are held by others.
+const ACQUIRE_SLOT: &str = r#"
+local key, holder, limit, lease = KEYS[1], ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local now = now_ms()
+redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+if redis.call('ZSCORE', key, holder) or redis.call('ZCARD', key) < limit then
+  redis.call('ZADD', key, now + lease, holder)
+  local last = redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')
+  redis.call('PEXPIRE', key, math.max(1, tonumber(last[2]) - now))
+  return 1
+end
+return 0
+"#;
+
 /// KEYS: stream. ARGV: group, consumer, id, delivery, idle. Returns 1 if extended.
 const EXTEND: &str = r#"
 local stream, group = KEYS[1], ARGV[1]
@@ -201,6 +240,10 @@ fn script(body: &str) -> Script {
 pub static RECEIVE_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(RECEIVE));
 /// The fail script.
 pub static FAIL_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(FAIL));
+/// The defer script.
+pub static DEFER_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(DEFER));
+/// The slot script.
+pub static ACQUIRE_SLOT_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(ACQUIRE_SLOT));
 /// The extend script.
 pub static EXTEND_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(EXTEND));
 /// The stats script.

@@ -283,6 +283,123 @@ pub async fn consumers_never_share_a_delivery(h: &Harness) {
     assert_eq!(h.queue.stats().await.unwrap().in_flight, 40);
 }
 
+pub async fn defer_does_not_count_an_attempt(h: &Harness) {
+    h.queue.enqueue(tasks(1)).await.unwrap();
+    let first = h.queue.receive(1, LONG).await.unwrap();
+    assert_eq!(first[0].attempt, 1);
+    h.queue
+        .defer(&first[0].ack_id, Duration::from_millis(150))
+        .await
+        .unwrap();
+    let stats = h.queue.stats().await.unwrap();
+    assert_eq!((stats.depth, stats.in_flight), (1, 0));
+    assert!(
+        h.other.receive(1, LONG).await.unwrap().is_empty(),
+        "waits out the delay"
+    );
+    // Deferred as often as the attempts allow and more: never dead-lettered.
+    let mut again = receive_within(h.other.as_ref(), 1, Duration::from_secs(2)).await;
+    for _ in 0..4 {
+        assert_eq!(again[0].attempt, 1, "a deferral is not an attempt");
+        assert_eq!(again[0].task, first[0].task);
+        h.other
+            .defer(&again[0].ack_id, Duration::ZERO)
+            .await
+            .unwrap();
+        again = receive_within(h.queue.as_ref(), 1, Duration::from_secs(2)).await;
+    }
+    assert_eq!(again[0].attempt, 1);
+    // The handle of a deferred delivery no longer holds the task.
+    h.queue
+        .defer(&first[0].ack_id, Duration::ZERO)
+        .await
+        .unwrap();
+    assert!(h.queue.receive(1, LONG).await.unwrap().is_empty());
+    h.queue
+        .acknowledge(&[again[0].ack_id.clone()])
+        .await
+        .unwrap();
+    assert_eq!(h.queue.stats().await.unwrap().dead, 0);
+}
+
+pub async fn slots_are_shared_up_to_their_limit(h: &Harness) {
+    let group = format!("conformance-{}", uuid_like());
+    let lease = Duration::from_secs(30);
+    assert!(
+        h.queue
+            .acquire_slot(&group, "run-a", 2, lease)
+            .await
+            .unwrap()
+    );
+    assert!(
+        h.other
+            .acquire_slot(&group, "run-b", 2, lease)
+            .await
+            .unwrap()
+    );
+    assert!(
+        !h.other
+            .acquire_slot(&group, "run-c", 2, lease)
+            .await
+            .unwrap(),
+        "two of two are held"
+    );
+    assert!(
+        h.queue
+            .acquire_slot(&group, "run-a", 2, lease)
+            .await
+            .unwrap(),
+        "a holder renews its own slot"
+    );
+    assert!(
+        h.other
+            .acquire_slot("another-group", "run-c", 2, lease)
+            .await
+            .unwrap(),
+        "groups are separate"
+    );
+    h.queue.release_slot(&group, "run-b").await.unwrap();
+    h.queue.release_slot(&group, "never-held").await.unwrap();
+    assert!(
+        h.other
+            .acquire_slot(&group, "run-c", 2, lease)
+            .await
+            .unwrap()
+    );
+    // A holder that dies frees its slot when its lease lapses.
+    let short = format!("{group}-short");
+    assert!(
+        h.queue
+            .acquire_slot(&short, "dies", 1, Duration::from_millis(100))
+            .await
+            .unwrap()
+    );
+    assert!(
+        !h.other
+            .acquire_slot(&short, "waits", 1, lease)
+            .await
+            .unwrap()
+    );
+    sleep_ms(250).await;
+    assert!(
+        h.other
+            .acquire_slot(&short, "waits", 1, lease)
+            .await
+            .unwrap()
+    );
+    h.other
+        .release_slot("another-group", "run-c")
+        .await
+        .unwrap();
+}
+
+fn uuid_like() -> String {
+    format!(
+        "{:x}",
+        chrono::Utc::now().timestamp_nanos_opt().unwrap_or_default()
+    )
+}
+
 /// Polls until `max` tasks or at most `within`.
 pub async fn receive_within(
     queue: &dyn TaskQueue,
@@ -307,7 +424,8 @@ macro_rules! conformance_tests {
             enqueue_receive_ack, receive_from_empty_queue, visibility_timeout_redelivers,
             extend_prevents_redelivery, fail_retries_after_backoff, dead_letters_after_max_attempts,
             timeouts_count_as_attempts, acknowledge_twice_is_fine, stats_count_each_state,
-            consumers_never_share_a_delivery);
+            consumers_never_share_a_delivery, defer_does_not_count_an_attempt,
+            slots_are_shared_up_to_their_limit);
     };
     (@cases $make:path, $($case:ident),+) => {
         $(

@@ -674,6 +674,25 @@ impl copyhound_core::ports::TaskQueue for DownQueue {
     ) -> copyhound_core::Result<()> {
         Err(copyhound_core::Error::unavailable("the queue is down"))
     }
+    async fn defer(
+        &self,
+        _: &copyhound_core::ports::AckId,
+        _: std::time::Duration,
+    ) -> copyhound_core::Result<()> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+    async fn acquire_slot(
+        &self,
+        _: &str,
+        _: &str,
+        _: u32,
+        _: std::time::Duration,
+    ) -> copyhound_core::Result<bool> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
+    async fn release_slot(&self, _: &str, _: &str) -> copyhound_core::Result<()> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
     async fn stats(&self) -> copyhound_core::Result<copyhound_core::ports::QueueStats> {
         Err(copyhound_core::Error::unavailable("the queue is down"))
     }
