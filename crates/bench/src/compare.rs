@@ -153,6 +153,7 @@ async fn run_corpus(
             policy: Default::default(),
             alerts: Default::default(),
             report_schedules: Vec::new(),
+            profile: Default::default(),
         })
         .await?;
     let now = Utc::now();

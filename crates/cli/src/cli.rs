@@ -428,9 +428,17 @@ pub struct ReportArgs {
     /// Only this site.
     #[arg(long)]
     pub site: Option<String>,
-    /// Only matches seen since this day (YYYY-MM-DD).
+    /// Only matches seen since this day (YYYY-MM-DD; last seen on or after it).
     #[arg(long)]
     pub since: Option<String>,
+    /// Only matches seen before this day (YYYY-MM-DD; first seen before it):
+    /// with `--since`, the matches seen during a period.
+    #[arg(long)]
+    pub until: Option<String>,
+    /// Which review statuses are listed [default: confirmed for takedown
+    /// notices, all for the other formats].
+    #[arg(long, value_enum)]
+    pub review: Option<ReviewArg>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = ReportFormatArg::Html)]
     pub format: ReportFormatArg,
@@ -456,4 +464,20 @@ pub enum ReportFormatArg {
     /// WARC reader, and `<out>.manifest.json` with the digests, capture times
     /// and the matches each capture is evidence for.
     Warc,
+    /// Takedown notices, one per infringing site, each in Chinese and
+    /// English, signed with the publisher's profile (plain text).
+    Takedown,
+    /// The same notices as e-mail drafts: one message per site in an mbox file.
+    TakedownEmail,
+}
+
+/// Review statuses a report lists.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ReviewArg {
+    /// Confirmed by a reviewer.
+    Confirmed,
+    /// Confirmed, and found but not reviewed yet.
+    ConfirmedAndUnreviewed,
+    /// Every status, dismissed and licensed included.
+    All,
 }

@@ -353,4 +353,63 @@ fn the_demos_sites_are_its_publishers_and_its_evidence_package_holds_each_captur
     let payload = captures[0]["payload_sha256"].as_str().unwrap();
     assert!(text.contains(&format!("WARC-Payload-Digest: sha256:{payload}")));
     assert!(text.to_ascii_lowercase().contains("\r\netag: "), "{text}");
+
+    // Takedown notices list confirmed matches by default; the demo's is unreviewed.
+    let report = |extra: &[&str]| {
+        let mut command = copyhound(&dir);
+        command.args([
+            "--data-dir",
+            "copyhound-data/demo/data",
+            "report",
+            "--publisher",
+            "sample",
+        ]);
+        command.args(extra);
+        command
+    };
+    report(&["--format", "takedown", "--out", "notices/none.txt"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("review scope confirmed"));
+    let none = std::fs::read_to_string(dir.join("notices/none.txt")).unwrap();
+    assert!(none.contains("No page to list"), "{none}");
+    report(&[
+        "--format",
+        "takedown",
+        "--review",
+        "confirmed-and-unreviewed",
+        "--since",
+        "2000-01-01",
+        "--out",
+        "notices/sample.txt",
+    ])
+    .assert()
+    .success();
+    let notices = std::fs::read_to_string(dir.join("notices/sample.txt")).unwrap();
+    let url = captures[0]["url"].as_str().unwrap();
+    assert!(notices.contains(url), "{url} in {notices}");
+    assert!(notices.contains("Infringing pages") && notices.contains("侵权网页清单"));
+    report(&[
+        "--format",
+        "takedown-email",
+        "--review",
+        "all",
+        "--out",
+        "notices/sample.mbox",
+    ])
+    .assert()
+    .success();
+    let mbox = std::fs::read_to_string(dir.join("notices/sample.mbox")).unwrap();
+    assert!(mbox.starts_with("From copyhound "), "{mbox}");
+    report(&[
+        "--since",
+        "2026-02-01",
+        "--until",
+        "2026-01-01",
+        "--out",
+        "notices/x.html",
+    ])
+    .assert()
+    .failure()
+    .stderr(predicate::str::contains("--until must come after --since"));
 }

@@ -105,6 +105,7 @@ impl Harness {
             policy: Default::default(),
             alerts: Default::default(),
             report_schedules: Vec::new(),
+            profile: Default::default(),
         };
         self.stores
             .publishers

@@ -50,6 +50,7 @@ async fn works_with_pending_chapters_are_enqueued_again() {
             policy: Default::default(),
             alerts: Default::default(),
             report_schedules: Vec::new(),
+            profile: Default::default(),
         };
         stores.publishers.put_publisher(&record).await.unwrap();
         for number in 0..works {

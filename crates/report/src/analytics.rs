@@ -127,6 +127,10 @@ fn in_scope(scope: &ReportScope, found: &Match) -> bool {
             .as_ref()
             .is_none_or(|site_id| *site_id == found.site_id)
         && scope.since.is_none_or(|since| found.last_seen >= since)
+        && scope.until.is_none_or(|until| found.first_seen < until)
+        && scope
+            .review
+            .is_none_or(|review| review.includes(found.status))
 }
 
 /// Returns the report computed from `input`.
@@ -154,6 +158,7 @@ pub fn build_report_data(input: &ReportInput) -> ReportData {
     ReportData {
         version: REPORT_DATA_VERSION,
         publisher: input.publisher.clone(),
+        profile: input.profile.clone(),
         generated_at: input.generated_at,
         scope: input.scope.clone(),
         previous_report_at: input.previous_report_at,

@@ -230,3 +230,50 @@ fn missing_records_fall_back_to_ids_and_hosts() {
     assert_eq!(data.evidence[0].chapter_title, "c_w_dragon_1");
     assert_eq!(data.evidence[0].chapter_index, None);
 }
+
+/// A legal desk's scope: confirmed matches only, or confirmed and unreviewed,
+/// of one work on one site during one period.
+#[test]
+fn review_status_work_site_and_period_limit_the_evidence() {
+    use copyhound_core::model::ReviewScope;
+    let ids = |data: &ReportData| -> Vec<String> {
+        let mut ids: Vec<String> = data
+            .evidence
+            .iter()
+            .map(|one| one.match_id.to_string())
+            .collect();
+        ids.sort();
+        ids
+    };
+    let mut input = sample_input();
+    input.scope.review = Some(ReviewScope::Confirmed);
+    let confirmed = build_report_data(&input);
+    assert_eq!(ids(&confirmed), ["m_0001", "m_0007"]);
+    assert_eq!(confirmed.summary.total_matches, 2);
+    assert_eq!(confirmed.summary.infringing_matches, 2);
+
+    input.scope.review = Some(ReviewScope::ConfirmedAndUnreviewed);
+    assert_eq!(
+        ids(&build_report_data(&input)),
+        ["m_0001", "m_0002", "m_0003", "m_0007", "m_0008"]
+    );
+
+    input.scope.review = Some(ReviewScope::All);
+    assert_eq!(build_report_data(&input).summary.total_matches, 8);
+
+    // First seen on days 0, 12, 13, 2, 14, 3, 12, 20 (last seen two days later):
+    // the matches seen during days 10..=13 are those first seen before day 14
+    // and last seen on day 10 or later.
+    let start = input.matches[0].first_seen;
+    input.scope.since = Some(start + chrono::Duration::days(10));
+    input.scope.until = Some(start + chrono::Duration::days(14));
+    assert_eq!(
+        ids(&build_report_data(&input)),
+        ["m_0002", "m_0003", "m_0007"]
+    );
+
+    input.scope.review = Some(ReviewScope::Confirmed);
+    input.scope.work_id = Some(input.matches[6].work_id.clone());
+    input.scope.site_id = Some(input.matches[6].site_id.clone());
+    assert_eq!(ids(&build_report_data(&input)), ["m_0007"]);
+}

@@ -5,7 +5,7 @@
 use chrono::NaiveDate;
 use copyhound_core::ids::{ChapterId, MatchId, SiteId, WorkId};
 use copyhound_core::model::{
-    CopiedSpan, EvidenceExcerpt, MatchStatus, ReportScope, Review, Timestamp,
+    CopiedSpan, EvidenceExcerpt, MatchStatus, PublisherProfile, ReportScope, Review, Timestamp,
 };
 use serde::Serialize;
 
@@ -19,6 +19,9 @@ pub struct ReportData {
     pub version: u32,
     /// Display name of the publisher.
     pub publisher: String,
+    /// The rights holder's details (left out when none are set).
+    #[serde(skip_serializing_if = "PublisherProfile::is_empty")]
+    pub profile: PublisherProfile,
     /// When the report was generated.
     pub generated_at: Timestamp,
     /// What the report covers.

@@ -70,6 +70,9 @@ impl TaskHandler for ReportHandler {
         if matches!(report.status, ReportStatus::Ready { .. }) {
             return Ok(());
         }
+        // A report stored without a review scope gets its format's default.
+        let format = report.format;
+        report.scope.review = Some(report.scope.review_for(format));
         let rendered = async {
             let mut input = load_report_input(
                 self.matches.as_ref(),
@@ -80,8 +83,8 @@ impl TaskHandler for ReportHandler {
             .await?;
             if let Ok(publisher) = self.publishers.get_publisher(publisher_id).await {
                 input.publisher = publisher.name;
+                input.profile = publisher.profile;
             }
-            let format = report.format;
             if format == ReportFormat::Warc {
                 let file = format!("{report_id}.warc");
                 let package = crate::warc::evidence_for(

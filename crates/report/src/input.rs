@@ -4,7 +4,9 @@
 use std::collections::BTreeSet;
 
 use copyhound_core::ids::{ChapterId, SiteId, WorkId};
-use copyhound_core::model::{Match, ReportScope, Site, Timestamp, Work};
+use copyhound_core::model::{
+    Match, PublisherProfile, ReportScope, ReviewScope, Site, Timestamp, Work,
+};
 use copyhound_core::ports::{MatchFilter, MatchStore, SiteStore, WorkStore, collect_all};
 use copyhound_core::{ErrorKind, Result};
 use tracing::warn;
@@ -34,6 +36,8 @@ pub struct ChapterInfo {
 pub struct ReportInput {
     /// Display name of the publisher.
     pub publisher: String,
+    /// The rights holder's details and language (takedown notices sign with them).
+    pub profile: PublisherProfile,
     /// When the report is generated (it stamps the report; nothing is compared with the clock).
     pub generated_at: Timestamp,
     /// What the report covers.
@@ -55,8 +59,8 @@ pub struct ReportInput {
 /// Matches are listed page by page with a [`MatchFilter`] built from the scope
 /// (`since` filters on `last_seen`); then the works and sites they reference are
 /// fetched one by one, with the chapters of each work. `publisher` is set to the
-/// publisher id and `generated_at` to now: callers holding a `PublisherStore` and a
-/// `ReportStore` replace them and fill `previous_report_at`.
+/// publisher id, `profile` to empty and `generated_at` to now: callers holding a
+/// `PublisherStore` and a `ReportStore` replace them and fill `previous_report_at`.
 pub async fn load_report_input(
     matches: &dyn MatchStore,
     works: &dyn WorkStore,
@@ -105,6 +109,7 @@ pub async fn load_report_input(
 
     Ok(ReportInput {
         publisher: scope.publisher_id.to_string(),
+        profile: PublisherProfile::default(),
         generated_at: chrono::Utc::now(),
         scope: scope.clone(),
         works: work_records,
@@ -121,6 +126,8 @@ async fn list_all_matches(store: &dyn MatchStore, scope: &ReportScope) -> Result
         work_id: scope.work_id.clone(),
         site_id: scope.site_id.clone(),
         seen_since: scope.since,
+        seen_before: scope.until,
+        statuses: scope.review.map(ReviewScope::statuses).unwrap_or_default(),
         ..MatchFilter::of_publisher(scope.publisher_id.clone())
     };
     collect_all(PAGE_SIZE, |request| {

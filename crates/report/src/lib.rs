@@ -47,7 +47,10 @@ pub use input::{ChapterInfo, ReportInput, load_report_input};
 pub use mail::{AlertEmail, MailTransport, build_alert_email};
 pub use pdf::{render_pdf, render_pdf_with_chromium};
 pub use scheduler::{ReportScheduler, SchedulerStores};
-pub use takedown::{TakedownNotice, TakedownOptions, TakedownTemplates, render_takedown_notices};
+pub use takedown::{
+    TakedownNotice, TakedownOptions, TakedownTemplates, render_takedown_document,
+    render_takedown_mbox, render_takedown_notices,
+};
 pub use webhook::{
     AlertMatch, DeliveryAttempt, DeliveryLog, DeliveryOutcome, RetryPolicy, SIGNATURE_HEADER,
     WebhookPayload, WebhookRequest, WebhookTransport, build_alert_payload, deliver_webhook,
@@ -72,6 +75,8 @@ pub fn render(data: &ReportData, format: ReportFormat) -> Result<Vec<u8>> {
         ReportFormat::Warc => Err(copyhound_core::Error::invalid(
             "a WARC evidence package is built from the stored pages (warc::evidence_for), not from report data",
         )),
+        ReportFormat::Takedown => render_takedown_document(data, &TakedownTemplates::builtin()?),
+        ReportFormat::TakedownEmail => render_takedown_mbox(data, &TakedownTemplates::builtin()?),
     }
 }
 

@@ -193,12 +193,7 @@ impl ReportScheduler {
         }
         let report = Report {
             id: id.clone(),
-            scope: ReportScope {
-                publisher_id: publisher_id.clone(),
-                work_id: None,
-                site_id: None,
-                since: None,
-            },
+            scope: ReportScope::of_publisher(publisher_id.clone()),
             format,
             status: ReportStatus::Queued,
             created_at: now,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use copyhound_core::ids::SiteId;
-use copyhound_core::model::{Language, MatchStatus};
+use copyhound_core::model::{Language, MatchStatus, ReviewScope, is_email_address};
 use copyhound_core::{Error, ErrorKind, Result};
 use minijinja::Environment;
 use minijinja::syntax::SyntaxConfig;
@@ -96,28 +96,47 @@ impl TakedownTemplates {
     }
 }
 
-/// Which matches a notice lists.
+/// Which matches a notice lists, and in which languages.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct TakedownOptions {
     /// Statuses listed (default: confirmed only; add `New` to draft before review).
     pub statuses: Vec<MatchStatus>,
-    /// Language of the drafts.
-    pub language: Language,
-    /// Who sends the notice (name and contact), printed as the signature.
-    pub sender: String,
+    /// Languages of each notice, in order (default: Chinese, then English).
+    pub languages: Vec<Language>,
 }
 
 impl Default for TakedownOptions {
     fn default() -> Self {
         Self {
             statuses: vec![MatchStatus::Confirmed],
-            language: Language::Zh,
-            sender: String::new(),
+            languages: vec![Language::Zh, Language::En],
         }
     }
 }
 
-/// One drafted notice.
+impl TakedownOptions {
+    /// Returns the options of the report `data`: the statuses of its review
+    /// scope (confirmed only by default) that a notice may list (confirmed,
+    /// and unreviewed when asked for: never dismissed, licensed or taken
+    /// down), and both languages, the publisher's first.
+    pub fn for_report(data: &ReportData) -> Self {
+        let review = data.scope.review.unwrap_or(ReviewScope::Confirmed);
+        let statuses = [MatchStatus::Confirmed, MatchStatus::New]
+            .into_iter()
+            .filter(|status| review.includes(*status))
+            .collect();
+        let languages = match data.profile.language {
+            Some(Language::En) => vec![Language::En, Language::Zh],
+            Some(Language::Zh) | None => vec![Language::Zh, Language::En],
+        };
+        Self {
+            statuses,
+            languages,
+        }
+    }
+}
+
+/// One drafted notice, to one site.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TakedownNotice {
     /// The site it is addressed to.
@@ -128,8 +147,51 @@ pub struct TakedownNotice {
     pub host: String,
     /// Infringing URLs listed.
     pub urls: u32,
-    /// The rendered text.
-    pub text: String,
+    /// The notice in each language of the options, in order: the rendered
+    /// template (its first line `Subject: ...` / `主题：...` when it has one).
+    pub texts: Vec<(Language, String)>,
+}
+
+/// The subject-line prefixes the templates start with.
+const SUBJECT_PREFIXES: [&str; 3] = ["Subject:", "主题：", "主题:"];
+
+impl TakedownNotice {
+    /// The subject: each language's subject line, joined by ` / `.
+    pub fn subject(&self) -> String {
+        let subjects: Vec<&str> = self
+            .texts
+            .iter()
+            .filter_map(|(_, text)| split_subject(text).0)
+            .collect();
+        if subjects.is_empty() {
+            return format!("Copyright infringement on {}", self.host);
+        }
+        subjects.join(" / ")
+    }
+
+    /// The body of the e-mail draft: each language's text without its
+    /// subject line, separated by a rule.
+    pub fn body(&self) -> String {
+        self.texts
+            .iter()
+            .map(|(_, text)| split_subject(text).1.trim_matches('\n'))
+            .collect::<Vec<_>>()
+            .join(LANGUAGE_RULE)
+            + "\n"
+    }
+}
+
+/// Separates the languages of one notice.
+const LANGUAGE_RULE: &str =
+    "\n\n---------------------------------------------------------------\n\n";
+
+/// Returns (subject, rest) of a rendered notice.
+fn split_subject(text: &str) -> (Option<&str>, &str) {
+    let (first, rest) = text.split_once('\n').unwrap_or((text, ""));
+    SUBJECT_PREFIXES
+        .iter()
+        .find_map(|prefix| first.trim().strip_prefix(prefix))
+        .map_or((None, text), |subject| (Some(subject.trim()), rest))
 }
 
 #[derive(Serialize)]
@@ -162,23 +224,37 @@ fn item(evidence: &MatchEvidence) -> NoticeItem<'_> {
     }
 }
 
-/// Returns one notice per site with listed matches, in site rank order.
-///
-/// A template sees `publisher`, `sender`, `date` (generation day), `site` (`name`,
-/// `host`), `works` (titles) and `items` (each: `url`, `work_title`,
-/// `chapter_title`, `chapter_index`, `chapter_coverage_percent`, `first_seen`,
-/// `captured_at`, `page_body_sha256`, `match_id`).
-pub fn render_takedown_notices(
-    data: &ReportData,
-    templates: &TakedownTemplates,
+/// The rights holder as templates see it: the profile, the legal name
+/// falling back to the publisher's display name.
+#[derive(Serialize)]
+struct Holder<'a> {
+    name: &'a str,
+    address: &'a str,
+    contact_name: &'a str,
+    email: &'a str,
+    phone: &'a str,
+}
+
+fn holder(data: &ReportData) -> Holder<'_> {
+    let profile = &data.profile;
+    Holder {
+        name: if profile.legal_name.trim().is_empty() {
+            &data.publisher
+        } else {
+            &profile.legal_name
+        },
+        address: &profile.address,
+        contact_name: &profile.contact_name,
+        email: &profile.email,
+        phone: &profile.phone,
+    }
+}
+
+/// Returns the listed matches grouped per site, in site rank order.
+fn listed_by_site<'a>(
+    data: &'a ReportData,
     options: &TakedownOptions,
-) -> Result<Vec<TakedownNotice>> {
-    let template = templates
-        .environment
-        .get_template(template_name(options.language))
-        .map_err(|error| {
-            Error::with_source(ErrorKind::Internal, "takedown template missing", error)
-        })?;
+) -> Vec<(&'a SiteId, Vec<&'a MatchEvidence>)> {
     let mut by_site: BTreeMap<&SiteId, Vec<&MatchEvidence>> = BTreeMap::new();
     for evidence in data
         .evidence
@@ -196,6 +272,28 @@ pub fn render_takedown_notices(
     let mut ordered: Vec<(&SiteId, Vec<&MatchEvidence>)> = by_site.into_iter().collect();
     ordered.sort_by_key(|(site_id, _)| (rank_of(site_id).unwrap_or(u32::MAX), (*site_id).clone()));
     ordered
+}
+
+/// Returns one notice per site with listed matches, in site rank order.
+///
+/// A template sees `publisher`, `holder` (`name`: the legal name or else the
+/// publisher's, `address`, `contact_name`, `email`, `phone`), `sender` (the
+/// contact name and e-mail on one line), `date` (generation day), `site`
+/// (`name`, `host`), `works` (titles) and `items` (each: `url`, `work_title`,
+/// `chapter_title`, `chapter_index`, `chapter_coverage_percent`,
+/// `first_seen`, `captured_at`, `page_body_sha256`, `match_id`).
+pub fn render_takedown_notices(
+    data: &ReportData,
+    templates: &TakedownTemplates,
+    options: &TakedownOptions,
+) -> Result<Vec<TakedownNotice>> {
+    let holder = holder(data);
+    let sender = [holder.contact_name, holder.email]
+        .into_iter()
+        .filter(|part| !part.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    listed_by_site(data, options)
         .into_iter()
         .map(|(site_id, listed)| {
             let first = listed
@@ -208,38 +306,184 @@ pub fn render_takedown_notices(
             let items: Vec<NoticeItem<'_>> = listed.iter().copied().map(item).collect();
             let context = minijinja::context! {
                 publisher => &data.publisher,
-                sender => &options.sender,
+                holder => minijinja::Value::from(minijinja::value::Serde(&holder)),
+                sender => &sender,
                 date => data.generated_at.format("%Y-%m-%d").to_string(),
                 site => minijinja::context! { name => &first.site_name, host => &first.host },
                 works => works,
                 items => minijinja::Value::from(minijinja::value::Serde(&items)),
             };
-            let text = template.render(context).map_err(|error| {
-                Error::with_source(
-                    ErrorKind::Config,
-                    format!("takedown template failed for site {site_id}"),
-                    error,
-                )
-            })?;
+            let texts = options
+                .languages
+                .iter()
+                .map(|language| {
+                    let text = templates
+                        .environment
+                        .get_template(template_name(*language))
+                        .and_then(|template| template.render(&context))
+                        .map_err(|error| {
+                            Error::with_source(
+                                ErrorKind::Config,
+                                format!("takedown template failed for site {site_id}"),
+                                error,
+                            )
+                        })?;
+                    Ok((*language, text))
+                })
+                .collect::<Result<Vec<_>>>()?;
             Ok(TakedownNotice {
                 site_id: site_id.clone(),
                 site_name: first.site_name.clone(),
                 host: first.host.clone(),
                 urls: u32::try_from(listed.len()).unwrap_or(u32::MAX),
-                text,
+                texts,
             })
         })
         .collect()
 }
 
+/// Returns the notices of `data` as one plain-text document: a heading,
+/// then per site its notice in each language.
+pub fn render_takedown_document(
+    data: &ReportData,
+    templates: &TakedownTemplates,
+) -> Result<Vec<u8>> {
+    let notices = render_takedown_notices(data, templates, &TakedownOptions::for_report(data))?;
+    let mut out = format!(
+        "CopyHound 侵权删除通知 / takedown notices: {publisher}, {date}\n\
+         {count} 个网站 / site(s). 发送前请核对 / Review each notice before sending it.\n",
+        publisher = data.publisher,
+        date = data.generated_at.format("%Y-%m-%d"),
+        count = notices.len(),
+    );
+    if notices.is_empty() {
+        out.push_str(
+            "\n没有可列入通知的侵权网页（默认只列出已确认的匹配）。\n\
+             No page to list: notices list confirmed matches unless asked otherwise.\n",
+        );
+    }
+    for (number, notice) in notices.iter().enumerate() {
+        out.push_str(&format!(
+            "\n\n===============================================================\n\
+             {number}. {name} ({host}): {urls} URL(s)\n\
+             ===============================================================\n\n",
+            number = number + 1,
+            name = notice.site_name,
+            host = notice.host,
+            urls = notice.urls,
+        ));
+        let texts: Vec<&str> = notice
+            .texts
+            .iter()
+            .map(|(_, text)| text.trim_matches('\n'))
+            .collect();
+        out.push_str(&texts.join(LANGUAGE_RULE));
+        out.push('\n');
+    }
+    Ok(out.into_bytes())
+}
+
+/// Returns the notices of `data` as e-mail drafts: one RFC 5322 message per
+/// site (`X-Unsent: 1`, no recipient: the sender fills in the host's abuse
+/// address), in one mbox file. The body is base64 so no line of a hostile
+/// page can pass for a header or an mbox separator.
+pub fn render_takedown_mbox(data: &ReportData, templates: &TakedownTemplates) -> Result<Vec<u8>> {
+    let notices = render_takedown_notices(data, templates, &TakedownOptions::for_report(data))?;
+    let holder = holder(data);
+    let mut out = String::new();
+    for notice in &notices {
+        out.push_str(&format!(
+            "From copyhound {}\n",
+            data.generated_at.format("%a %b %e %H:%M:%S %Y")
+        ));
+        out.push_str(&email_draft(notice, &holder, data.generated_at));
+        out.push('\n');
+    }
+    Ok(out.into_bytes())
+}
+
+/// One notice as an e-mail draft (what an `.eml` file holds).
+fn email_draft(
+    notice: &TakedownNotice,
+    holder: &Holder<'_>,
+    date: copyhound_core::model::Timestamp,
+) -> String {
+    use base64::Engine as _;
+    let mut message = String::new();
+    if is_email_address(holder.email) && !holder.email.contains(['<', '>']) {
+        message.push_str(&format!(
+            "From: {}\n <{}>\n",
+            encode_header(holder.name),
+            holder.email
+        ));
+    }
+    message.push_str(&format!("Date: {}\n", date.to_rfc2822()));
+    message.push_str(&format!("Subject: {}\n", encode_header(&notice.subject())));
+    message.push_str("X-Unsent: 1\n");
+    message.push_str(&format!(
+        "X-CopyHound-Site: {}\n",
+        notice
+            .host
+            .chars()
+            .filter(|c| c.is_ascii_graphic())
+            .collect::<String>()
+    ));
+    message.push_str("MIME-Version: 1.0\n");
+    message.push_str("Content-Type: text/plain; charset=utf-8\n");
+    message.push_str("Content-Transfer-Encoding: base64\n\n");
+    let encoded = base64::engine::general_purpose::STANDARD.encode(notice.body());
+    for line in encoded.as_bytes().chunks(76) {
+        message.push_str(std::str::from_utf8(line).expect("base64 is ascii"));
+        message.push('\n');
+    }
+    message
+}
+
+/// Returns `text` as a header value: as is when it is printable ASCII,
+/// else RFC 2047 encoded-words (UTF-8, base64) of at most 36 bytes of text
+/// each, folded onto continuation lines; a character is never split.
+fn encode_header(text: &str) -> String {
+    use base64::Engine as _;
+    if text.chars().all(|c| c.is_ascii() && !c.is_ascii_control()) && !text.contains("=?") {
+        return text.to_string();
+    }
+    let mut words = Vec::new();
+    let mut chunk = String::new();
+    for c in text.chars().filter(|c| !c.is_control()) {
+        if chunk.len() + c.len_utf8() > 36 {
+            words.push(std::mem::take(&mut chunk));
+        }
+        chunk.push(c);
+    }
+    if !chunk.is_empty() {
+        words.push(chunk);
+    }
+    words
+        .iter()
+        .map(|word| {
+            format!(
+                "=?UTF-8?B?{}?=",
+                base64::engine::general_purpose::STANDARD.encode(word)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n ")
+}
+
 #[cfg(test)]
 mod tests {
+    use copyhound_core::model::{PublisherProfile, ReviewScope};
+
     use super::*;
     use crate::build_report_data;
     use crate::testsuite::sample_input;
 
+    fn zh(notice: &TakedownNotice) -> &str {
+        &notice.texts[0].1
+    }
+
     #[test]
-    fn drafts_list_confirmed_urls_with_hashes_per_site() {
+    fn drafts_list_confirmed_urls_with_titles_and_hashes_per_site_in_both_languages() {
         let data = build_report_data(&sample_input());
         let notices = render_takedown_notices(
             &data,
@@ -250,24 +494,46 @@ mod tests {
         assert_eq!(notices.len(), 1, "only site alpha has confirmed matches");
         let notice = &notices[0];
         assert_eq!(notice.urls, 2);
+        let languages: Vec<Language> = notice.texts.iter().map(|(lang, _)| *lang).collect();
+        assert_eq!(languages, [Language::Zh, Language::En]);
+        for (_, text) in &notice.texts {
+            assert!(text.contains("https://alpha.example/book/w_dragon/1.html"));
+            assert!(text.contains(&format!("{:064x}", 1)));
+            assert!(text.contains("龙城传说"), "the work by title: {text}");
+            assert!(text.contains("2024-03-01 08:00:00 UTC"));
+        }
+        assert!(zh(notice).contains("示例出版社"));
+        assert!(
+            notice.texts[1]
+                .1
+                .contains("Notice of copyright infringement")
+        );
         assert!(
             notice
-                .text
-                .contains("https://alpha.example/book/w_dragon/1.html")
+                .subject()
+                .contains(" / Notice of copyright infringement"),
+            "{}",
+            notice.subject()
         );
-        assert!(notice.text.contains(&format!("{:064x}", 1)));
-        assert!(notice.text.contains("示例出版社"));
-        assert!(notice.text.contains("2024-03-01 08:00:00 UTC"));
+        assert!(!notice.body().contains("Subject:"));
     }
 
     #[test]
-    fn english_drafts_and_new_matches_on_request() {
-        let data = build_report_data(&sample_input());
-        let options = TakedownOptions {
-            statuses: vec![MatchStatus::Confirmed, MatchStatus::New],
-            language: Language::En,
-            sender: "Legal <legal@demo.example>".to_string(),
+    fn the_rights_holder_signs_and_the_publishers_language_comes_first() {
+        let mut input = sample_input();
+        input.profile = PublisherProfile {
+            language: Some(Language::En),
+            legal_name: "Demo Culture Media Co., Ltd.".into(),
+            address: "1 Example Road, Beijing".into(),
+            contact_name: "Rights Desk".into(),
+            email: "legal@demo.example".into(),
+            phone: "+86 10 0000 0000".into(),
         };
+        input.scope.review = Some(ReviewScope::ConfirmedAndUnreviewed);
+        let data = build_report_data(&input);
+        let options = TakedownOptions::for_report(&data);
+        assert_eq!(options.languages, [Language::En, Language::Zh]);
+        assert_eq!(options.statuses, [MatchStatus::Confirmed, MatchStatus::New]);
         let notices =
             render_takedown_notices(&data, &TakedownTemplates::builtin().unwrap(), &options)
                 .unwrap();
@@ -275,11 +541,78 @@ mod tests {
             notices.iter().map(|notice| notice.urls).collect::<Vec<_>>(),
             [3, 2]
         );
-        assert!(notices[0].text.contains("Notice of copyright infringement"));
+        let english = &notices[0].texts[0].1;
+        for needle in [
+            "Rights holder: Demo Culture Media Co., Ltd.",
+            "Address: 1 Example Road, Beijing",
+            "Contact: Rights Desk",
+            "E-mail: legal@demo.example",
+            "Telephone: +86 10 0000 0000",
+        ] {
+            assert!(english.contains(needle), "{needle} in {english}");
+        }
         assert!(
-            notices[0].text.contains("Legal <legal@demo.example>"),
-            "plain text is not html-escaped"
+            notices[0].texts[1]
+                .1
+                .contains("权利人：Demo Culture Media Co., Ltd.")
         );
+        // A review scope of everything still never lists dismissed or licensed pages.
+        input.scope.review = Some(ReviewScope::All);
+        let everything = TakedownOptions::for_report(&build_report_data(&input));
+        assert_eq!(
+            everything.statuses,
+            [MatchStatus::Confirmed, MatchStatus::New]
+        );
+    }
+
+    #[test]
+    fn the_document_has_every_site_in_both_languages() {
+        let data = build_report_data(&sample_input());
+        let bytes =
+            render_takedown_document(&data, &TakedownTemplates::builtin().unwrap()).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.contains("1. "), "{text}");
+        assert!(text.contains("alpha.example"));
+        assert!(text.contains("删除通知"));
+        assert!(text.contains("Notice of copyright infringement"));
+        assert_eq!(
+            text.matches("https://alpha.example/book/w_dragon/1.html")
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn e_mail_drafts_are_one_message_per_site_with_an_encoded_subject() {
+        use base64::Engine as _;
+        let mut input = sample_input();
+        input.profile.email = "legal@demo.example".into();
+        input.profile.legal_name = "示例\r\nBcc: x@evil.example".into();
+        input.scope.review = Some(ReviewScope::ConfirmedAndUnreviewed);
+        let data = build_report_data(&input);
+        let mbox = String::from_utf8(
+            render_takedown_mbox(&data, &TakedownTemplates::builtin().unwrap()).unwrap(),
+        )
+        .unwrap();
+        let messages: Vec<&str> = mbox.split("\nFrom copyhound ").collect();
+        assert_eq!(messages.len(), 2, "{mbox}");
+        assert!(mbox.starts_with("From copyhound "));
+        let first = messages[0];
+        let (head, body) = first.split_once("\n\n").unwrap();
+        assert!(head.contains("\nX-Unsent: 1\n"), "{head}");
+        assert!(head.contains("Subject: =?UTF-8?B?"), "{head}");
+        assert!(head.contains("From: =?UTF-8?B?"), "{head}");
+        assert!(!head.contains("Bcc:"), "no header injection: {head}");
+        assert!(head.lines().all(|line| line.len() <= 78), "{head}");
+        let decoded = base64::engine::general_purpose::STANDARD
+            .decode(body.lines().collect::<String>())
+            .unwrap();
+        let text = String::from_utf8(decoded).unwrap();
+        assert!(text.contains("https://alpha.example/book/w_dragon/1.html"));
+        assert!(text.contains("侵权网页清单") && text.contains("Infringing pages"));
+        let subject =
+            encode_header("关于 alpha 侵犯著作权内容的删除通知 / Notice of copyright infringement");
+        assert!(subject.lines().all(|line| line.len() <= 76), "{subject}");
     }
 
     #[test]
@@ -294,15 +627,10 @@ mod tests {
         .unwrap();
         let templates = TakedownTemplates::from_dir(&directory).unwrap();
         let data = build_report_data(&sample_input());
-        let english = TakedownOptions {
-            language: Language::En,
-            ..TakedownOptions::default()
-        };
-        let notices = render_takedown_notices(&data, &templates, &english).unwrap();
-        assert_eq!(notices[0].text, "To alpha.example: 2 urls");
-        let chinese =
+        let notices =
             render_takedown_notices(&data, &templates, &TakedownOptions::default()).unwrap();
-        assert!(chinese[0].text.contains("侵权"));
+        assert_eq!(notices[0].texts[1].1, "To alpha.example: 2 urls");
+        assert!(zh(&notices[0]).contains("侵权"));
         std::fs::write(directory.join("takedown.zh.txt"), "{% if %}").unwrap();
         let error = TakedownTemplates::from_dir(&directory).unwrap_err();
         assert_eq!(error.kind(), ErrorKind::Config);

@@ -5,8 +5,8 @@
 use chrono::{Duration, TimeZone, Utc};
 use copyhound_core::ids::{MatchId, PageId, PublisherId};
 use copyhound_core::model::{
-    CopiedSpan, EvidenceExcerpt, ExtractionHints, Language, Match, MatchStatus, ReportScope,
-    Review, Site, Timestamp, Work, WorkKind,
+    CopiedSpan, EvidenceExcerpt, ExtractionHints, Language, Match, MatchStatus, PublisherProfile,
+    ReportScope, Review, Site, Timestamp, Work, WorkKind,
 };
 
 use crate::input::{ChapterInfo, ReportInput};
@@ -188,12 +188,15 @@ pub fn sample_input() -> ReportInput {
     }
     ReportInput {
         publisher: "示例出版社 Demo Press".to_string(),
+        profile: PublisherProfile::default(),
         generated_at: generated_at(),
         scope: ReportScope {
             publisher_id: publisher_id(),
             work_id: None,
             site_id: None,
             since: None,
+            until: None,
+            review: None,
         },
         works: vec![
             work(w1, "龙城传说", "李白"),
@@ -284,12 +287,15 @@ pub fn synthetic_input(matches: usize, seed: u64) -> ReportInput {
         .collect();
     ReportInput {
         publisher: "示例出版社".to_string(),
+        profile: PublisherProfile::default(),
         generated_at: generated_at() + Duration::days(30),
         scope: ReportScope {
             publisher_id: publisher_id(),
             work_id: None,
             site_id: None,
             since: None,
+            until: None,
+            review: None,
         },
         works,
         chapters,

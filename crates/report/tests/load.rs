@@ -154,3 +154,30 @@ async fn scope_goes_into_the_filter_and_missing_records_are_skipped() {
         "a deleted site is shown by host"
     );
 }
+
+/// The review scope and the period reach the store's filter, so a notice of
+/// confirmed matches reads only those.
+#[tokio::test]
+async fn review_scope_and_period_go_into_the_filter() {
+    use copyhound_core::model::{MatchStatus, ReviewScope};
+    let dir = tempfile::tempdir().unwrap();
+    let (matches, stores) = stores(&dir, None, None).await;
+    let mut scope = sample_input().scope;
+    scope.review = Some(ReviewScope::Confirmed);
+    let until = sample_input().matches[6].first_seen + chrono::Duration::hours(1);
+    scope.until = Some(until);
+    let input = load_report_input(
+        &matches,
+        stores.works.as_ref(),
+        stores.sites.as_ref(),
+        &scope,
+    )
+    .await
+    .unwrap();
+    let filter = matches.filters.lock().unwrap()[0].clone();
+    assert_eq!(filter.statuses, [MatchStatus::Confirmed]);
+    assert_eq!(filter.seen_before, Some(until));
+    let mut ids: Vec<String> = input.matches.iter().map(|m| m.id.to_string()).collect();
+    ids.sort();
+    assert_eq!(ids, ["m_0001", "m_0007"]);
+}

@@ -249,6 +249,7 @@ fn read_work(folder: &Path) -> anyhow::Result<ImportedWork> {
         policy: Default::default(),
         alerts: Default::default(),
         report_schedules: Vec::new(),
+        profile: Default::default(),
     };
     let work = Work {
         id: work_id,

@@ -75,6 +75,7 @@ impl Harness {
             policy: Default::default(),
             alerts: Default::default(),
             report_schedules: Vec::new(),
+            profile: Default::default(),
         };
         self.stores
             .publishers

@@ -150,6 +150,7 @@ async fn node_with_a_confirmed_match(config: &Config) -> Node {
             policy: Default::default(),
             alerts: Default::default(),
             report_schedules: Vec::new(),
+            profile: Default::default(),
         })
         .await
         .unwrap();

@@ -38,6 +38,7 @@ async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
         policy: Default::default(),
         alerts: Default::default(),
         report_schedules: Vec::new(),
+        profile: Default::default(),
     };
     state.publishers.put_publisher(&publisher).await?;
     let issued = issue_key(publisher_id.clone(), Role::Publisher);

@@ -82,6 +82,7 @@ async fn main() -> anyhow::Result<()> {
             policy: Default::default(),
             alerts: Default::default(),
             report_schedules: Vec::new(),
+            profile: Default::default(),
         })
         .await?;
     let issued = issue_key(publisher_id, Role::Publisher);

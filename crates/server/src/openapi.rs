@@ -19,7 +19,8 @@ use utoipa::openapi::{KnownFormat, RefOr};
 use utoipa::{Modify, OpenApi};
 
 use crate::api::{
-    MAX_CURSOR_LEN, admin, alerts, matches, policy, report_schedules, reports, sites, system, works,
+    MAX_CURSOR_LEN, admin, alerts, matches, policy, profile, report_schedules, reports, sites,
+    system, works,
 };
 
 /// Characters Rust's `str::trim` removes (Unicode `White_Space`), as a regex class body.
@@ -123,6 +124,8 @@ pub fn date_or_time() -> Schema {
         system::me,
         alerts::get_alerts,
         alerts::put_alerts,
+        profile::get_profile,
+        profile::put_profile,
         policy::get_policy,
         policy::put_policy,
         admin::create_publisher,

@@ -10,7 +10,9 @@ use axum::handler::Handler;
 use axum::routing::{MethodRouter, delete, get, patch, post, put};
 
 use crate::AppState;
-use crate::api::{admin, alerts, matches, policy, report_schedules, reports, sites, system, works};
+use crate::api::{
+    admin, alerts, matches, policy, profile, report_schedules, reports, sites, system, works,
+};
 
 /// Prefix of the versioned API.
 pub const API_PREFIX: &str = "/api/v1";
@@ -95,6 +97,8 @@ pub fn api_routes() -> RouteTable {
         .get(&v1("/me"), system::me)
         .get(&v1("/alerts"), alerts::get_alerts)
         .put(&v1("/alerts"), alerts::put_alerts)
+        .get(&v1("/profile"), profile::get_profile)
+        .put(&v1("/profile"), profile::put_profile)
         .get(&v1("/report-schedules"), report_schedules::get_schedules)
         .put(&v1("/report-schedules"), report_schedules::put_schedules)
         .get(&v1("/policy"), policy::get_policy)

@@ -173,6 +173,7 @@ async fn upload_router(dir: &std::path::Path) -> (axum::Router, String, String) 
             policy: Default::default(),
             alerts: Default::default(),
             report_schedules: Vec::new(),
+            profile: Default::default(),
         })
         .await
         .unwrap();

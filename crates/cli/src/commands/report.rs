@@ -1,5 +1,6 @@
 //! `copyhound report`: infringement reports from the stores, in HTML (with
-//! charts and side-by-side evidence), PDF, CSV or JSON.
+//! charts and side-by-side evidence), PDF, CSV or JSON; the evidence package
+//! (WARC); takedown notices (a document or e-mail drafts).
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -8,12 +9,12 @@ use anyhow::{Context, bail};
 use chrono::{NaiveDate, Utc};
 use copyhound_core::config::Config;
 use copyhound_core::ids::{PublisherId, SiteId, WorkId};
-use copyhound_core::model::{ReportFormat, ReportScope};
+use copyhound_core::model::{ReportFormat, ReportScope, ReviewScope};
 use copyhound_core::ports::collect_all;
 use copyhound_report::warc::evidence_for;
 use copyhound_report::{ReportInput, build_report_data, load_report_input, render};
 
-use crate::cli::{ReportArgs, ReportFormatArg};
+use crate::cli::{ReportArgs, ReportFormatArg, ReviewArg};
 use copyhound_runtime::Backends;
 
 pub async fn run(config: &Config, args: ReportArgs) -> anyhow::Result<ExitCode> {
@@ -30,21 +31,35 @@ pub async fn run(config: &Config, args: ReportArgs) -> anyhow::Result<ExitCode> 
         }
         (None, None) => bail!("name the report's scope with --publisher or --work"),
     };
-    let since = match &args.since {
-        Some(day) => Some(
-            NaiveDate::parse_from_str(day, "%Y-%m-%d")
-                .with_context(|| format!("--since {day:?}: expected YYYY-MM-DD"))?
-                .and_hms_opt(0, 0, 0)
-                .expect("midnight exists")
-                .and_utc(),
-        ),
-        None => None,
+    let since = day_flag("--since", args.since.as_deref())?;
+    let until = day_flag("--until", args.until.as_deref())?;
+    if let (Some(since), Some(until)) = (since, until)
+        && until <= since
+    {
+        bail!("--until must come after --since");
+    }
+    let format = match args.format {
+        ReportFormatArg::Html => ReportFormat::Html,
+        ReportFormatArg::Pdf => ReportFormat::Pdf,
+        ReportFormatArg::Csv => ReportFormat::Csv,
+        ReportFormatArg::Json => ReportFormat::Json,
+        ReportFormatArg::Warc => ReportFormat::Warc,
+        ReportFormatArg::Takedown => ReportFormat::Takedown,
+        ReportFormatArg::TakedownEmail => ReportFormat::TakedownEmail,
+    };
+    let review = match args.review {
+        Some(ReviewArg::Confirmed) => ReviewScope::Confirmed,
+        Some(ReviewArg::ConfirmedAndUnreviewed) => ReviewScope::ConfirmedAndUnreviewed,
+        Some(ReviewArg::All) => ReviewScope::All,
+        None => ReviewScope::default_for(format),
     };
     let scope = ReportScope {
         publisher_id: publisher_id.clone(),
         work_id: args.work.as_deref().map(str::parse).transpose()?,
         site_id: args.site.as_deref().map(str::parse::<SiteId>).transpose()?,
         since,
+        until,
+        review: Some(review),
     };
     let publisher = match stores.publishers.get_publisher(&publisher_id).await {
         Ok(publisher) => publisher,
@@ -63,19 +78,29 @@ pub async fn run(config: &Config, args: ReportArgs) -> anyhow::Result<ExitCode> 
     )
     .await?;
     input.publisher = publisher.name;
-    let format = match args.format {
-        ReportFormatArg::Html => ReportFormat::Html,
-        ReportFormatArg::Pdf => ReportFormat::Pdf,
-        ReportFormatArg::Csv => ReportFormat::Csv,
-        ReportFormatArg::Json => ReportFormat::Json,
-        ReportFormatArg::Warc => return write_evidence(&backends, &input, &args.out).await,
-    };
+    input.profile = publisher.profile;
+    if format == ReportFormat::Warc {
+        return write_evidence(&backends, &input, &args.out).await;
+    }
     let (matches, bytes) = write_report(&input, format, &args.out)?;
     println!(
-        "wrote {} ({bytes} bytes, {matches} matches)",
-        args.out.display()
+        "wrote {} ({bytes} bytes, {matches} matches, review scope {})",
+        args.out.display(),
+        review.as_str()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Returns the start (UTC midnight) of the day given to `flag`.
+fn day_flag(flag: &str, day: Option<&str>) -> anyhow::Result<Option<chrono::DateTime<Utc>>> {
+    let Some(day) = day else { return Ok(None) };
+    Ok(Some(
+        NaiveDate::parse_from_str(day, "%Y-%m-%d")
+            .with_context(|| format!("{flag} {day:?}: expected YYYY-MM-DD"))?
+            .and_hms_opt(0, 0, 0)
+            .expect("midnight exists")
+            .and_utc(),
+    ))
 }
 
 /// Writes the evidence package of `input`'s matches: `out` (WARC) and
@@ -146,12 +171,7 @@ pub async fn inputs_for_all_publishers(backends: &Backends) -> anyhow::Result<Ve
     .await?;
     {
         for publisher in &publishers {
-            let scope = ReportScope {
-                publisher_id: publisher.id.clone(),
-                work_id: None,
-                site_id: None,
-                since: None,
-            };
+            let scope = ReportScope::of_publisher(publisher.id.clone());
             let mut input = load_report_input(
                 stores.matches.as_ref(),
                 stores.works.as_ref(),

@@ -131,6 +131,7 @@ async fn ensure_publisher(backends: &Backends, id: &PublisherId) -> anyhow::Resu
         policy: Default::default(),
         alerts: Default::default(),
         report_schedules: Vec::new(),
+        profile: Default::default(),
     };
     backends.stores.publishers.put_publisher(&publisher).await?;
     Ok(())

@@ -20,10 +20,10 @@ pub use persisted::{Persisted, SCHEMA_VERSION_FIELD};
 pub use publisher::{
     AlertSettings, ApiKey, InfringementPolicy, MAX_ALERT_RECIPIENTS, MAX_POLICY_CHARS,
     MAX_REPORT_CRON_CHARS, MAX_REPORT_SCHEDULES, MIN_POLICY_CHARS, MIN_POLICY_COVERAGE, Publisher,
-    PublisherKind, ReportScheduleSetting, Role, Thresholds, is_email_address,
+    PublisherKind, PublisherProfile, ReportScheduleSetting, Role, Thresholds, is_email_address,
     validate_report_schedules,
 };
-pub use report::{AlertState, Report, ReportFormat, ReportScope, ReportStatus};
+pub use report::{AlertState, Report, ReportFormat, ReportScope, ReportStatus, ReviewScope};
 pub use site::{CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Render, Site};
 pub use task::{Task, TaskKind};
 pub use work::{Chapter, FingerprintStatus, Language, Work, WorkKind};

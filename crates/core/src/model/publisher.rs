@@ -38,6 +38,82 @@ pub struct Publisher {
     /// Reports the scheduler generates for the publisher; set by its admins.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub report_schedules: Vec<ReportScheduleSetting>,
+    /// The rights holder's details, printed on takedown notices, and the
+    /// language of its alert e-mails; set by its admins.
+    #[serde(default, skip_serializing_if = "PublisherProfile::is_empty")]
+    pub profile: PublisherProfile,
+}
+
+/// Who holds the rights, as a takedown notice names them, and the language
+/// the publisher reads. Empty fields are left out of notices (the legal name
+/// falls back to the publisher's display name).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PublisherProfile {
+    /// Language of alert e-mails and the first language of notices; unset:
+    /// English alerts, notices in Chinese then English.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub language: Option<super::Language>,
+    /// The rights holder's legal name (`某某文化传媒有限公司`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(max_length = 200))]
+    pub legal_name: String,
+    /// Postal address.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(max_length = 500))]
+    pub address: String,
+    /// Who signs notices (a person or a desk).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(max_length = 200))]
+    pub contact_name: String,
+    /// Where a host answers a notice.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(max_length = 254))]
+    pub email: String,
+    /// Telephone.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(max_length = 50))]
+    pub phone: String,
+}
+
+impl PublisherProfile {
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+
+    /// Checks lengths, that no field but the address spans lines (they go
+    /// into mail headers and signatures), and the e-mail address.
+    pub fn validate(&self) -> crate::Result<()> {
+        let fields = [
+            ("legal_name", &self.legal_name, 200, false),
+            ("address", &self.address, 500, true),
+            ("contact_name", &self.contact_name, 200, false),
+            ("email", &self.email, 254, false),
+            ("phone", &self.phone, 50, false),
+        ];
+        for (name, value, most, multiline) in fields {
+            if value.chars().count() > most {
+                return Err(crate::Error::invalid(format!(
+                    "profile.{name}: at most {most} characters"
+                )));
+            }
+            let bad = |c: char| c.is_control() && !(multiline && (c == '\n' || c == '\r'));
+            if value.chars().any(bad) {
+                return Err(crate::Error::invalid(format!(
+                    "profile.{name}: control characters are not allowed"
+                )));
+            }
+        }
+        if !self.email.is_empty() && !is_email_address(&self.email) {
+            return Err(crate::Error::invalid(format!(
+                "profile.email: {:?} is not an e-mail address",
+                self.email
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// A report generated on a cron schedule (UTC), over all the publisher's matches.
@@ -192,6 +268,36 @@ impl AlertSettings {
             ));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod profile_tests {
+    use super::*;
+
+    #[test]
+    fn a_publisher_stored_without_a_profile_decodes_and_a_profile_is_checked() {
+        use crate::model::Persisted;
+        let stored = serde_json::json!({
+            "id": "P01", "name": "Demo", "kind": "books",
+            "created_at": "2026-01-05T06:00:00Z", "schema_version": 1,
+        });
+        let publisher = Publisher::from_document(stored).unwrap();
+        assert!(publisher.profile.is_empty());
+        assert!(publisher.to_document().unwrap().get("profile").is_none());
+        let mut profile = PublisherProfile {
+            language: Some(crate::model::Language::Zh),
+            legal_name: "示例文化传媒有限公司".into(),
+            address: "北京市海淀区\n示例路 1 号".into(),
+            email: "legal@p01.example".into(),
+            ..PublisherProfile::default()
+        };
+        profile.validate().unwrap();
+        profile.legal_name = "X\r\nBcc: victim@example".into();
+        assert!(profile.validate().is_err());
+        profile.legal_name.clear();
+        profile.email = "not an address".into();
+        assert!(profile.validate().is_err());
     }
 }
 

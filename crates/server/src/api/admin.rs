@@ -93,6 +93,7 @@ pub async fn create_publisher(
         policy: Default::default(),
         alerts: Default::default(),
         report_schedules: Vec::new(),
+        profile: Default::default(),
     };
     state.publishers.put_publisher(&publisher).await?;
     tracing::info!(publisher_id = %publisher.id, by = %caller.key_id, "publisher created");

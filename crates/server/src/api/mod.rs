@@ -7,6 +7,7 @@ pub mod admin;
 pub mod alerts;
 pub mod matches;
 pub mod policy;
+pub mod profile;
 pub mod report_schedules;
 pub mod reports;
 pub mod sites;

@@ -6,7 +6,9 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use chrono::Utc;
 use copyhound_core::ids::{PublisherId, ReportId, SiteId, WorkId};
-use copyhound_core::model::{Report, ReportFormat, ReportScope, ReportStatus, Task, TaskKind};
+use copyhound_core::model::{
+    Report, ReportFormat, ReportScope, ReportStatus, ReviewScope, Task, TaskKind,
+};
 use copyhound_core::ports::Paged;
 use copyhound_core::{Error, ErrorKind, Result};
 use serde::Deserialize;
@@ -39,9 +41,20 @@ pub struct CreateReport {
     /// Only this site.
     #[schema(schema_with = nullable_id_schema)]
     pub site_id: Option<String>,
-    /// Only matches seen since (RFC 3339).
+    /// Only matches seen since (last seen at or after; RFC 3339).
     #[schema(schema_with = nullable_time_schema)]
     pub since: Option<chrono::DateTime<Utc>>,
+    /// Only matches seen before (first seen before; RFC 3339): with `since`,
+    /// the matches seen during a period.
+    #[serde(default)]
+    #[schema(schema_with = nullable_time_schema)]
+    pub until: Option<chrono::DateTime<Utc>>,
+    /// Which review statuses are listed: `confirmed`, `confirmed_and_unreviewed`
+    /// (confirmed and `new`) or `all`. Default: `confirmed` for takedown
+    /// notices (`takedown`, `takedown_email`), `all` for the other formats.
+    #[serde(default)]
+    #[schema(nullable)]
+    pub review: Option<ReviewScope>,
 }
 
 /// `GET /api/v1/reports`: the publisher's reports, newest first.
@@ -133,6 +146,11 @@ pub async fn create_report(
     if let Some(site_id) = &site_id {
         owned_site(&state, &caller.publisher_id, site_id).await?;
     }
+    if let (Some(since), Some(until)) = (body.since, body.until)
+        && until <= since
+    {
+        return Err(Error::invalid("`until` must come after `since`").into());
+    }
     let queued = queued_reports(&state, &caller.publisher_id).await?;
     if queued >= MAX_QUEUED_REPORTS {
         return Err(Error::new(
@@ -150,6 +168,8 @@ pub async fn create_report(
             work_id,
             site_id,
             since: body.since,
+            until: body.until,
+            review: Some(body.review.unwrap_or(ReviewScope::default_for(body.format))),
         },
         format: body.format,
         status: ReportStatus::Queued,
@@ -211,6 +231,8 @@ pub async fn get_report(
                 (String = "text/csv"),
                 (Object = "application/json"),
                 (String = "application/warc"),
+                (String = "text/plain"),
+                (String = "application/mbox"),
             )
         ),
         (status = 400, description = "Invalid id", body = ErrorBody),
@@ -244,6 +266,8 @@ pub async fn get_artifact(
         ReportFormat::Csv => "text/csv; charset=utf-8",
         ReportFormat::Json => "application/json",
         ReportFormat::Warc => "application/warc",
+        ReportFormat::Takedown => "text/plain; charset=utf-8",
+        ReportFormat::TakedownEmail => "application/mbox",
     };
     Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
 }

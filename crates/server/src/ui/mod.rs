@@ -73,6 +73,7 @@ pub fn routes() -> Router<AppState> {
         )
         .route("/ui/reports/schedules", post(pages::save_report_schedules))
         .route("/ui/alerts", get(pages::alerts).post(pages::save_alerts))
+        .route("/ui/alerts/profile", post(pages::save_profile))
         .route("/ui/policy", get(pages::policy).post(pages::save_policy))
         .route("/ui/keys", get(pages::keys).post(pages::create_key))
         .route("/ui/keys/{key_id}/revoke", post(pages::revoke_key))

@@ -968,6 +968,20 @@ pub(super) struct ReportForm {
     site_id: String,
     #[serde(default)]
     since: String,
+    #[serde(default)]
+    until: String,
+    #[serde(default)]
+    review: String,
+}
+
+/// Returns the start (UTC midnight) of the day typed in a date field.
+fn form_day(raw: Option<String>) -> Result<Option<chrono::DateTime<chrono::Utc>>, String> {
+    match raw {
+        None => Ok(None),
+        Some(day) => chrono::NaiveDate::parse_from_str(&day, "%Y-%m-%d")
+            .map(|day| Some(day.and_time(chrono::NaiveTime::MIN).and_utc()))
+            .map_err(|_| format!("\"{day}\" is not a date like 2026-01-31")),
+    }
 }
 
 pub(super) async fn create_report(
@@ -979,18 +993,16 @@ pub(super) async fn create_report(
         let raw = raw.trim();
         (!raw.is_empty()).then(|| raw.to_string())
     };
-    let since = match optional(&form.since) {
-        None => Ok(None),
-        Some(day) => chrono::NaiveDate::parse_from_str(&day, "%Y-%m-%d")
-            .map(|day| Some(day.and_time(chrono::NaiveTime::MIN).and_utc()))
-            .map_err(|_| format!("\"{day}\" is not a date like 2026-01-31")),
-    };
-    let body = since.and_then(|since| {
+    let period = form_day(optional(&form.since))
+        .and_then(|since| Ok((since, form_day(optional(&form.until))?)));
+    let body = period.and_then(|(since, until)| {
         serde_json::from_value::<crate::api::reports::CreateReport>(json!({
             "format": form.format,
             "work_id": optional(&form.work_id),
             "site_id": optional(&form.site_id),
             "since": since,
+            "until": until,
+            "review": optional(&form.review),
         }))
         .map_err(|error| format!("format: {error}"))
     });
@@ -1021,7 +1033,7 @@ pub(super) async fn report_artifact(
 ) -> UiResult {
     let id = parse_id::<copyhound_core::ids::ReportId>("report_id", &report_id)?;
     let report = state.reports.get_report(&caller.publisher_id, &id).await?;
-    let extension = report.format.as_str();
+    let extension = report.format.file_extension();
     let mut response =
         crate::api::reports::get_artifact(State(state), caller, crate::error::ApiPath(report_id))
             .await?;
@@ -1475,24 +1487,110 @@ pub(super) async fn revoke_key(
 fn render_alerts(
     caller: &PublisherCaller,
     view: &crate::api::alerts::AlertsView,
-    error: Option<String>,
-    saved: bool,
+    profile: &copyhound_core::model::PublisherProfile,
+    outcome: AlertsOutcome,
 ) -> Response {
     render(
         "alerts.html",
         json!({
             "publisher": caller.publisher_id,
             "view": view,
+            "profile": profile,
             "admin": caller.role == copyhound_core::model::Role::Admin,
-            "error": error,
-            "saved": saved,
+            "error": outcome.error,
+            "saved": outcome.saved,
+            "profile_error": outcome.profile_error,
+            "profile_saved": outcome.profile_saved,
         }),
     )
 }
 
+/// What a form post leaves on the alerts page.
+#[derive(Default)]
+struct AlertsOutcome {
+    error: Option<String>,
+    saved: bool,
+    profile_error: Option<String>,
+    profile_saved: bool,
+}
+
 pub(super) async fn alerts(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
     let view = crate::api::alerts::load_alerts(&state, &caller.publisher_id).await?;
-    Ok(render_alerts(&caller, &view, None, false))
+    let profile = crate::api::profile::load_profile(&state, &caller.publisher_id).await?;
+    Ok(render_alerts(
+        &caller,
+        &view,
+        &profile,
+        AlertsOutcome::default(),
+    ))
+}
+
+/// The profile form: the rights holder's details and the language.
+#[derive(Debug, Deserialize)]
+pub(super) struct ProfileForm {
+    #[serde(default)]
+    language: String,
+    #[serde(default)]
+    legal_name: String,
+    #[serde(default)]
+    address: String,
+    #[serde(default)]
+    contact_name: String,
+    #[serde(default)]
+    email: String,
+    #[serde(default)]
+    phone: String,
+}
+
+pub(super) async fn save_profile(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    Form(form): Form<ProfileForm>,
+) -> UiResult {
+    use copyhound_core::model::Language;
+    let language = match form.language.trim() {
+        "zh" => Some(Language::Zh),
+        "en" => Some(Language::En),
+        _ => None,
+    };
+    let profile = copyhound_core::model::PublisherProfile {
+        language,
+        legal_name: form.legal_name.trim().to_string(),
+        address: form.address.trim().replace("\r\n", "\n"),
+        contact_name: form.contact_name.trim().to_string(),
+        email: form.email.trim().to_string(),
+        phone: form.phone.trim().to_string(),
+    };
+    let saved = crate::api::profile::save_profile(&state, &caller, profile.clone()).await;
+    let view = crate::api::alerts::load_alerts(&state, &caller.publisher_id).await?;
+    match saved {
+        Ok(stored) => Ok(render_alerts(
+            &caller,
+            &view,
+            &stored,
+            AlertsOutcome {
+                profile_saved: true,
+                ..AlertsOutcome::default()
+            },
+        )),
+        Err(error)
+            if matches!(
+                error.kind(),
+                copyhound_core::ErrorKind::InvalidInput | copyhound_core::ErrorKind::Forbidden
+            ) =>
+        {
+            Ok(refused(render_alerts(
+                &caller,
+                &view,
+                &profile,
+                AlertsOutcome {
+                    profile_error: Some(error.message().to_string()),
+                    ..AlertsOutcome::default()
+                },
+            )))
+        }
+        Err(error) => Err(error.into()),
+    }
 }
 
 /// The alerts form: one recipient per line.
@@ -1527,11 +1625,28 @@ pub(super) async fn save_alerts(
         }
         Err(_) => Err("the threshold must be a whole number".to_string()),
     };
+    let profile = crate::api::profile::load_profile(&state, &caller.publisher_id).await?;
     match outcome {
-        Ok(view) => Ok(render_alerts(&caller, &view, None, true)),
+        Ok(view) => Ok(render_alerts(
+            &caller,
+            &view,
+            &profile,
+            AlertsOutcome {
+                saved: true,
+                ..AlertsOutcome::default()
+            },
+        )),
         Err(message) => {
             let view = crate::api::alerts::load_alerts(&state, &caller.publisher_id).await?;
-            Ok(refused(render_alerts(&caller, &view, Some(message), false)))
+            Ok(refused(render_alerts(
+                &caller,
+                &view,
+                &profile,
+                AlertsOutcome {
+                    error: Some(message),
+                    ..AlertsOutcome::default()
+                },
+            )))
         }
     }
 }

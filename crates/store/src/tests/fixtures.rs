@@ -39,7 +39,7 @@ use copyhound_core::ids::{ChapterId, MatchId, PublisherId, WorkId};
 use copyhound_core::model::{
     Chapter, CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, FingerprintOwner,
     FingerprintRecord, Language, Match, MatchStatus, PassageRecord, Publisher, PublisherKind,
-    Report, ReportFormat, ReportScope, ReportStatus, Review, Site, Work, WorkKind,
+    Report, ReportFormat, ReportScope, ReportStatus, Review, ReviewScope, Site, Work, WorkKind,
 };
 
 /// Returns a publisher.
@@ -52,6 +52,7 @@ pub(crate) fn publisher(id: &str) -> Publisher {
         policy: Default::default(),
         alerts: Default::default(),
         report_schedules: Vec::new(),
+        profile: Default::default(),
     }
 }
 
@@ -205,6 +206,8 @@ pub(crate) fn report(publisher: &str, id: &str, seconds: i64) -> Report {
             work_id: None,
             site_id: None,
             since: Some(at(0)),
+            until: Some(at(100)),
+            review: Some(ReviewScope::Confirmed),
         },
         format: ReportFormat::Html,
         status: ReportStatus::Ready {
