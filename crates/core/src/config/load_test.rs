@@ -144,6 +144,43 @@ fn bad_values_give_clear_errors() {
 }
 
 #[test]
+fn the_public_url_links_matches_and_must_be_an_http_url() {
+    let (config, _) = ConfigLoader::default()
+        .set("server.public_url", "https://copyhound.example/console/")
+        .load()
+        .unwrap();
+    assert_eq!(
+        config.server.match_link("m_1").as_deref(),
+        Some("https://copyhound.example/console/ui/matches/m_1")
+    );
+    assert_eq!(
+        ConfigLoader::default()
+            .load()
+            .unwrap()
+            .0
+            .server
+            .match_link("m_1"),
+        None
+    );
+    for bad in [
+        "copyhound.example",
+        "ftp://copyhound.example",
+        "https://user@copyhound.example",
+        "https://copyhound.example/?a=1",
+        "https://",
+    ] {
+        let error = ConfigLoader::default()
+            .set("server.public_url", bad)
+            .load()
+            .unwrap_err();
+        assert!(
+            error.to_string().contains("server.public_url"),
+            "{bad}: {error}"
+        );
+    }
+}
+
+#[test]
 fn a_short_operator_key_is_refused_without_printing_it() {
     let error = ConfigLoader::default()
         .set("server.admin_key", "hunter2")

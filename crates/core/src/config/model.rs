@@ -297,6 +297,18 @@ pub struct ServerConfig {
     pub max_upload_bytes: u64,
     /// Uploads parsed at once on the blocking pool; 0 means half the cores.
     pub upload_workers: u32,
+    /// Where users reach the console (`https://copyhound.example`, no path
+    /// or with the proxy's prefix): alert e-mails link each match to
+    /// `<public_url>/ui/matches/<id>`. Unset: e-mails carry no links.
+    pub public_url: Option<String>,
+}
+
+impl ServerConfig {
+    /// The console page of match `match_id`, when `public_url` is set.
+    pub fn match_link(&self, match_id: &str) -> Option<String> {
+        let base = self.public_url.as_deref()?.trim_end_matches('/');
+        Some(format!("{base}/ui/matches/{match_id}"))
+    }
 }
 
 impl Default for ServerConfig {
@@ -306,6 +318,7 @@ impl Default for ServerConfig {
             admin_key: None,
             max_upload_bytes: 64 << 20,
             upload_workers: 0,
+            public_url: None,
         }
     }
 }
@@ -564,6 +577,14 @@ impl Config {
                 key.chars().count()
             )));
         }
+        if let Some(url) = &self.server.public_url
+            && !is_public_url(url)
+        {
+            return Err(config_error(format!(
+                "server.public_url = {url:?}: expected an http(s) URL without query or \
+                 fragment, like https://copyhound.example"
+            )));
+        }
         if self.server.listen.parse::<std::net::SocketAddr>().is_err() {
             return Err(config_error(format!(
                 "server.listen = {:?} is not an address like 127.0.0.1:8080",
@@ -660,6 +681,22 @@ fn check_scheme(key: &str, url: Option<&str>, schemes: &[&str]) -> Result<()> {
         mask_url(url),
         schemes.join(" or ")
     )))
+}
+
+/// Whether `url` is an `http(s)://host[/path]` console address: no user
+/// info, query, fragment, whitespace or control characters.
+fn is_public_url(url: &str) -> bool {
+    let Some(rest) = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"))
+    else {
+        return false;
+    };
+    let host = rest.split('/').next().unwrap_or_default();
+    !host.is_empty()
+        && !host.contains('@')
+        && !rest.contains(['?', '#', '"', '<', '>'])
+        && !rest.chars().any(|c| c.is_whitespace() || c.is_control())
 }
 
 /// Returns `url` with the password of its user-info replaced by `****`.
