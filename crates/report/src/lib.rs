@@ -44,7 +44,7 @@ pub use data::{
 pub use handler::ReportHandler;
 pub use html::{DailyCount, HtmlOptions, daily_bar_chart, render_html};
 pub use input::{ChapterInfo, ReportInput, load_report_input};
-pub use mail::{AlertEmail, MailTransport, build_alert_email};
+pub use mail::{AlertContext, AlertEmail, MailTransport, build_alert_email};
 pub use pdf::{render_pdf, render_pdf_with_chromium};
 pub use scheduler::{ReportScheduler, SchedulerStores};
 pub use takedown::{

@@ -20,18 +20,20 @@ use copyhound_core::ErrorKind;
 use copyhound_core::config::{Config, ReportsConfig};
 use copyhound_core::ids::{PublisherId, ReportId};
 use copyhound_core::model::{
-    AlertState, Match, MatchStatus, Report, ReportScope, ReportStatus, Task, TaskKind, Timestamp,
+    AlertState, Language, Match, MatchStatus, Report, ReportScope, ReportStatus, Task, TaskKind,
+    Timestamp,
 };
 use copyhound_core::ports::{
-    MatchFilter, MatchStore, PageRequest, PublisherStore, ReportStore, TaskQueue, collect_all,
+    MatchFilter, MatchStore, PageRequest, PublisherStore, ReportStore, TaskQueue, WorkStore,
+    collect_all,
 };
 use copyhound_core::schedule::{Cron, last_slot, parse_schedule};
 use tokio::sync::watch;
 use tracing::{info, warn};
 
 use crate::{
-    AlertPolicy, DeliveryOutcome, MailTransport, RetryPolicy, WebhookTransport, build_alert_email,
-    build_alert_payload, deliver_webhook, evaluate_alert, sign_webhook,
+    AlertContext, AlertPolicy, DeliveryOutcome, MailTransport, RetryPolicy, WebhookTransport,
+    build_alert_email, build_alert_payload, deliver_webhook, evaluate_alert, sign_webhook,
 };
 
 /// How long a scheduler's claim on an alert holds: longer than every retry of
@@ -61,8 +63,10 @@ pub struct SchedulerStores {
     pub reports: Arc<dyn ReportStore>,
     /// Confirmed matches.
     pub matches: Arc<dyn MatchStore>,
-    /// Publishers' own alert settings.
+    /// Publishers' own alert settings, names and languages.
     pub publishers: Arc<dyn PublisherStore>,
+    /// Works and chapters, for the titles alert e-mails name.
+    pub works: Arc<dyn WorkStore>,
 }
 
 /// Runs the `[reports]` schedules and alerts.
@@ -73,7 +77,10 @@ pub struct ReportScheduler {
     reports: Arc<dyn ReportStore>,
     matches: Arc<dyn MatchStore>,
     publishers: Arc<dyn PublisherStore>,
+    works: Arc<dyn WorkStore>,
     queue: Arc<dyn TaskQueue>,
+    /// `server.public_url`: alert e-mails link each match to the console there.
+    console_url: Option<String>,
     state_dir: PathBuf,
     transport: Arc<dyn WebhookTransport>,
     mail: Option<Arc<dyn MailTransport>>,
@@ -97,6 +104,7 @@ impl ReportScheduler {
             reports,
             matches,
             publishers,
+            works,
         } = stores;
         let crons = settings
             .schedules
@@ -127,7 +135,9 @@ impl ReportScheduler {
             reports,
             matches,
             publishers,
+            works,
             queue,
+            console_url: config.server.public_url.clone(),
             state_dir: config.data_dir.join("alerts"),
             transport,
             mail,
@@ -439,7 +449,8 @@ impl ReportScheduler {
             .context("an e-mail alert without a mail server")?;
         let body = serde_json::to_vec(payload)?;
         let delivery_id = crate::webhook::delivery_id(&body);
-        let email = build_alert_email(payload, to, &delivery_id);
+        let context = self.alert_context(payload).await?;
+        let email = build_alert_email(payload, &context, to, &delivery_id);
         let policy = RetryPolicy::default();
         let mut attempts = Vec::new();
         let mut outcome = String::from("gave up");
@@ -472,6 +483,55 @@ impl ReportScheduler {
             "outcome": outcome,
         }))?;
         Ok(outcome)
+    }
+
+    /// Returns what an alert e-mail names: the publisher's name and language,
+    /// the titles of the works and chapters of `payload`, the console's
+    /// address. A work or chapter deleted since shows its id.
+    async fn alert_context(&self, payload: &crate::WebhookPayload) -> anyhow::Result<AlertContext> {
+        let mut context = AlertContext::bare(payload);
+        context.console_url = self.console_url.clone();
+        match self.publishers.get_publisher(&payload.publisher_id).await {
+            Ok(publisher) => {
+                context.publisher_name = publisher.name;
+                context.language = publisher.profile.language.unwrap_or(Language::En);
+            }
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Err(error) => return Err(error.into()),
+        }
+        for found in &payload.matches {
+            if !context.work_titles.contains_key(&found.work_id) {
+                match self
+                    .works
+                    .get_work(&payload.publisher_id, &found.work_id)
+                    .await
+                {
+                    Ok(work) => {
+                        context
+                            .work_titles
+                            .insert(found.work_id.clone(), work.title);
+                    }
+                    Err(error) if error.kind() == ErrorKind::NotFound => {}
+                    Err(error) => return Err(error.into()),
+                }
+            }
+            let key = (found.work_id.clone(), found.chapter_id.clone());
+            if context.chapter_titles.contains_key(&key) {
+                continue;
+            }
+            match self
+                .works
+                .get_chapter(&found.work_id, &found.chapter_id)
+                .await
+            {
+                Ok(chapter) => {
+                    context.chapter_titles.insert(key, chapter.title);
+                }
+                Err(error) if error.kind() == ErrorKind::NotFound => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+        Ok(context)
     }
 
     /// Appends one delivery record to this process's log.
@@ -541,6 +601,7 @@ mod tests {
                     reports: stores.reports.clone(),
                     matches: stores.matches.clone(),
                     publishers: stores.publishers.clone(),
+                    works: stores.works.clone(),
                 },
                 queue.clone(),
                 Arc::new(NoTransport),
@@ -556,5 +617,126 @@ mod tests {
         }];
         let error = build(&config).unwrap_err();
         assert!(format!("{error:#}").contains("every monday"), "{error:#}");
+    }
+
+    /// Records every e-mail instead of sending it.
+    #[derive(Debug, Default)]
+    struct Outbox(std::sync::Mutex<Vec<crate::AlertEmail>>);
+
+    #[async_trait::async_trait]
+    impl MailTransport for Outbox {
+        async fn send(&self, email: &crate::AlertEmail) -> copyhound_core::Result<()> {
+            self.0.lock().expect("not poisoned").push(email.clone());
+            Ok(())
+        }
+    }
+
+    /// A publisher that reads Chinese gets its alert in Chinese, naming
+    /// itself, the works and the chapters by title, each match linked to
+    /// the console at `server.public_url`.
+    #[tokio::test]
+    async fn alert_e_mails_name_titles_link_the_console_in_the_publishers_language() {
+        use copyhound_core::model::{Chapter, Publisher, PublisherKind, PublisherProfile};
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = Config {
+            data_dir: dir.path().to_path_buf(),
+            ..Config::default()
+        };
+        config.server.public_url = Some("https://copyhound.example".into());
+        let stores = copyhound_store::Stores::local(dir.path().join("store")).unwrap();
+        let queue: Arc<dyn TaskQueue> = Arc::new(
+            copyhound_queue::LocalTaskQueue::open(&dir.path().join("queue"), &Default::default())
+                .await
+                .unwrap(),
+        );
+        let input = crate::testsuite::sample_input();
+        stores
+            .publishers
+            .put_publisher(&Publisher {
+                id: input.scope.publisher_id.clone(),
+                name: "示例出版社".into(),
+                kind: PublisherKind::Books,
+                created_at: Utc::now(),
+                policy: Default::default(),
+                alerts: copyhound_core::model::AlertSettings {
+                    email_to: vec!["legal@demo.example".into()],
+                    threshold_new_confirmed: 1,
+                },
+                report_schedules: Vec::new(),
+                profile: PublisherProfile {
+                    language: Some(Language::Zh),
+                    ..PublisherProfile::default()
+                },
+            })
+            .await
+            .unwrap();
+        for work in &input.works {
+            stores.works.put_work(work).await.unwrap();
+        }
+        let chapters: Vec<Chapter> = input
+            .chapters
+            .iter()
+            .map(|info| {
+                Chapter::new(
+                    info.work_id.clone(),
+                    info.chapter_id.clone(),
+                    info.index,
+                    info.title.clone(),
+                    "正文".into(),
+                )
+            })
+            .collect();
+        stores.works.put_chapters(&chapters).await.unwrap();
+        let confirmed: Vec<&Match> = input
+            .matches
+            .iter()
+            .filter(|found| found.status == MatchStatus::Confirmed)
+            .collect();
+        for found in &confirmed {
+            stores.matches.upsert_match(found).await.unwrap();
+        }
+        let outbox = Arc::new(Outbox::default());
+        let scheduler = ReportScheduler::new(
+            &config,
+            SchedulerStores {
+                reports: stores.reports.clone(),
+                matches: stores.matches.clone(),
+                publishers: stores.publishers.clone(),
+                works: stores.works.clone(),
+            },
+            queue,
+            Arc::new(NoTransport),
+            Some(outbox.clone()),
+        )
+        .unwrap();
+        scheduler.tick(Utc::now()).await.unwrap();
+        let sent = outbox.0.lock().unwrap().clone();
+        assert_eq!(sent.len(), 1);
+        let email = &sent[0];
+        assert_eq!(email.subject, "[CopyHound] 示例出版社：新确认 2 处侵权");
+        for found in &confirmed {
+            let work = input.works.iter().find(|w| w.id == found.work_id).unwrap();
+            let chapter = input
+                .chapters
+                .iter()
+                .find(|c| c.work_id == found.work_id && c.chapter_id == found.chapter_id)
+                .unwrap();
+            assert!(
+                email
+                    .text
+                    .contains(&format!("《{}》{}", work.title, chapter.title)),
+                "{}",
+                email.text
+            );
+            assert!(
+                email.text.contains(&format!(
+                    "https://copyhound.example/ui/matches/{}",
+                    found.id
+                )),
+                "{}",
+                email.text
+            );
+        }
+        assert!(!email.text.contains(input.scope.publisher_id.as_str()));
     }
 }

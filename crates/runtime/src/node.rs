@@ -165,6 +165,7 @@ impl Node {
                 reports: stores.reports.clone(),
                 matches: stores.matches.clone(),
                 publishers: stores.publishers.clone(),
+                works: stores.works.clone(),
             },
             self.backends.queue.clone(),
             Arc::new(HttpWebhookTransport::new()?),
