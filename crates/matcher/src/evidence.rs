@@ -64,12 +64,113 @@ pub(crate) fn excerpts(
         .collect()
 }
 
+/// Characters that end a sentence (`.` only before a space or the end).
+const SENTENCE_ENDS: [char; 9] = ['。', '！', '？', '!', '?', '.', '；', ';', '\n'];
+/// Closing quotes and brackets that belong to the sentence they follow.
+const CLOSERS: [char; 11] = ['”', '’', '"', '\'', '」', '』', '）', ')', '》', '】', '…'];
+/// How far into a run an excerpt may move its start to begin with a sentence.
+const MAX_LEAD_CHARS: usize = 80;
+
+/// Whether a sentence ends at `chars[index]`.
+fn ends_sentence(chars: &[char], index: usize) -> bool {
+    match chars[index] {
+        '.' => chars.get(index + 1).is_none_or(|next| next.is_whitespace()),
+        other => SENTENCE_ENDS.contains(&other),
+    }
+}
+
+/// Returns the index after the sentence end at `index`: past its closing
+/// quotes and the spaces that follow.
+fn after_sentence_end(chars: &[char], index: usize) -> usize {
+    let mut next = index + 1;
+    while next < chars.len() && (CLOSERS.contains(&chars[next]) || chars[next].is_whitespace()) {
+        next += 1;
+    }
+    next
+}
+
+/// Whether a word runs across `chars[index - 1]` and `chars[index]` (Latin
+/// letters and digits; a CJK character is a word of its own).
+fn inside_word(chars: &[char], index: usize) -> bool {
+    index > 0
+        && index < chars.len()
+        && chars[index - 1].is_alphanumeric()
+        && chars[index].is_alphanumeric()
+        && chars[index - 1].is_ascii()
+        && chars[index].is_ascii()
+}
+
+/// Returns where an excerpt of the run `start..end` begins: at `start` when a
+/// sentence begins there, else at the first sentence start within
+/// [`MAX_LEAD_CHARS`] of it, else at the next word start.
+fn excerpt_start(chars: &[char], start: usize, end: usize) -> usize {
+    let sentence_begins = start == 0
+        || ends_sentence(chars, start - 1)
+        || (CLOSERS.contains(&chars[start - 1]) || chars[start - 1].is_whitespace())
+            && (0..start)
+                .rev()
+                .find(|&index| !(CLOSERS.contains(&chars[index]) || chars[index].is_whitespace()))
+                .is_none_or(|index| ends_sentence(chars, index));
+    if sentence_begins {
+        return start;
+    }
+    let lead_end = end.min(start + MAX_LEAD_CHARS);
+    if let Some(index) = (start..lead_end).find(|&index| ends_sentence(chars, index)) {
+        let next = after_sentence_end(chars, index);
+        if next < end {
+            return next;
+        }
+    }
+    if inside_word(chars, start)
+        && let Some(space) = (start..lead_end).find(|&index| chars[index].is_whitespace())
+    {
+        return after_sentence_end(chars, space).min(end);
+    }
+    start
+}
+
+/// Returns where an excerpt from `start` that must stop by `limit` ends: after
+/// the last sentence end past a third of it, else at the last word break,
+/// else at `limit`.
+fn excerpt_end(chars: &[char], start: usize, limit: usize) -> usize {
+    let floor = start + (limit - start) / 3;
+    if let Some(index) = (floor..limit)
+        .rev()
+        .find(|&index| ends_sentence(chars, index))
+    {
+        // Keep the closing quotes with their sentence, within the limit.
+        let mut next = index + 1;
+        while next < limit && CLOSERS.contains(&chars[next]) {
+            next += 1;
+        }
+        return next;
+    }
+    if inside_word(chars, limit)
+        && let Some(space) = (floor..limit)
+            .rev()
+            .find(|&index| chars[index].is_whitespace())
+    {
+        return space;
+    }
+    limit
+}
+
+/// Returns the excerpt of the run `start..end` of `chars`: at most
+/// [`MAX_EXCERPT_CHARS`], beginning with a sentence (or a word) and, when
+/// cut, ending with one, then `…`. A run shorter than the limit ends where
+/// the copy ends.
 fn cut(chars: &[char], start: u32, end: u32) -> String {
     let start = (start as usize).min(chars.len());
     let end = (end as usize).clamp(start, chars.len());
-    let raw: String = chars[start..end].iter().take(MAX_EXCERPT_CHARS).collect();
-    let mut excerpt = shown_text(&raw).into_owned();
-    if end - start > MAX_EXCERPT_CHARS {
+    let first = excerpt_start(chars, start, end);
+    let (last, was_cut) = if end - first > MAX_EXCERPT_CHARS {
+        (excerpt_end(chars, first, first + MAX_EXCERPT_CHARS), true)
+    } else {
+        (end, false)
+    };
+    let raw: String = chars[first..last].iter().collect();
+    let mut excerpt = shown_text(raw.trim_end()).into_owned();
+    if was_cut {
         excerpt.push('…');
     }
     excerpt
@@ -101,6 +202,55 @@ mod tests {
         assert_eq!(found[0].chapter_excerpt, "甲乙丙丁");
         assert_eq!(found[0].page_excerpt, "甲乙丙丁");
         assert_eq!(found[1].page_excerpt, "戊己");
+    }
+
+    /// A run that starts inside a sentence is shown from the next sentence;
+    /// a long one is cut after its last whole sentence, never inside a word.
+    #[test]
+    fn excerpts_begin_and_end_at_sentence_boundaries() {
+        let chapter: Vec<char> =
+            "他说完了。天色已晚，林中起了大风。少年背着柴往回走！“回来了？”母亲问。"
+                .chars()
+                .collect();
+        // The run starts on 完 (inside the first sentence).
+        assert_eq!(
+            cut(&chapter, 2, chapter.len() as u32),
+            "天色已晚，林中起了大风。少年背着柴往回走！“回来了？”母亲问。"
+        );
+        // A run that starts a sentence keeps its start.
+        assert_eq!(cut(&chapter, 5, 17), "天色已晚，林中起了大风。");
+        // A long run is cut after a whole sentence, with its closing quote.
+        let long: String = "这是一个很长的句子，用来测试。".repeat(30);
+        let long_chars: Vec<char> = long.chars().collect();
+        let excerpt = cut(&long_chars, 3, long_chars.len() as u32);
+        assert!(excerpt.starts_with("这是一个"), "{excerpt}");
+        assert!(excerpt.ends_with("用来测试。…"), "{excerpt}");
+        assert!(excerpt.chars().count() <= MAX_EXCERPT_CHARS + 1);
+        let quoted: Vec<char> = "甲说：“走吧。”乙说：“好的。”".repeat(20).chars().collect();
+        let excerpt = cut(&quoted, 0, quoted.len() as u32);
+        assert!(excerpt.ends_with("。”…"), "{excerpt}");
+        // English: from the next sentence, never inside a word.
+        let english: Vec<char> =
+            "It was late. The wind rose in the woods, and the boy walked home. "
+                .repeat(10)
+                .chars()
+                .collect();
+        let excerpt = cut(&english, 4, english.len() as u32);
+        assert!(excerpt.starts_with("The wind"), "{excerpt}");
+        assert!(
+            excerpt.ends_with("home.…") || excerpt.ends_with("late.…"),
+            "{excerpt}"
+        );
+        let no_stop: Vec<char> = "alpha beta gamma ".repeat(40).chars().collect();
+        let excerpt = cut(&no_stop, 2, no_stop.len() as u32);
+        assert!(excerpt.starts_with("beta"), "{excerpt}");
+        let body = excerpt.trim_end_matches('…');
+        assert!(
+            ["alpha", "beta", "gamma"]
+                .iter()
+                .any(|word| body.ends_with(word)),
+            "{excerpt}"
+        );
     }
 
     #[test]
