@@ -111,3 +111,99 @@ fn screenshots_the_report() {
     );
     std::fs::remove_dir_all(&directory).unwrap();
 }
+
+/// The pages of a PDF written by Chromium, each as its decompressed content
+/// stream (Chromium writes page dictionaries uncompressed, one `/Contents`
+/// stream each, Flate-encoded).
+fn page_contents(pdf: &[u8]) -> Vec<Vec<u8>> {
+    use std::io::Read;
+    let mut objects = std::collections::HashMap::new();
+    let mut rest = pdf;
+    let mut offset = 0;
+    while let Some(at) = find(rest, b" 0 obj") {
+        let number_start = rest[..at]
+            .iter()
+            .rposition(|byte| !byte.is_ascii_digit())
+            .map_or(0, |index| index + 1);
+        let number: usize = std::str::from_utf8(&rest[number_start..at])
+            .unwrap_or_default()
+            .parse()
+            .unwrap_or(usize::MAX);
+        let body_start = at + 6;
+        let body_end =
+            find(&rest[body_start..], b"endobj").map_or(rest.len(), |end| body_start + end);
+        objects.insert(number, offset + body_start..offset + body_end);
+        offset += body_end;
+        rest = &pdf[offset..];
+    }
+    let mut pages = Vec::new();
+    for range in objects.values() {
+        let body = &pdf[range.clone()];
+        let dictionary =
+            String::from_utf8_lossy(&body[..find(body, b"stream").unwrap_or(body.len())]);
+        let is_page = dictionary.contains("/Type /Page") && !dictionary.contains("/Type /Pages");
+        if !is_page {
+            continue;
+        }
+        let contents: usize = dictionary
+            .split("/Contents ")
+            .nth(1)
+            .and_then(|tail| tail.split_whitespace().next())
+            .and_then(|number| number.parse().ok())
+            .expect("a page has one content stream");
+        let stream = &pdf[objects[&contents].clone()];
+        let start = find(stream, b"stream").expect("a content stream") + 6;
+        let start = start + usize::from(stream[start] == b'\r') + 1;
+        let end = find(stream, b"endstream").expect("a terminated stream");
+        let mut decoded = Vec::new();
+        flate2::read::ZlibDecoder::new(&stream[start..end])
+            .read_to_end(&mut decoded)
+            .ok();
+        pages.push(decoded);
+    }
+    pages
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+/// Printed, no page is blank or holds a stray line (the closing note once
+/// took a last page of its own), and each match starts a page of its own.
+#[test]
+fn the_pdf_has_no_blank_page_and_one_match_per_page() {
+    let Some(browser) = chromium() else { return };
+    for input in [
+        sample_input(),
+        copyhound_report::testsuite::synthetic_input(20, 42),
+    ] {
+        let data = build_report_data(&input);
+        let html = String::from_utf8(render(&data, ReportFormat::Html).unwrap()).unwrap();
+        let articles = html.matches("<article class=\"evidence\"").count();
+        assert!(articles > 0);
+        let pdf = render_pdf(&data, &HtmlOptions::default(), &browser).unwrap();
+        let pages = page_contents(&pdf);
+        // The summary, the charts, then one page per match at least.
+        assert!(
+            pages.len() > articles,
+            "{} pages for {articles} matches",
+            pages.len()
+        );
+        for (number, content) in pages.iter().enumerate() {
+            let shown = content
+                .windows(2)
+                .filter(|pair| pair == b"TJ" || pair == b"Tj")
+                .count();
+            // A page of the report draws dozens of text runs and several
+            // kilobytes of drawing; the note alone on a page drew 2 runs.
+            assert!(
+                shown >= 10 && content.len() >= 4_000,
+                "page {} is nearly blank: {shown} text runs, {} bytes",
+                number + 1,
+                content.len()
+            );
+        }
+    }
+}
