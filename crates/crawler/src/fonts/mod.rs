@@ -114,6 +114,56 @@ pub fn is_private_use(character: char) -> bool {
     matches!(u32::from(character), 0xE000..=0xF8FF | 0xF0000..=0xFFFFD | 0x100000..=0x10FFFD)
 }
 
+/// Code points of a cmap walked at most (mapped or not).
+pub const MAX_CMAP_VISITS: usize = 4 * MAX_CMAP_ENTRIES;
+
+/// Unwinds out of a cmap walk that has seen enough.
+struct CmapStop;
+
+/// The unicode code points of the font's cmap with their glyphs, and whether
+/// the walk stopped early. A hostile cmap can claim every code point many
+/// times over (a format 12 group of 2^32 code points, 32k overlapping format 4
+/// segments) and `ttf_parser` walks it through a callback that cannot stop,
+/// so the walk unwinds out at `MAX_CMAP_VISITS` or the deadline.
+fn code_points_of(
+    face: &ttf_parser::Face<'_>,
+    deadline: Instant,
+) -> (Vec<(char, ttf_parser::GlyphId)>, bool) {
+    let mut code_points: Vec<(char, ttf_parser::GlyphId)> = Vec::new();
+    let Some(cmap) = face.tables().cmap else {
+        return (code_points, false);
+    };
+    let mut visited = 0usize;
+    for subtable in cmap.subtables {
+        if !subtable.is_unicode() {
+            continue;
+        }
+        let walked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            subtable.codepoints(|code_point| {
+                visited += 1;
+                if visited > MAX_CMAP_VISITS
+                    || code_points.len() >= MAX_CMAP_ENTRIES
+                    || (visited % 64 == 0 && Instant::now() > deadline)
+                {
+                    // `resume_unwind` skips the panic hook: no log, no report.
+                    std::panic::resume_unwind(Box::new(CmapStop));
+                }
+                if let (Some(character), Some(glyph)) =
+                    (char::from_u32(code_point), subtable.glyph_index(code_point))
+                {
+                    code_points.push((character, glyph));
+                }
+            });
+        }));
+        match walked {
+            Ok(()) => {}
+            Err(payload) if payload.is::<CmapStop>() => return (code_points, true),
+            Err(payload) => std::panic::resume_unwind(payload),
+        }
+    }
+    (code_points, false)
+}
+
 /// Reads a web font and maps its code points to what it draws (see the module docs).
 pub fn decode_font(bytes: &[u8], reference: &ReferenceIndex) -> Result<FontMap, FontError> {
     if bytes.len() > MAX_FONT_BYTES {
@@ -123,25 +173,8 @@ pub fn decode_font(bytes: &[u8], reference: &ReferenceIndex) -> Result<FontMap, 
     let sfnt = to_sfnt(bytes)?;
     let face = parse_face(&sfnt, 0)?;
     let mut map = FontMap::default();
-    let mut code_points: Vec<(char, ttf_parser::GlyphId)> = Vec::new();
-    if let Some(cmap) = face.tables().cmap {
-        for subtable in cmap.subtables {
-            if !subtable.is_unicode() {
-                continue;
-            }
-            subtable.codepoints(|code_point| {
-                if code_points.len() >= MAX_CMAP_ENTRIES {
-                    return;
-                }
-                if let (Some(character), Some(glyph)) =
-                    (char::from_u32(code_point), subtable.glyph_index(code_point))
-                {
-                    code_points.push((character, glyph));
-                }
-            });
-        }
-    }
-    map.truncated = code_points.len() >= MAX_CMAP_ENTRIES;
+    let (mut code_points, truncated) = code_points_of(&face, deadline);
+    map.truncated = truncated;
     code_points.sort_unstable_by_key(|(character, _)| *character);
     code_points.dedup_by_key(|(character, _)| *character);
     let mut shapes: HashMap<ttf_parser::GlyphId, GlyphShape> = HashMap::new();

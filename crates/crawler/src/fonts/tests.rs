@@ -231,3 +231,68 @@ mod applying {
         assert_eq!(text, "\u{E000}");
     }
 }
+
+mod fuzz {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Built once: the reference index is the slow part of a case.
+    fn shared_reference() -> &'static ReferenceIndex {
+        static INDEX: std::sync::OnceLock<ReferenceIndex> = std::sync::OnceLock::new();
+        INDEX.get_or_init(reference)
+    }
+
+    fn site_font() -> Vec<u8> {
+        let glyphs: Vec<TestGlyph> = (0..24).map(|at| TestGlyph::boxes(at + 1, 1000)).collect();
+        let cmap: Vec<(char, u16)> = (0..24)
+            .map(|at| (char::from_u32(0xE000 + at).unwrap(), at as u16 + 1))
+            .collect();
+        build_font(1000, &glyphs, &cmap)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 128, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// A web font is hostile input: any bytes decode or fail with an error.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
+            let _ = decode_font(&bytes, shared_reference());
+        }
+
+        /// A real font with bytes changed anywhere (tables, offsets, outlines)
+        /// decodes or fails with an error.
+        #[test]
+        fn a_corrupted_font_never_panics(edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..16)) {
+            let mut font = site_font();
+            for (at, byte) in edits {
+                let at = at.index(font.len());
+                font[at] = byte;
+            }
+            let _ = decode_font(&font, shared_reference());
+            let mut woff = b"wOFF".to_vec();
+            woff.extend_from_slice(&font);
+            let _ = decode_font(&woff, shared_reference());
+        }
+    }
+}
+
+/// A cmap group that claims every 32-bit code point is walked only up to the
+/// visit cap: the font decodes (truncated) instead of spinning for hours.
+#[test]
+fn a_cmap_group_of_four_billion_code_points_is_cut_short() {
+    let glyphs = vec![TestGlyph::boxes(1, 1000)];
+    let mut font = build_font(1000, &glyphs, &[('\u{E000}', 1)]);
+    let mut group = Vec::new();
+    group.extend_from_slice(&0xE000u32.to_be_bytes());
+    group.extend_from_slice(&0xE000u32.to_be_bytes());
+    group.extend_from_slice(&1u32.to_be_bytes());
+    let at = font
+        .windows(group.len())
+        .position(|window| window == group.as_slice())
+        .unwrap();
+    font[at..at + 4].copy_from_slice(&0u32.to_be_bytes());
+    font[at + 4..at + 8].copy_from_slice(&u32::MAX.to_be_bytes());
+    let map = decode_font(&font, &reference()).unwrap();
+    assert!(map.truncated, "the walk stopped early");
+}
