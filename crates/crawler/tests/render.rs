@@ -168,9 +168,12 @@ async fn a_page_that_decodes_its_chapter_by_script_is_rendered_unasked() {
     config.total_timeout_ms = 5_000;
     let test = harness(config).await;
     let site = site(&format!("{origin}/c.html"));
-    assert_eq!(site.extraction.render, Render::Html);
+    assert_eq!(site.extraction.render, Render::Auto);
     test.sites.put_site(&site).await.unwrap();
-    test.crawl(&site).await;
+    let run = test.crawl(&site).await;
+    assert_eq!(run.counters.rendered, 1, "only the ciphered page: {run:?}");
+    assert!(run.counters.render_ms > 0, "{run:?}");
+    assert!(run.counters.unreadable.is_empty(), "{run:?}");
     let pages = test.all_pages().await;
     let text_of = |path: &str| {
         pages
@@ -188,5 +191,111 @@ async fn a_page_that_decodes_its_chapter_by_script_is_rendered_unasked() {
         text_of("/plain.html").contains("路上行人欲断魂"),
         "an ordinary page is read as served: {}",
         text_of("/plain.html")
+    );
+}
+
+/// Paragraphs shipped shuffled and put back in order by the page's script,
+/// no cipher in sight: the text as served is a placeholder, so `render =
+/// "auto"` renders it; `render = "never"` stores it and reports it unreadable
+/// with the reason instead of passing it off as a clean page.
+#[tokio::test]
+async fn a_thin_page_written_by_script_is_rendered_in_auto_and_unreadable_in_never() {
+    let Some(chromium) = chromium() else {
+        eprintln!("no chromium installed: skipped");
+        return;
+    };
+    let paragraphs: Vec<String> = (0..6).map(|n| format!("\"{n}{}\"", CHAPTER)).collect();
+    let shuffled = format!(
+        "<html><body><div id=\"c\">加载中</div><script>var p=[{}],o=[5,4,3,2,1,0];\
+         o.forEach(function(i){{document.getElementById('c').insertAdjacentHTML('beforeend','<p>'+p[i]+'</p>')}});\
+         </script></body></html>",
+        paragraphs.join(",")
+    );
+    let origin = common::serve_at(move |_| {
+        let body = shuffled.clone();
+        axum::Router::new().route(
+            "/s.html",
+            axum::routing::get(move || async move {
+                ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+            }),
+        )
+    })
+    .await;
+    for (render, rendered) in [(Render::Auto, true), (Render::Never, false)] {
+        let mut config = test_config();
+        config.chromium = chromium.clone();
+        config.total_timeout_ms = 5_000;
+        let test = harness(config).await;
+        let mut site = site(&format!("{origin}/s.html"));
+        site.extraction.render = render;
+        test.sites.put_site(&site).await.unwrap();
+        let run = test.crawl(&site).await;
+        let pages = test.all_pages().await;
+        let page = &pages[0];
+        assert_eq!(
+            page.text.contains(CHAPTER),
+            rendered,
+            "{render:?}: {}",
+            page.text
+        );
+        assert_eq!(page.fetch.reading.rendered, rendered, "{render:?}");
+        assert_eq!(
+            run.counters.rendered,
+            u64::from(rendered),
+            "{render:?}: {run:?}"
+        );
+        if rendered {
+            assert!(run.counters.unreadable.is_empty(), "{run:?}");
+            assert!(page.fetch.reading.unreadable.is_none());
+        } else {
+            assert_eq!(
+                run.counters.unreadable.get("script_not_run"),
+                Some(&1),
+                "{run:?}"
+            );
+            assert_eq!(
+                page.fetch.reading.unreadable.as_deref(),
+                Some("script_not_run")
+            );
+            assert!(
+                run.recent_errors
+                    .iter()
+                    .any(|error| error.contains("unreadable") && error.contains("/s.html")),
+                "{run:?}"
+            );
+        }
+    }
+}
+
+/// Text left in private-use code points (a site font that was not decoded)
+/// is stored, counted unreadable and named; no browser is involved.
+#[tokio::test]
+async fn text_left_in_private_use_code_points_is_reported_unreadable() {
+    let coded: String = (0xE000u32..0xE0C0).filter_map(char::from_u32).collect();
+    let body = format!("<html><body><div id=\"c\"><p>{coded}</p></div></body></html>");
+    let origin = common::serve_at(move |_| {
+        let body = body.clone();
+        axum::Router::new().route(
+            "/f.html",
+            axum::routing::get(move || async move {
+                ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], body).into_response()
+            }),
+        )
+    })
+    .await;
+    let test = harness(test_config()).await;
+    let site = site(&format!("{origin}/f.html"));
+    test.sites.put_site(&site).await.unwrap();
+    let run = test.crawl(&site).await;
+    assert_eq!(
+        run.counters.unreadable.get("private_use"),
+        Some(&1),
+        "{run:?}"
+    );
+    assert_eq!(run.counters.rendered, 0);
+    let pages = test.all_pages().await;
+    assert_eq!(
+        pages[0].fetch.reading.unreadable.as_deref(),
+        Some("private_use")
     );
 }

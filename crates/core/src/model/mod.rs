@@ -15,7 +15,7 @@ mod work;
 
 pub use fingerprint::{FingerprintOwner, FingerprintRecord, PassageRecord, dna_index_key};
 pub use matches::{CopiedSpan, EvidenceExcerpt, Match, MatchStatus, Review};
-pub use page::{FetchMeta, Page, PageVersion, Pagination, shown_text};
+pub use page::{FetchMeta, Page, PageVersion, Pagination, Reading, shown_text};
 pub use persisted::{Persisted, SCHEMA_VERSION_FIELD};
 pub use publisher::{
     AlertSettings, ApiKey, InfringementPolicy, MAX_ALERT_RECIPIENTS, MAX_POLICY_CHARS,

@@ -28,6 +28,38 @@ pub struct FetchMeta {
     /// Set when the page is one part of a chapter split over several pages ("第1/3页").
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pagination: Option<Pagination>,
+    /// How the text was read, when it is not the markup as served.
+    #[serde(default, skip_serializing_if = "Reading::is_plain")]
+    pub reading: Reading,
+}
+
+/// How a page's text was read from what the site served: evidence says so,
+/// and a page whose text could not be read is reported, never taken as clean.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reading {
+    /// Rendered by headless Chromium (its scripts ran) before extraction.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub rendered: bool,
+    /// Characters read through the site's web fonts rather than as coded
+    /// (replaced by the glyph they draw, or dropped as blank decoys).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub font_decoded_chars: u64,
+    /// Why the text still looks like no language, when it does
+    /// (`private_use`, `script_not_run`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unreadable: Option<String>,
+}
+
+impl Reading {
+    /// Whether the text is the markup as served.
+    pub fn is_plain(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
+fn is_zero(value: &u64) -> bool {
+    *value == 0
 }
 
 /// Where a page sits in a chapter split over several pages. Each part is a page

@@ -25,9 +25,15 @@ pub struct ExtractionHints {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Render {
-    /// The HTML as served.
+    /// The HTML as served, unless its text arrives by script: an inline
+    /// script decodes an embedded payload, or the served text is thin and a
+    /// script writes into the page. Such pages are rendered when a browser is
+    /// installed. (`html`, the setting's earlier name, reads as `auto`.)
     #[default]
-    Html,
+    #[serde(alias = "html")]
+    Auto,
+    /// The HTML as served, always: no page of the site is rendered.
+    Never,
     /// The DOM after headless Chromium ran the page's scripts, every request
     /// it makes going through the crawler's fetcher.
     Chromium,
@@ -159,6 +165,17 @@ pub struct CrawlCounters {
     pub failed: BTreeMap<String, u64>,
     /// Body bytes received.
     pub bytes: u64,
+    /// Pages rendered by headless Chromium before extraction.
+    #[serde(default)]
+    pub rendered: u64,
+    /// Wall time spent rendering them, milliseconds.
+    #[serde(default)]
+    pub render_ms: u64,
+    /// Stored pages whose text still looks like no language, by reason
+    /// (`private_use`: drawn by a font that was not decoded; `script_not_run`:
+    /// written by a script that did not run).
+    #[serde(default)]
+    pub unreadable: BTreeMap<String, u64>,
 }
 
 /// One crawl of a site.
@@ -225,5 +242,36 @@ mod tests {
             assert_eq!(json, status.as_str());
         }
         assert!(CrawlRunStatus::Partial.is_finished() && !CrawlRunStatus::Running.is_finished());
+    }
+
+    #[test]
+    fn render_reads_its_earlier_name_and_runs_store_what_was_rendered_and_unreadable() {
+        let earlier: Render = serde_json::from_str("\"html\"").unwrap();
+        assert_eq!(
+            earlier,
+            Render::Auto,
+            "sites stored with `html` keep auto-rendering"
+        );
+        for (render, name) in [
+            (Render::Auto, "auto"),
+            (Render::Never, "never"),
+            (Render::Chromium, "chromium"),
+        ] {
+            assert_eq!(serde_json::to_value(render).unwrap(), name);
+            assert_eq!(
+                serde_json::from_value::<Render>(name.into()).unwrap(),
+                render
+            );
+        }
+        assert_eq!(Render::default(), Render::Auto);
+        let document: serde_json::Value = serde_json::from_str(STORED_V1_RUN).unwrap();
+        let mut run = CrawlRun::from_document(document).unwrap();
+        assert_eq!((run.counters.rendered, run.counters.render_ms), (0, 0));
+        run.counters.rendered = 2;
+        run.counters.render_ms = 1_500;
+        run.counters.unreadable.insert("private_use".into(), 1);
+        let stored = run.to_document().unwrap();
+        assert_eq!(stored["counters"]["unreadable"]["private_use"], 1);
+        assert_eq!(CrawlRun::from_document(stored).unwrap(), run);
     }
 }

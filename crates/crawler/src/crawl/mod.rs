@@ -16,6 +16,7 @@ mod handler;
 mod interrupted;
 mod outcome;
 mod page;
+mod reading;
 mod reconcile;
 mod run_cache;
 mod scripted;
@@ -399,6 +400,13 @@ impl Crawler {
                     for url in &report.css_fallbacks {
                         info!(run_id=%run.id, url=%url, "page read as markup: css over its time budget");
                         outcome::record_css_fallback(run);
+                    }
+                    for (_, ms) in &report.rendered {
+                        outcome::record_rendered(run, *ms);
+                    }
+                    for (url, reason) in &report.unreadable {
+                        info!(run_id=%run.id, url=%url, reason=%reason, "page stored unreadable");
+                        outcome::record_unreadable(run, url, reason);
                     }
                     if depth < site.max_depth {
                         for link in report.links {

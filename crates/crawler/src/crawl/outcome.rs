@@ -118,6 +118,30 @@ pub fn record_css_fallback(run: &mut CrawlRun) {
     *run.counters.skipped.entry(CSS_BUDGET.into()).or_default() += 1;
 }
 
+/// Counts a page rendered by Chromium and the time it took.
+pub fn record_rendered(run: &mut CrawlRun, ms: u64) {
+    run.counters.rendered += 1;
+    run.counters.render_ms = run.counters.render_ms.saturating_add(ms);
+}
+
+/// Counts a stored page whose text looks like no language, and names it
+/// among the run's recent errors: it was stored, but nothing can match it.
+pub fn record_unreadable(run: &mut CrawlRun, url: &str, reason: &str) {
+    *run.counters
+        .unreadable
+        .entry(reason.to_string())
+        .or_default() += 1;
+    metrics::counter!("copyhound_pages_unreadable_total", "reason" => reason.to_string())
+        .increment(1);
+    if run.recent_errors.len() >= MAX_RECENT_ERRORS {
+        run.recent_errors.remove(0);
+    }
+    run.recent_errors.push(format!(
+        "{url}: unreadable: {}",
+        super::reading::explain(reason)
+    ));
+}
+
 /// Skip reasons that are not a refusal: the page is current or was left out
 /// on purpose, so a run made only of them did reach the site.
 const BENIGN_SKIPS: [&str; 2] = ["not_modified", FRESH];

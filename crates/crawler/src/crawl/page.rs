@@ -13,7 +13,9 @@ use std::time::Duration;
 
 use chrono::Utc;
 use copyhound_core::ids::{CrawlRunId, PageId, sha256_hex};
-use copyhound_core::model::{FetchMeta, Page, Pagination, Render, Site, Task, TaskKind, Timestamp};
+use copyhound_core::model::{
+    FetchMeta, Page, Pagination, Reading, Render, Site, Task, TaskKind, Timestamp,
+};
 use copyhound_core::ports::{
     FetchRequest, FetchedPage, Fetcher, PageStore, PageUpsert, Resource, TaskQueue,
 };
@@ -121,6 +123,39 @@ pub struct PageReport {
     /// Stored documents read as markup alone, their CSS cascade out of time
     /// (`style::CSS_TIME_BUDGET`).
     pub css_fallbacks: Vec<String>,
+    /// Documents rendered by Chromium, with the milliseconds each took.
+    pub rendered: Vec<(String, u64)>,
+    /// Stored documents whose text looks like no language, with the reason.
+    pub unreadable: Vec<(String, String)>,
+}
+
+/// A page's text as read, with how it was read.
+struct Read {
+    charset: String,
+    extracted: Extracted,
+    reading: Reading,
+    render_ms: Option<u64>,
+}
+
+/// Why a page is rendered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Trigger {
+    /// The site is `render = "chromium"`.
+    Asked,
+    /// An inline script decodes an embedded payload into the page.
+    Payload,
+    /// The text as served is thin and a script writes into the page.
+    Thin,
+}
+
+impl Trigger {
+    fn name(self) -> &'static str {
+        match self {
+            Trigger::Asked => "asked",
+            Trigger::Payload => "payload",
+            Trigger::Thin => "thin",
+        }
+    }
 }
 
 struct Doc {
@@ -135,6 +170,10 @@ struct Doc {
     previous: Option<Page>,
     charset: String,
     extracted: Extracted,
+    /// How the text was read (rendered, decoded through fonts, unreadable).
+    reading: Reading,
+    /// Wall time of rendering it, when it was rendered here, milliseconds.
+    render_ms: Option<u64>,
     links: Vec<String>,
     next_part: Option<String>,
 }
@@ -253,6 +292,12 @@ impl PageContext {
             let url = doc.url.clone();
             let reused = doc.reused;
             let read_as_markup = doc.extracted.styled.read_as_markup;
+            let unreadable = doc.reading.unreadable.clone();
+            if let Some(ms) = doc.render_ms
+                && !reused
+            {
+                report.rendered.push((url.clone(), ms));
+            }
             if doc.fresh {
                 report.outcomes.push((
                     url,
@@ -280,6 +325,14 @@ impl PageContext {
                     )
                 {
                     report.css_fallbacks.push(url.clone());
+                }
+                if let Some(reason) = unreadable
+                    && matches!(
+                        outcome,
+                        PageOutcome::Stored { .. } | PageOutcome::NotModified
+                    )
+                {
+                    report.unreadable.push((url.clone(), reason));
                 }
                 report.outcomes.push((url, outcome));
             }
@@ -346,43 +399,8 @@ impl PageContext {
         if page_url != url {
             self.claim(&page_url);
         }
-        let rendered = self.rendered(&fetched, &page_url).await;
-        let source = rendered.as_ref().unwrap_or(&fetched);
-        let mut extracted = self.analyze(source, &page_url).await?;
-        if !extracted.1.unread_sheets.is_empty() {
-            let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
-            let fetched_sheets = self
-                .sheets
-                .fetch_missing(
-                    &page_url,
-                    &extracted.1.unread_sheets,
-                    self.fetcher.as_ref(),
-                    &self.pacer,
-                    interval,
-                )
-                .await;
-            if fetched_sheets {
-                extracted = self.analyze(source, &page_url).await?;
-            }
-        }
-        if !extracted.1.fonts.unread.is_empty() {
-            let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
-            let fetched_fonts = self
-                .fonts
-                .fetch_missing(
-                    &page_url,
-                    &extracted.1.fonts.unread,
-                    self.fetcher.as_ref(),
-                    &self.pacer,
-                    interval,
-                )
-                .await;
-            if fetched_fonts {
-                extracted = self.analyze(source, &page_url).await?;
-            }
-        }
-        let (charset, extracted) = extracted;
-        self.doc(page_url, fetched, previous, charset, extracted, false)
+        let read = self.read(&fetched, &page_url, true).await?;
+        self.doc(page_url, fetched, previous, read, false)
     }
 
     /// A page this run stored already, without fetching it again. `reused`:
@@ -410,14 +428,9 @@ impl PageContext {
             body: page.raw_body.clone(),
             duration_ms: 0,
         };
-        let rendered = self.rendered(&fetched, url).await;
-        let (charset, extracted) = self
-            .analyze(rendered.as_ref().unwrap_or(&fetched), url)
-            .await
-            .ok()?;
+        let read = self.read(&fetched, url, false).await.ok()?;
         let url = page.url.clone();
-        self.doc(url, fetched, Some(page), charset, extracted, reused)
-            .ok()
+        self.doc(url, fetched, Some(page), read, reused).ok()
     }
 
     fn doc(
@@ -425,10 +438,15 @@ impl PageContext {
         page_url: String,
         fetched: FetchedPage,
         previous: Option<Page>,
-        charset: String,
-        extracted: Extracted,
+        read: Read,
         reused: bool,
     ) -> Result<Doc> {
+        let Read {
+            charset,
+            extracted,
+            reading,
+            render_ms,
+        } = read;
         let base = base_url(&page_url, extracted.base_href.as_deref());
         let links = self.allowed_links(&base, &extracted.links);
         let next_part = extracted
@@ -444,23 +462,122 @@ impl PageContext {
             previous,
             charset,
             extracted,
+            reading,
+            render_ms,
             links,
             next_part,
         })
     }
 
-    /// For a site rendered by a browser, or a page whose text arrives by
-    /// script (`scripted`): the page as Chromium shows it after its scripts
-    /// ran (see `crate::render`); `None` for other pages, and when rendering
-    /// fails (the page is then read as served, and the log says why).
-    async fn rendered(&self, fetched: &FetchedPage, page_url: &str) -> Option<FetchedPage> {
-        if looks_binary(&fetched.body) {
-            return None;
+    /// Reads a fetched page's text (see `super::reading`): rendered first when
+    /// the site asks for it or an inline script decodes a payload into the
+    /// page; rendered after a first reading when that text is thin and a
+    /// script writes into the page (`render = "auto"`). With `fetch_resources`
+    /// the style sheets and web fonts it applies are fetched (politely, once
+    /// per run) and the page read again with them.
+    async fn read(
+        &self,
+        fetched: &FetchedPage,
+        page_url: &str,
+        fetch_resources: bool,
+    ) -> Result<Read> {
+        let mode = self.site.extraction.render;
+        let binary = looks_binary(&fetched.body);
+        let payload = !binary && super::scripted::text_arrives_by_script(&fetched.body);
+        let mut rendered = match mode {
+            Render::Chromium if !binary => self.render(fetched, page_url, Trigger::Asked).await,
+            Render::Auto if payload => self.render(fetched, page_url, Trigger::Payload).await,
+            _ => None,
+        };
+        let mut read = self
+            .analyze_with_resources(
+                rendered.as_ref().map_or(fetched, |(page, _)| page),
+                page_url,
+                fetch_resources,
+            )
+            .await?;
+        let thin_writer = rendered.is_none()
+            && !binary
+            && super::reading::is_thin(&read.1.text)
+            && super::scripted::writes_into_page(&fetched.body);
+        if thin_writer
+            && mode == Render::Auto
+            && let Some(page) = self.render(fetched, page_url, Trigger::Thin).await
+        {
+            read = self
+                .analyze_with_resources(&page.0, page_url, fetch_resources)
+                .await?;
+            rendered = Some(page);
         }
-        let asked = self.site.extraction.render == Render::Chromium;
-        if !asked && !super::scripted::text_arrives_by_script(&fetched.body) {
-            return None;
+        let (charset, extracted) = read;
+        let scripted = payload || thin_writer;
+        let reading = super::reading::reading_of(&extracted, rendered.is_some(), scripted);
+        Ok(Read {
+            charset,
+            extracted,
+            reading,
+            render_ms: rendered.map(|(_, ms)| ms),
+        })
+    }
+
+    /// Extracts the page; with `fetch_resources`, fetches the sheets and
+    /// fonts it applies that the run has not read yet and extracts again.
+    async fn analyze_with_resources(
+        &self,
+        source: &FetchedPage,
+        page_url: &str,
+        fetch_resources: bool,
+    ) -> Result<(String, Extracted)> {
+        let mut extracted = self.analyze(source, page_url).await?;
+        if !fetch_resources {
+            return Ok(extracted);
         }
+        if !extracted.1.unread_sheets.is_empty() {
+            let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
+            let fetched_sheets = self
+                .sheets
+                .fetch_missing(
+                    page_url,
+                    &extracted.1.unread_sheets,
+                    self.fetcher.as_ref(),
+                    &self.pacer,
+                    interval,
+                )
+                .await;
+            if fetched_sheets {
+                extracted = self.analyze(source, page_url).await?;
+            }
+        }
+        if !extracted.1.fonts.unread.is_empty() {
+            let interval = crate::pacer::interval_for_rate(self.site.rate_limit_per_second);
+            let fetched_fonts = self
+                .fonts
+                .fetch_missing(
+                    page_url,
+                    &extracted.1.fonts.unread,
+                    self.fetcher.as_ref(),
+                    &self.pacer,
+                    interval,
+                )
+                .await;
+            if fetched_fonts {
+                extracted = self.analyze(source, page_url).await?;
+            }
+        }
+        Ok(extracted)
+    }
+
+    /// The page as Chromium shows it after its scripts ran (see
+    /// `crate::render`), with the milliseconds it took; `None` when no
+    /// browser is installed or rendering fails (the page is then read as
+    /// served, and the log says why).
+    async fn render(
+        &self,
+        fetched: &FetchedPage,
+        page_url: &str,
+        trigger: Trigger,
+    ) -> Option<(FetchedPage, u64)> {
+        let asked = trigger == Trigger::Asked;
         let browser = self
             .browser
             .get_or_init(|| async {
@@ -491,7 +608,8 @@ impl PageContext {
             max_requests: self.render.max_requests,
             interval: crate::pacer::interval_for_rate(self.site.rate_limit_per_second),
         };
-        match browser
+        let started = std::time::Instant::now();
+        let rendered = browser
             .render(
                 page_url,
                 &decoded.text,
@@ -499,13 +617,21 @@ impl PageContext {
                 &self.pacer,
                 limits,
             )
-            .await
-        {
-            Ok(html) => Some(FetchedPage {
-                body: html.into_bytes(),
-                content_type: Some("text/html; charset=utf-8".into()),
-                ..fetched.clone()
-            }),
+            .await;
+        let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        metrics::counter!("copyhound_render_milliseconds_total", "trigger" => trigger.name())
+            .increment(elapsed_ms);
+        match rendered {
+            Ok(html) => {
+                metrics::counter!("copyhound_pages_rendered_total", "trigger" => trigger.name())
+                    .increment(1);
+                let page = FetchedPage {
+                    body: html.into_bytes(),
+                    content_type: Some("text/html; charset=utf-8".into()),
+                    ..fetched.clone()
+                };
+                Some((page, elapsed_ms))
+            }
             Err(error) => {
                 warn!(url = %page_url, error = %error, "render failed; reading the page as served");
                 None
@@ -587,6 +713,7 @@ impl PageContext {
             duration_ms: doc.fetched.duration_ms,
             crawl_run_id: Some(self.run_id.clone()),
             pagination,
+            reading: doc.reading.clone(),
         };
         let text = doc.extracted.text;
         let title = if doc.extracted.title.is_empty() {

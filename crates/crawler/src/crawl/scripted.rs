@@ -5,7 +5,10 @@
 //! handed to the browser even on a site not marked `render = "chromium"`,
 //! when a browser is installed: the signs are an inline script that carries a
 //! long encoded literal and calls a decoder. Ordinary pages (analytics,
-//! share buttons, ad loaders) carry neither, so they stay unrendered.
+//! share buttons, ad loaders) carry neither, so they stay unrendered. A page
+//! whose text as served is thin and whose inline script writes text into the
+//! page (paragraphs shipped shuffled and put back in order, text pieced
+//! together from arrays) is rendered too (`render = "auto"`, see `page`).
 
 /// Bytes of a page looked at.
 const SCANNED_BYTES: usize = 4 << 20;
@@ -25,6 +28,33 @@ const DECODERS: [&[u8]; 6] = [
 /// Whether `body` (HTML as served) has an inline script that decodes an
 /// embedded payload into the page.
 pub(crate) fn text_arrives_by_script(body: &[u8]) -> bool {
+    any_inline_script(body, decodes_a_payload)
+}
+
+/// DOM calls that put text into the page (analytics and ad loaders append
+/// scripts and images, not text).
+const TEXT_WRITERS: [&[u8]; 6] = [
+    b"innerHTML",
+    b"insertAdjacentHTML",
+    b"innerText",
+    b"textContent",
+    b"createTextNode",
+    b".html(",
+];
+
+/// Whether `body` has an inline script that writes text into the page: with
+/// a thin text as served, the chapter is likely put there by script
+/// (paragraphs shipped shuffled, or pieced together from arrays).
+pub(crate) fn writes_into_page(body: &[u8]) -> bool {
+    any_inline_script(body, |code| {
+        TEXT_WRITERS
+            .iter()
+            .any(|writer| find(code, writer).is_some())
+    })
+}
+
+/// Whether the code of an inline script (no `src`) of `body` passes `test`.
+fn any_inline_script(body: &[u8], test: impl Fn(&[u8]) -> bool) -> bool {
     let body = body.get(..body.len().min(SCANNED_BYTES)).unwrap_or(body);
     let mut rest = body;
     while let Some(start) = find_ci(rest, b"<script") {
@@ -38,7 +68,7 @@ pub(crate) fn text_arrives_by_script(body: &[u8]) -> bool {
         let inner = inner.get(1..).unwrap_or_default();
         let end = find_ci(inner, b"</script").unwrap_or(inner.len());
         let (code, tail) = inner.split_at(end);
-        if find_ci(tag, b"src=").is_none() && decodes_a_payload(code) {
+        if find_ci(tag, b"src=").is_none() && test(code) {
             return true;
         }
         rest = tail;
@@ -127,5 +157,24 @@ mod tests {
         assert!(!text_arrives_by_script(external.as_bytes()));
         assert!(!text_arrives_by_script(b"<script>atob("));
         assert!(!text_arrives_by_script("<p>正文</p>".as_bytes()));
+    }
+
+    #[test]
+    fn scripts_that_write_text_are_told_from_loaders() {
+        let shuffled = page(
+            "var p=['第二段','第一段'],o=[1,0];o.forEach(function(i){\
+             document.getElementById('c').insertAdjacentHTML('beforeend','<p>'+p[i]+'</p>')});",
+        );
+        assert!(writes_into_page(shuffled.as_bytes()));
+        assert!(writes_into_page(
+            page("$('#c').html(t.join(''));").as_bytes()
+        ));
+        let loader = page(
+            "var s=document.createElement('script');s.src='//ads.example/a.js';\
+             document.body.appendChild(s);",
+        );
+        assert!(!writes_into_page(loader.as_bytes()));
+        let external = "<script src=\"a.js\">x.innerHTML=1</script>";
+        assert!(!writes_into_page(external.as_bytes()));
     }
 }
