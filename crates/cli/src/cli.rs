@@ -217,10 +217,25 @@ pub struct SiteAddArgs {
     /// Force a charset when the site lies about it.
     #[arg(long)]
     pub charset: Option<String>,
-    /// Render pages with headless Chromium (`crawler.chromium`) before reading
-    /// them: for sites whose chapters are loaded by JavaScript.
-    #[arg(long)]
+    /// How pages are read: `auto` renders a page with headless Chromium
+    /// (`crawler.chromium`) when its text arrives by script; `never` reads
+    /// every page as served; `chromium` renders every page.
+    #[arg(long, value_enum, default_value_t = RenderArg::Auto)]
+    pub render: RenderArg,
+    /// Same as `--render chromium`.
+    #[arg(long, hide = true)]
     pub render_chromium: bool,
+}
+
+/// `--render` of `sites add`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RenderArg {
+    /// Render when the text arrives by script.
+    Auto,
+    /// Never render.
+    Never,
+    /// Render every page.
+    Chromium,
 }
 
 /// Arguments of `copyhound crawl`.

@@ -20,7 +20,7 @@ use copyhound_crawler::{CrawlProgress, Crawler, HttpFetcher};
 use copyhound_runtime::{Backends, Node};
 use indicatif::{ProgressBar, ProgressStyle};
 
-use crate::cli::{CrawlArgs, MatchesCommand, SitesCommand, WorksListArgs};
+use crate::cli::{CrawlArgs, MatchesCommand, RenderArg, SitesCommand, WorksListArgs};
 use copyhound_bench::PageCounter;
 
 pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<ExitCode> {
@@ -46,9 +46,15 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
             if let Some(charset) = &args.charset {
                 builder = builder.charset_override(charset.clone());
             }
-            if args.render_chromium {
+            let render = match args.render {
+                _ if args.render_chromium => Render::Chromium,
+                RenderArg::Auto => Render::Auto,
+                RenderArg::Never => Render::Never,
+                RenderArg::Chromium => Render::Chromium,
+            };
+            if render != Render::default() {
                 builder = builder.extraction(ExtractionHints {
-                    render: Render::Chromium,
+                    render,
                     ..ExtractionHints::default()
                 });
             }
@@ -98,13 +104,15 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
                 .await?;
             for run in runs.items {
                 println!(
-                    "run {}  {:?}  fetched {} new {} changed {} failed {:?}",
+                    "run {}  {:?}  fetched {} new {} changed {} failed {:?} rendered {} unreadable {:?}",
                     run.id,
                     run.status.as_str(),
                     run.counters.fetched,
                     run.counters.new_pages,
                     run.counters.changed_pages,
-                    run.counters.failed
+                    run.counters.failed,
+                    run.counters.rendered,
+                    run.counters.unreadable
                 );
             }
         }
@@ -201,6 +209,16 @@ pub async fn crawl(config: &Config, args: CrawlArgs) -> anyhow::Result<ExitCode>
     }
     for (reason, count) in &counters.failed {
         println!("  failed {count} ({reason})");
+    }
+    if counters.rendered > 0 {
+        println!(
+            "  rendered {} ({:.1} s in the browser)",
+            counters.rendered,
+            counters.render_ms as f64 / 1000.0
+        );
+    }
+    for (reason, count) in &counters.unreadable {
+        println!("  unreadable {count} ({reason}: the text looks like no language)");
     }
     if run.status != CrawlRunStatus::Succeeded {
         for error in &run.recent_errors {

@@ -154,9 +154,12 @@ fn extraction() -> ObjectBuilder {
             "render",
             ObjectBuilder::new()
                 .schema_type(Type::String)
-                .enum_values(Some(["html", "chromium"]))
+                .enum_values(Some(["auto", "never", "chromium"]))
                 .description(Some(
-                    "How pages are read: as served (default), or rendered by headless Chromium",
+                    "How pages are read: `auto` (default) as served, rendered by headless \
+                     Chromium when the text arrives by script (a ciphered payload, or a thin \
+                     text a script writes into); `never` as served, always; `chromium` \
+                     rendered, always. `html`, the earlier name of `auto`, is accepted",
                 )),
         )
         .additional_properties(Some(AdditionalProperties::FreeForm(false)))

@@ -57,7 +57,7 @@ async fn sites_are_added_crawled_and_switched_off_from_the_console() {
         "POST",
         "/ui/sites",
         &key,
-        Some("name=%E7%9B%97%E7%89%88%E7%AB%99&seeds=http%3A%2F%2F127.0.0.1%3A8001%2F%0D%0Ahttp%3A%2F%2F127.0.0.1%3A8001%2Fbook%2F&schedule=0+3+*+*+*&max_pages_per_run=500&rate_limit_per_second=2"),
+        Some("name=%E7%9B%97%E7%89%88%E7%AB%99&seeds=http%3A%2F%2F127.0.0.1%3A8001%2F%0D%0Ahttp%3A%2F%2F127.0.0.1%3A8001%2Fbook%2F&schedule=0+3+*+*+*&max_pages_per_run=500&rate_limit_per_second=2&render=never"),
     )
     .await;
     assert_eq!(added.status, StatusCode::SEE_OTHER, "{}", added.body);
@@ -69,6 +69,7 @@ async fn sites_are_added_crawled_and_switched_off_from_the_console() {
     assert_eq!(site["seeds"].as_array().unwrap().len(), 2);
     assert_eq!(site["max_pages_per_run"], 500);
     assert_eq!(site["schedule"], "0 3 * * *");
+    assert_eq!(site["extraction"]["render"], "never");
     let page = send(&harness, "GET", &site_path, &key, None).await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(page.body.contains("Nothing found on this site yet."));
@@ -108,6 +109,10 @@ async fn sites_are_added_crawled_and_switched_off_from_the_console() {
     assert_eq!(site["name"], "新名");
     assert_eq!(site["schedule"], serde_json::Value::Null);
     assert_eq!(site["max_pages_per_run"], 700);
+    assert_eq!(
+        site["extraction"]["render"], "never",
+        "an edit keeps how pages are read"
+    );
     let foreign_edit = send(
         &harness,
         "POST",
@@ -1359,4 +1364,50 @@ async fn a_reloaded_or_resent_key_form_creates_one_publisher_and_one_key() {
         .filter(|key| key["name"] == "Li Wei")
         .count();
     assert_eq!(li_wei, 1, "{keys}");
+}
+
+/// A run's rendered pages, their cost and its unreadable pages (by reason,
+/// said in words) are on the site's page.
+#[tokio::test]
+async fn a_sites_runs_show_rendered_and_unreadable_pages() {
+    let harness = Harness::new().await;
+    let site_id = harness.create_site_a().await;
+    let mut run = copyhound_core::model::CrawlRun {
+        id: copyhound_core::ids::CrawlRunId::generate(),
+        site_id: site_id.clone(),
+        status: copyhound_core::model::CrawlRunStatus::Succeeded,
+        created_at: chrono::Utc::now(),
+        started_at: Some(chrono::Utc::now()),
+        finished_at: Some(chrono::Utc::now()),
+        counters: copyhound_core::model::CrawlCounters::default(),
+        recent_errors: vec![
+            "http://127.0.0.1:8001/f.html: unreadable: text drawn by a site font".into(),
+        ],
+    };
+    run.counters.fetched = 9;
+    run.counters.rendered = 3;
+    run.counters.render_ms = 1_500;
+    run.counters.unreadable.insert("private_use".into(), 2);
+    run.counters.unreadable.insert("script_not_run".into(), 1);
+    harness.state.sites.put_crawl_run(&run).await.unwrap();
+    let page = send(
+        &harness,
+        "GET",
+        &format!("/ui/sites/{site_id}"),
+        &harness.key_a.clone(),
+        None,
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(page.body.contains("3 (1.5 s)"), "{}", page.body);
+    assert!(
+        page.body
+            .contains("text drawn by a site font that could not be decoded: 2"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("text written by a script that did not run: 1")
+    );
 }

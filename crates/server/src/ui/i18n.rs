@@ -337,6 +337,23 @@ const ZH: &[(&str, &str)] = &[
     ("Changed", "变更"),
     ("Failed", "失败"),
     ("Recent errors", "最近错误"),
+    ("Rendered", "渲染页数"),
+    ("Pages read", "页面读取方式"),
+    (
+        "as served; rendered when a script writes the text (default)",
+        "按原样读取；文字由脚本写入时渲染（默认）",
+    ),
+    ("as served, never rendered", "按原样读取，从不渲染"),
+    ("rendered by a browser, every page", "每页都用浏览器渲染"),
+    ("Unreadable", "无法读取"),
+    (
+        "text drawn by a site font that could not be decoded",
+        "文字由网站字体绘制，未能解码",
+    ),
+    (
+        "text written by a script that did not run",
+        "文字由页面脚本写入，脚本未运行",
+    ),
     ("No runs yet.", "暂无抓取记录。"),
     // Reports.
     ("Generate a report", "生成报告"),
@@ -374,6 +391,18 @@ const ZH: &[(&str, &str)] = &[
     ),
     // Alerts.
     ("E-mail alerts", "邮件提醒"),
+    ("E-mail to the alert recipients", "邮件发给提醒收件人"),
+    (
+        "A schedule set to e-mail sends each report, once ready, to the recipients on the Alerts page: attached, or linked to the console when it is large.",
+        "设为邮件发送的计划会在每份报告生成后发给“提醒”页的收件人：作为附件，文件较大时附控制台链接。",
+    ),
+    ("Send a test e-mail", "发送测试邮件"),
+    (
+        "to the saved recipients, through the operator's mail server (one a minute)",
+        "发给已保存的收件人，经运维配置的邮件服务器（每分钟一封）",
+    ),
+    ("Delivered to:", "已送达："),
+    ("Not delivered:", "未送达："),
     (
         "Alert after this many newly confirmed matches",
         "新确认的侵权达到此数量时发送提醒",

@@ -338,6 +338,9 @@ pub(super) struct SiteForm {
     rate_limit_per_second: String,
     #[serde(default)]
     audience: String,
+    /// `auto`, `never` or `chromium`; empty keeps what the site has.
+    #[serde(default)]
+    render: String,
 }
 
 impl SiteForm {
@@ -349,7 +352,7 @@ impl SiteForm {
             return Err("requests per second must be a number".into());
         }
         let audience = optional_number::<u64>("visits a month", &self.audience)?;
-        let body = json!({
+        let mut body = json!({
             "name": self.name,
             "seeds": self.seeds.lines().map(str::trim).filter(|line| !line.is_empty()).collect::<Vec<_>>(),
             "schedule": self.schedule.trim(),
@@ -357,6 +360,9 @@ impl SiteForm {
             "rate_limit_per_second": rate,
             "audience": audience,
         });
+        if !self.render.trim().is_empty() {
+            body["extraction"] = json!({ "render": self.render.trim() });
+        }
         serde_json::from_value(body).map_err(|error| error.to_string())
     }
 }
