@@ -437,6 +437,7 @@ fn build_match(
         evidence: evidence::excerpts(chapter_text, &page.text, &runs),
         spans: evidence::regions(&runs),
         page_body_sha256: page.body_sha256.clone(),
+        page_reading: page.fetch.reading.clone(),
         duplicate_page_ids,
         status: if licensed {
             MatchStatus::Licensed

@@ -394,6 +394,7 @@ fn build_evidence(
                 last_seen: found.last_seen,
                 captured_at: found.last_seen,
                 page_body_sha256: found.page_body_sha256.clone(),
+                page_reading: found.page_reading.clone(),
                 spans,
                 excerpts: found.evidence.clone(),
                 last_review: found.reviews.last().cloned(),

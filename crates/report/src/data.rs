@@ -5,7 +5,8 @@
 use chrono::NaiveDate;
 use copyhound_core::ids::{ChapterId, MatchId, SiteId, WorkId};
 use copyhound_core::model::{
-    CopiedSpan, EvidenceExcerpt, MatchStatus, PublisherProfile, ReportScope, Review, Timestamp,
+    CopiedSpan, EvidenceExcerpt, MatchStatus, PublisherProfile, Reading, ReportScope, Review,
+    Timestamp,
 };
 use serde::Serialize;
 
@@ -220,6 +221,10 @@ pub struct MatchEvidence {
     pub captured_at: Timestamp,
     /// SHA-256 (hex) of the stored page body the evidence was taken from.
     pub page_body_sha256: String,
+    /// How the page's text was read from that body (rendered, decoded
+    /// through the site's web fonts); plain when read as served.
+    #[serde(skip_serializing_if = "Reading::is_plain")]
+    pub page_reading: Reading,
     /// Copied runs, in chapter order.
     pub spans: Vec<CopiedSpan>,
     /// Side-by-side excerpts of the longest runs.

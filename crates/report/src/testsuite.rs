@@ -142,6 +142,7 @@ fn sample_match(spec: &Spec<'_>) -> Match {
         spans,
         evidence,
         page_body_sha256: format!("{:064x}", spec.number),
+        page_reading: Default::default(),
         duplicate_page_ids: if spec.number == 1 {
             vec![id::<PageId>("pg_0001_dup")]
         } else {

@@ -95,3 +95,33 @@ fn large_reports_stay_bounded() {
     let again = build_report_data(&synthetic_input(2_000, 7));
     assert_eq!(data, again, "seeded inputs are deterministic");
 }
+
+/// Evidence taken from text that was not the markup as served says how it
+/// was read: a reader of the raw page would not find the excerpts in it.
+#[test]
+fn evidence_says_when_the_text_was_rendered_or_decoded_through_a_font() {
+    let mut input = sample_input();
+    let plain = build_report_data(&input);
+    let html = String::from_utf8(render(&plain, ReportFormat::Html).unwrap()).unwrap();
+    assert!(
+        !html.contains("decoded through the site"),
+        "plain pages say nothing"
+    );
+    for found in &mut input.matches {
+        found.page_reading.rendered = true;
+        found.page_reading.font_decoded_chars = 812;
+    }
+    let data = build_report_data(&input);
+    let html = String::from_utf8(render(&data, ReportFormat::Html).unwrap()).unwrap();
+    assert!(
+        html.contains("812 characters decoded through the site&#x27;s web font"),
+        "{html}"
+    );
+    assert!(html.contains("812 个字符经网站字体解码"));
+    assert!(html.contains("read after the page&#x27;s scripts ran in a browser"));
+    let json = String::from_utf8(render(&data, ReportFormat::Json).unwrap()).unwrap();
+    assert!(
+        json.contains("\"font_decoded_chars\": 812") || json.contains("\"font_decoded_chars\":812"),
+        "{json}"
+    );
+}

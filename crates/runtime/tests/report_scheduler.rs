@@ -63,6 +63,7 @@ fn confirmed_match(publisher_id: &PublisherId) -> Match {
         spans: Vec::new(),
         evidence: Vec::new(),
         page_body_sha256: "00".repeat(32),
+        page_reading: Default::default(),
         duplicate_page_ids: Vec::new(),
         status: MatchStatus::New,
         reviews: Vec::new(),

@@ -71,6 +71,7 @@ async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
             spans: vec![span],
             evidence: Vec::new(),
             page_body_sha256: String::new(),
+            page_reading: Default::default(),
             duplicate_page_ids: Vec::new(),
             status: if number % 3 == 0 {
                 MatchStatus::Confirmed

@@ -207,6 +207,7 @@ mod tests {
                     spans: Vec::new(),
                     evidence: Vec::new(),
                     page_body_sha256: "00".repeat(32),
+                    page_reading: Default::default(),
                     duplicate_page_ids: Vec::new(),
                     status: MatchStatus::New,
                     reviews: Vec::new(),

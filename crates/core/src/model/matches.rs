@@ -1,6 +1,6 @@
 use serde::{Deserialize, Serialize};
 
-use super::Timestamp;
+use super::{Reading, Timestamp};
 use crate::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
 
 /// Review state of a match. New matches await a human; the other states are decisions.
@@ -136,6 +136,11 @@ pub struct Match {
     pub evidence: Vec<EvidenceExcerpt>,
     /// SHA-256 of the page body the evidence was taken from.
     pub page_body_sha256: String,
+    /// How the page's text was read from that body, when it was not the
+    /// markup as served (rendered, decoded through the site's web fonts):
+    /// evidence says so, as a reader of the raw page sees other characters.
+    #[serde(default, skip_serializing_if = "Reading::is_plain")]
+    pub page_reading: Reading,
     /// Pages of the same site carrying the same copy (other URLs).
     #[serde(default)]
     pub duplicate_page_ids: Vec<PageId>,

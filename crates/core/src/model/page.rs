@@ -36,6 +36,7 @@ pub struct FetchMeta {
 /// How a page's text was read from what the site served: evidence says so,
 /// and a page whose text could not be read is reported, never taken as clean.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Reading {
     /// Rendered by headless Chromium (its scripts ran) before extraction.

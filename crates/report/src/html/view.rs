@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use copyhound_core::ids::SiteId;
-use copyhound_core::model::{MatchStatus, Timestamp};
+use copyhound_core::model::{MatchStatus, Reading, Timestamp};
 use serde::Serialize;
 
 use super::charts;
@@ -112,6 +112,8 @@ struct EvidenceView {
     last_seen: String,
     captured_at: String,
     sha256: String,
+    /// How the text was read, when not as served (said beside the hash).
+    reading: String,
     review: String,
     excerpts: Vec<ExcerptView>,
 }
@@ -262,6 +264,7 @@ fn evidence_view(evidence: &MatchEvidence) -> EvidenceView {
         last_seen: time(evidence.last_seen),
         captured_at: time(evidence.captured_at),
         sha256: evidence.page_body_sha256.clone(),
+        reading: reading_note(&evidence.page_reading),
         review: evidence
             .last_review
             .as_ref()
@@ -280,6 +283,25 @@ fn evidence_view(evidence: &MatchEvidence) -> EvidenceView {
             }),
         excerpts,
     }
+}
+
+/// What a reader of the raw page must know to find the excerpts in it: the
+/// text was read after the page's scripts ran, or through the site's web
+/// fonts (the body holds other code points than the excerpts show).
+pub(crate) fn reading_note(reading: &Reading) -> String {
+    let mut said = Vec::new();
+    if reading.rendered {
+        said.push(
+            "read after the page's scripts ran in a browser · 页面脚本运行后读取".to_string(),
+        );
+    }
+    if reading.font_decoded_chars > 0 {
+        said.push(format!(
+            "{} characters decoded through the site's web font (the body holds the code points the font redraws) · {} 个字符经网站字体解码",
+            reading.font_decoded_chars, reading.font_decoded_chars
+        ));
+    }
+    said.join("; ")
 }
 
 /// Returns the view of `data` under `options`, with `css` inlined.

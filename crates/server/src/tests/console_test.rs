@@ -1411,3 +1411,54 @@ async fn a_sites_runs_show_rendered_and_unreadable_pages() {
             .contains("text written by a script that did not run: 1")
     );
 }
+
+/// A match on text read through the site's web font, after its scripts ran,
+/// says so on its page: the raw page holds other code points.
+#[tokio::test]
+async fn a_match_page_says_how_the_text_was_read() {
+    let harness = Harness::new().await;
+    let work_id = harness.register_work_a("w_reading").await;
+    let site_id = harness.create_site_a().await;
+    let match_id = harness
+        .insert_match(&work_id, &site_id, "http://127.0.0.1:8001/r.html", 0.9, 0)
+        .await;
+    let key = harness.key_a.clone();
+    let plain = send(
+        &harness,
+        "GET",
+        &format!("/ui/matches/{match_id}"),
+        &key,
+        None,
+    )
+    .await;
+    assert_eq!(plain.status, StatusCode::OK, "{}", plain.body);
+    assert!(
+        !plain.body.contains("id=\"text-reading\""),
+        "plain text says nothing"
+    );
+    let mut found = harness
+        .state
+        .matches
+        .get_match(&harness.publisher_a, &match_id)
+        .await
+        .unwrap();
+    found.page_reading.rendered = true;
+    found.page_reading.font_decoded_chars = 640;
+    harness.state.matches.upsert_match(&found).await.unwrap();
+    let page = send(
+        &harness,
+        "GET",
+        &format!("/ui/matches/{match_id}"),
+        &key,
+        None,
+    )
+    .await;
+    assert!(page.body.contains("id=\"text-reading\""), "{}", page.body);
+    assert!(
+        page.body
+            .contains("640 characters decoded through the site"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("scripts ran in a browser"));
+}

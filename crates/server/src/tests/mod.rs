@@ -368,6 +368,7 @@ impl Harness {
                     page_excerpt: "天色已晚，林中起了大风。".into(),
                 }],
                 page_body_sha256: String::new(),
+                page_reading: Default::default(),
                 duplicate_page_ids: Vec::new(),
                 status: MatchStatus::New,
                 reviews: Vec::new(),

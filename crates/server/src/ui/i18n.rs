@@ -338,6 +338,12 @@ const ZH: &[(&str, &str)] = &[
     ("Failed", "失败"),
     ("Recent errors", "最近错误"),
     ("Rendered", "渲染页数"),
+    ("Text read:", "文字读取："),
+    ("after the page's scripts ran in a browser", "页面脚本在浏览器中运行后读取"),
+    (
+        "{n} characters decoded through the site's web font (the page's code points are not the characters it shows)",
+        "{n} 个字符经网站字体解码（页面码位并非其显示的字符）",
+    ),
     ("Pages read", "页面读取方式"),
     (
         "as served; rendered when a script writes the text (default)",

@@ -179,6 +179,7 @@ pub(crate) fn found_match(
         spans: Vec::new(),
         evidence: Vec::new(),
         page_body_sha256: "cd".repeat(32),
+        page_reading: Default::default(),
         duplicate_page_ids: Vec::new(),
         status: MatchStatus::New,
         reviews: Vec::new(),
