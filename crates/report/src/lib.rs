@@ -10,8 +10,8 @@
 //! and to [`deliver_webhook`], which goes through a [`WebhookTransport`] the binary
 //! provides, so this crate pulls in no HTTP client and no async runtime.
 //!
-//! Not here: e-mail delivery (SMTP) of alerts and notices, scheduling of reports
-//! (the task handler does it), and storage of artifacts (the `ReportStore` port).
+//! Not here: the SMTP client (the binary implements [`MailTransport`]) and
+//! storage of artifacts (the `ReportStore` port).
 #![warn(missing_docs)]
 
 mod alert;
@@ -24,10 +24,12 @@ mod html;
 mod input;
 mod mail;
 mod pdf;
+mod report_mail;
 mod scheduler;
 mod takedown;
 #[cfg(any(test, feature = "testsuite"))]
 pub mod testsuite;
+mod titles;
 pub mod warc;
 mod webhook;
 
@@ -41,16 +43,20 @@ pub use data::{
     ChapterCoverage, DayCount, MatchEvidence, NewSinceLast, REPORT_DATA_VERSION, ReportData,
     SiteSummary, StatusCount, Summary, WorkCoverage,
 };
-pub use handler::ReportHandler;
+pub use handler::{ReportHandler, pending_report_mail, report_mail_state_id};
 pub use html::{DailyCount, HtmlOptions, daily_bar_chart, render_html};
 pub use input::{ChapterInfo, ReportInput, load_report_input};
-pub use mail::{AlertContext, AlertEmail, MailTransport, build_alert_email};
+pub use mail::{AlertContext, AlertEmail, MailAttachment, MailTransport, build_alert_email};
 pub use pdf::{render_pdf, render_pdf_with_chromium};
+pub use report_mail::{
+    MAX_REPORT_ATTACHMENT_BYTES, ReportMailContext, build_report_email, build_test_email,
+};
 pub use scheduler::{ReportScheduler, SchedulerStores};
 pub use takedown::{
     TakedownNotice, TakedownOptions, TakedownTemplates, render_takedown_document,
     render_takedown_mbox, render_takedown_notices,
 };
+pub use titles::{CHAPTER_LOOKUPS_PER_WORK, Titles};
 pub use webhook::{
     AlertMatch, DeliveryAttempt, DeliveryLog, DeliveryOutcome, RetryPolicy, SIGNATURE_HEADER,
     WebhookPayload, WebhookRequest, WebhookTransport, build_alert_payload, deliver_webhook,

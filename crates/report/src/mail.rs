@@ -29,6 +29,30 @@ pub struct AlertEmail {
     /// Stable id of this alert (the webhook's delivery id), sent as
     /// `X-CopyHound-Delivery` so a mailbox rule can dedupe.
     pub delivery_id: String,
+    /// Files attached (a scheduled report); alerts attach none.
+    pub attachments: Vec<MailAttachment>,
+}
+
+/// A file attached to an e-mail.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MailAttachment {
+    /// The file name the recipient sees.
+    pub filename: String,
+    /// Its media type (`application/pdf`).
+    pub content_type: String,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
+impl fmt::Debug for MailAttachment {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("MailAttachment")
+            .field("filename", &self.filename)
+            .field("content_type", &self.content_type)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
 }
 
 /// Sends e-mail; implemented by the binary over its SMTP client.
@@ -233,6 +257,7 @@ pub fn build_alert_email(
         text,
         html,
         delivery_id: delivery_id.to_string(),
+        attachments: Vec::new(),
     }
 }
 

@@ -177,7 +177,7 @@ impl ReportScheduler {
             let publisher_id: PublisherId = schedule.publisher.parse()?;
             let id =
                 ReportId::derive_from(&format!("scheduled/{publisher_id}/{}", slot.to_rfc3339()));
-            self.queue_report(publisher_id, id, schedule.format, now)
+            self.queue_report(publisher_id, id, schedule.format, false, now)
                 .await?;
         }
         for hook in &self.config.alerts {
@@ -188,12 +188,15 @@ impl ReportScheduler {
 
     /// Queues report `id` unless it exists: a slot's id is derived from the
     /// slot, so schedulers ticking at once queue it once (a second, racing
-    /// task renders the same report again, which is idempotent).
+    /// task renders the same report again, which is idempotent). With
+    /// `email`, the report's mail record is stored before its task is
+    /// queued, so the handler that renders it finds the record.
     async fn queue_report(
         &self,
         publisher_id: PublisherId,
         id: ReportId,
         format: copyhound_core::model::ReportFormat,
+        email: bool,
         now: Timestamp,
     ) -> anyhow::Result<()> {
         match self.reports.get_report(&publisher_id, &id).await {
@@ -210,6 +213,11 @@ impl ReportScheduler {
             finished_at: None,
         };
         self.reports.put_report(&report).await?;
+        if email {
+            // A racing scheduler that stored it first wins; one record either way.
+            let pending = crate::pending_report_mail(&publisher_id, &id);
+            self.reports.swap_alert_state(None, &pending).await?;
+        }
         let task = Task::new(
             TaskKind::GenerateReport {
                 publisher_id,
@@ -267,8 +275,14 @@ impl ReportScheduler {
                 schedule.format.as_str(),
                 slot.to_rfc3339()
             ));
-            self.queue_report(publisher.id.clone(), id, schedule.format, now)
-                .await?;
+            self.queue_report(
+                publisher.id.clone(),
+                id,
+                schedule.format,
+                schedule.email,
+                now,
+            )
+            .await?;
             self.record_scheduled(last_queued, now).await?;
         }
         if self.mail.is_some() && !publisher.alerts.email_to.is_empty() {
@@ -499,38 +513,17 @@ impl ReportScheduler {
             Err(error) if error.kind() == ErrorKind::NotFound => {}
             Err(error) => return Err(error.into()),
         }
-        for found in &payload.matches {
-            if !context.work_titles.contains_key(&found.work_id) {
-                match self
-                    .works
-                    .get_work(&payload.publisher_id, &found.work_id)
-                    .await
-                {
-                    Ok(work) => {
-                        context
-                            .work_titles
-                            .insert(found.work_id.clone(), work.title);
-                    }
-                    Err(error) if error.kind() == ErrorKind::NotFound => {}
-                    Err(error) => return Err(error.into()),
-                }
-            }
-            let key = (found.work_id.clone(), found.chapter_id.clone());
-            if context.chapter_titles.contains_key(&key) {
-                continue;
-            }
-            match self
-                .works
-                .get_chapter(&found.work_id, &found.chapter_id)
-                .await
-            {
-                Ok(chapter) => {
-                    context.chapter_titles.insert(key, chapter.title);
-                }
-                Err(error) if error.kind() == ErrorKind::NotFound => {}
-                Err(error) => return Err(error.into()),
-            }
-        }
+        let titles = crate::Titles::load(
+            self.works.as_ref(),
+            &payload.publisher_id,
+            payload
+                .matches
+                .iter()
+                .map(|found| (&found.work_id, &found.chapter_id)),
+        )
+        .await?;
+        context.work_titles = titles.works;
+        context.chapter_titles = titles.chapters;
         Ok(context)
     }
 

@@ -1,5 +1,5 @@
-//! Alert e-mail over SMTP (lettre, rustls). One connection per message:
-//! alerts are rare, and a pooled connection would only go stale between them.
+//! Alert, report and test e-mail over SMTP (lettre, rustls). One connection
+//! per message: they are rare, and a pooled connection would only go stale between them.
 
 use std::time::Duration;
 
@@ -7,8 +7,8 @@ use async_trait::async_trait;
 use copyhound_core::config::{SmtpConfig, SmtpSecurity};
 use copyhound_core::{Error, ErrorKind, Result};
 use copyhound_report::{AlertEmail, MailTransport};
-use lettre::message::header::{HeaderName, HeaderValue};
-use lettre::message::{Mailbox, MultiPart};
+use lettre::message::header::{ContentType, HeaderName, HeaderValue};
+use lettre::message::{Attachment, Mailbox, MultiPart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 
@@ -77,12 +77,26 @@ impl MailTransport for SmtpMailTransport {
             })?;
             builder = builder.to(mailbox);
         }
+        let mut body = MultiPart::alternative_plain_html(email.text.clone(), email.html.clone());
+        if !email.attachments.is_empty() {
+            let mut mixed = MultiPart::mixed().multipart(body);
+            for attached in &email.attachments {
+                let content_type = ContentType::parse(&attached.content_type).map_err(|error| {
+                    Error::invalid(format!(
+                        "attachment {}: content type {:?}: {error}",
+                        attached.filename, attached.content_type
+                    ))
+                })?;
+                mixed = mixed.singlepart(
+                    Attachment::new(attached.filename.clone())
+                        .body(attached.bytes.clone(), content_type),
+                );
+            }
+            body = mixed;
+        }
         let message = builder
-            .multipart(MultiPart::alternative_plain_html(
-                email.text.clone(),
-                email.html.clone(),
-            ))
-            .map_err(|error| Error::invalid(format!("alert e-mail: {error}")))?;
+            .multipart(body)
+            .map_err(|error| Error::invalid(format!("e-mail: {error}")))?;
         self.transport.send(message).await.map_err(|error| {
             // 5xx replies are permanent; everything else may pass on retry.
             let kind = if error.is_permanent() {

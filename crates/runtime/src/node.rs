@@ -82,7 +82,8 @@ impl Node {
             stores.works.clone(),
             stores.sites.clone(),
             stores.pages.clone(),
-        );
+        )
+        .with_mail(self.mail()?, self.config.server.public_url.clone());
         Ok(Dispatcher::new(crawl, self.matcher()?, report))
     }
 
@@ -169,9 +170,15 @@ impl Node {
             },
             self.backends.queue.clone(),
             Arc::new(HttpWebhookTransport::new()?),
-            SmtpMailTransport::from_config(&self.config.smtp)?
-                .map(|mail| Arc::new(mail) as Arc<dyn copyhound_report::MailTransport>),
+            self.mail()?,
         )
+    }
+
+    /// Returns the configured mail server (`[smtp]`), if any: alerts,
+    /// scheduled reports and the console's test e-mail go through it.
+    pub fn mail(&self) -> anyhow::Result<Option<Arc<dyn copyhound_report::MailTransport>>> {
+        Ok(SmtpMailTransport::from_config(&self.config.smtp)?
+            .map(|mail| Arc::new(mail) as Arc<dyn copyhound_report::MailTransport>))
     }
 
     /// Writes what the embedded index holds in memory to its snapshot.

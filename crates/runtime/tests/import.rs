@@ -56,6 +56,7 @@ async fn a_reimport_edits_the_work_and_keeps_the_publishers_profile() {
     publisher.report_schedules = vec![ReportScheduleSetting {
         cron: "0 6 * * 1".into(),
         format: ReportFormat::Pdf,
+        email: false,
     }];
     backends
         .stores

@@ -340,10 +340,12 @@ async fn a_publishers_own_report_schedules_queue_each_slot_once() {
         copyhound_core::model::ReportScheduleSetting {
             cron: "0 6 * * 1".into(),
             format: ReportFormat::Csv,
+            email: false,
         },
         copyhound_core::model::ReportScheduleSetting {
             cron: "0 3 * * *".into(),
             format: ReportFormat::Html,
+            email: false,
         },
     ];
     publishers.put_publisher(&publisher).await.unwrap();
@@ -395,10 +397,12 @@ async fn respelled_report_schedules_fire_at_most_hourly() {
             copyhound_core::model::ReportScheduleSetting {
                 cron: cron.into(),
                 format: ReportFormat::Csv,
+                email: false,
             },
             copyhound_core::model::ReportScheduleSetting {
                 cron: format!("{} * * * *", (n * 7) % 60),
                 format: ReportFormat::Csv,
+                email: false,
             },
         ];
         publishers.put_publisher(&publisher).await.unwrap();
@@ -414,4 +418,94 @@ async fn respelled_report_schedules_fire_at_most_hourly() {
         .await
         .unwrap();
     assert_eq!(reports_of(&node, &publisher_id).await.len(), 2);
+}
+
+/// A schedule set to e-mail its reports: once rendered, each report reaches
+/// the publisher's alert recipients on a real SMTP server, attached, once
+/// however often the scheduler ticks and the task runs.
+#[tokio::test]
+async fn a_scheduled_report_is_e_mailed_to_the_alert_recipients_once() {
+    use copyhound_core::test_services::{SMTP_URL, service_url};
+    let Some(smtp) = service_url(SMTP_URL, "the scheduled report e-mail test") else {
+        return;
+    };
+    let maildir = std::path::PathBuf::from(std::env::var("COPYHOUND_TEST_SMTP_MAILDIR").unwrap());
+    let (host, port) = smtp.trim_start_matches("smtp://").rsplit_once(':').unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        data_dir: dir.path().to_path_buf(),
+        ..Config::default()
+    };
+    config.smtp.host = host.into();
+    config.smtp.port = port.parse().unwrap();
+    config.smtp.security = copyhound_core::config::SmtpSecurity::None;
+    config.smtp.from = "CopyHound <reports@copyhound.test>".into();
+    config.validate().unwrap();
+    let node = node_with_a_confirmed_match(&config).await;
+    let recipient = format!("desk+{}@p01.example", uuid::Uuid::now_v7().simple());
+    let publishers = &node.backends().stores.publishers;
+    let publisher_id: PublisherId = "P01".parse().unwrap();
+    let mut publisher = publishers.get_publisher(&publisher_id).await.unwrap();
+    publisher.alerts.email_to = vec![recipient.clone()];
+    // An alert would go to the same desk: this test is about the report.
+    publisher.alerts.threshold_new_confirmed = 1000;
+    publisher.report_schedules = vec![copyhound_core::model::ReportScheduleSetting {
+        cron: "0 6 * * 1".into(),
+        format: ReportFormat::Csv,
+        email: true,
+    }];
+    publishers.put_publisher(&publisher).await.unwrap();
+
+    let scheduler = node.report_scheduler().unwrap();
+    let worker = node
+        .worker(Some(1), Arc::new(copyhound_crawler::NoProgress))
+        .unwrap();
+    for _ in 0..2 {
+        scheduler.tick(Utc::now()).await.unwrap();
+        worker.run_until_idle(|_| {}).await.unwrap();
+    }
+    let reports = reports_of(&node, &publisher_id).await;
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let report = &reports[0];
+    let mut delivered = Vec::new();
+    for _ in 0..50 {
+        delivered = std::fs::read_dir(maildir.join("new"))
+            .map(|entries| {
+                entries
+                    .filter_map(|entry| std::fs::read_to_string(entry.unwrap().path()).ok())
+                    .filter(|message| message.contains(&recipient))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if !delivered.is_empty() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(delivered.len(), 1, "one e-mail for one report");
+    let message = &delivered[0];
+    assert!(
+        message.contains("Scheduled csv report for P01"),
+        "{message}"
+    );
+    assert!(
+        message.contains("Content-Disposition: attachment"),
+        "{message}"
+    );
+    assert!(message.contains(&format!("{}.csv", report.id)), "{message}");
+    let state = node
+        .backends()
+        .stores
+        .reports
+        .get_alert_state(&copyhound_report::report_mail_state_id(
+            &publisher_id,
+            &report.id,
+        ))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        state.last_outcome.as_deref(),
+        Some(format!("delivered (attached) to {recipient}").as_str())
+    );
 }

@@ -126,6 +126,10 @@ pub struct ReportScheduleSetting {
     pub cron: String,
     /// Output format.
     pub format: super::ReportFormat,
+    /// E-mail each report, once rendered, to the publisher's alert recipients
+    /// (`alerts.email_to`) through the installation's mail server.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub email: bool,
 }
 
 /// Most report schedules per publisher.
@@ -309,6 +313,7 @@ mod schedule_tests {
         ReportScheduleSetting {
             cron: cron.into(),
             format: crate::model::ReportFormat::Html,
+            email: false,
         }
     }
 

@@ -50,6 +50,19 @@ impl ReportFormat {
         }
     }
 
+    /// The media type of its artifact, as served and as mailed.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Self::Html => "text/html; charset=utf-8",
+            Self::Pdf => "application/pdf",
+            Self::Csv => "text/csv; charset=utf-8",
+            Self::Json => "application/json",
+            Self::Warc => "application/warc",
+            Self::Takedown => "text/plain; charset=utf-8",
+            Self::TakedownEmail => "application/mbox",
+        }
+    }
+
     /// Whether it is a takedown notice (confirmed matches only by default).
     pub fn is_notice(self) -> bool {
         matches!(self, Self::Takedown | Self::TakedownEmail)
