@@ -111,7 +111,7 @@ async fn main() -> anyhow::Result<()> {
         config: ServerConfig::default(),
         site_policy: SitePolicy::default(),
         matcher: copyhound_core::config::MatcherConfig::default(),
-        mail_configured: false,
+        mail: None,
     };
     let seeding = Instant::now();
     let key = seed(&state, matches).await?;

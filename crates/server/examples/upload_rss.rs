@@ -69,7 +69,7 @@ async fn main() -> anyhow::Result<()> {
         },
         site_policy: SitePolicy::new(true),
         matcher: Default::default(),
-        mail_configured: false,
+        mail: None,
     };
     let publisher_id: PublisherId = "pub_rss".parse()?;
     state

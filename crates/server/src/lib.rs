@@ -77,8 +77,9 @@ pub struct AppState {
     pub site_policy: SitePolicy,
     /// The installation's infringement thresholds, which publisher policies override.
     pub matcher: copyhound_core::config::MatcherConfig,
-    /// Whether a mail server is configured (`[smtp]`), so e-mail alerts go out.
-    pub mail_configured: bool,
+    /// The mail server (`[smtp]`), when one is configured: e-mail alerts go
+    /// out (from the schedulers), and the console sends test e-mails through it.
+    pub mail: Option<Arc<dyn copyhound_report::MailTransport>>,
 }
 
 /// Returns the whole application: `/api/v1`, `/health`, `/metrics` and the admin UI at `/`.

@@ -160,7 +160,7 @@ async fn upload_router(dir: &std::path::Path) -> (axum::Router, String, String) 
         },
         site_policy: copyhound_crawler::site::SitePolicy::new(true),
         matcher: Default::default(),
-        mail_configured: false,
+        mail: None,
     };
     let publisher_id: copyhound_core::ids::PublisherId = "pub_m".parse().unwrap();
     state

@@ -39,7 +39,7 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
     if embedded || args.scheduler {
         background.extend(node.spawn_schedulers(shutdown_rx.clone())?);
     }
-    let state = app_state(&node);
+    let state = app_state(&node)?;
     let listen = config.server.listen.clone();
     // Bind before saying where: a port in use is an error, not a false promise.
     let listener = match tokio::net::TcpListener::bind(&listen).await {
@@ -77,10 +77,10 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
 }
 
 /// The API's view of the node.
-fn app_state(node: &Node) -> AppState {
+fn app_state(node: &Node) -> anyhow::Result<AppState> {
     let backends = node.backends();
     let stores = &backends.stores;
-    AppState {
+    Ok(AppState {
         publishers: stores.publishers.clone(),
         works: stores.works.clone(),
         sites: stores.sites.clone(),
@@ -93,8 +93,8 @@ fn app_state(node: &Node) -> AppState {
         config: node.config().server.clone(),
         site_policy: SitePolicy::for_crawler(&node.config().crawler),
         matcher: node.config().matcher.clone(),
-        mail_configured: !node.config().smtp.host.is_empty(),
-    }
+        mail: node.mail()?,
+    })
 }
 
 pub async fn scheduler(config: &Config) -> anyhow::Result<ExitCode> {

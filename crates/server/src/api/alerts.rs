@@ -32,7 +32,7 @@ pub async fn load_alerts(
     let publisher = state.publishers.get_publisher(publisher_id).await?;
     Ok(AlertsView {
         settings: publisher.alerts,
-        mail_server: state.mail_configured,
+        mail_server: state.mail.is_some(),
     })
 }
 
@@ -55,7 +55,7 @@ pub async fn save_alerts(
     tracing::info!(publisher_id = %caller.publisher_id, by = %caller.key_id, recipients = publisher.alerts.email_to.len(), "alert settings updated");
     Ok(AlertsView {
         settings: publisher.alerts,
-        mail_server: state.mail_configured,
+        mail_server: state.mail.is_some(),
     })
 }
 
@@ -108,4 +108,69 @@ fn settings_from_json(mut body: serde_json::Value) -> copyhound_core::Result<Ale
         .ok_or_else(|| Error::invalid("the alert settings must be a JSON object"))?;
     super::integral_field(object, "threshold_new_confirmed");
     serde_json::from_value(body).map_err(|error| Error::invalid(format!("alerts: {error}")))
+}
+
+/// How a test e-mail went.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TestDelivery {
+    /// Whether the mail server accepted it.
+    pub delivered: bool,
+    /// The recipients, or why nothing was accepted.
+    pub detail: String,
+}
+
+/// Sends a test e-mail to the caller's alert recipients through the
+/// installation's mail server, once (no retry: the admin sees the answer),
+/// and returns how that went. Admin keys only; callers rate-limit it.
+pub async fn send_test_email(
+    state: &AppState,
+    caller: &PublisherCaller,
+) -> copyhound_core::Result<TestDelivery> {
+    if caller.role != Role::Admin {
+        return Err(Error::new(
+            ErrorKind::Forbidden,
+            "only the publisher's admin keys send test e-mails",
+        ));
+    }
+    let publisher = state.publishers.get_publisher(&caller.publisher_id).await?;
+    let refused = |detail: &str| TestDelivery {
+        delivered: false,
+        detail: detail.to_string(),
+    };
+    if publisher.alerts.email_to.is_empty() {
+        return Ok(refused("no recipients are saved"));
+    }
+    let Some(mail) = &state.mail else {
+        return Ok(refused(
+            "the operator has not configured a mail server ([smtp])",
+        ));
+    };
+    let email = copyhound_report::build_test_email(
+        &publisher.name,
+        &caller.reviewer(),
+        publisher
+            .profile
+            .language
+            .unwrap_or(copyhound_core::model::Language::En),
+        &publisher.alerts.email_to,
+        &format!(
+            "test-{}-{}",
+            caller.publisher_id,
+            chrono::Utc::now().timestamp_millis()
+        ),
+    );
+    let recipients = publisher.alerts.email_to.join(", ");
+    match mail.send(&email).await {
+        Ok(()) => {
+            tracing::info!(publisher_id = %caller.publisher_id, by = %caller.key_id, "test e-mail delivered");
+            Ok(TestDelivery {
+                delivered: true,
+                detail: recipients,
+            })
+        }
+        Err(error) => {
+            tracing::warn!(publisher_id = %caller.publisher_id, by = %caller.key_id, error = %error, "test e-mail refused");
+            Ok(refused(error.message()))
+        }
+    }
 }

@@ -34,6 +34,8 @@ pub struct ScheduleView {
     pub cron: String,
     /// Output format.
     pub format: copyhound_core::model::ReportFormat,
+    /// Whether each report is e-mailed, once rendered, to the alert recipients.
+    pub email: bool,
     /// The next time it fires (UTC).
     #[schema(value_type = Option<String>, format = DateTime)]
     pub next_run: Option<copyhound_core::model::Timestamp>,
@@ -54,6 +56,7 @@ fn view(schedules: &[ReportScheduleSetting]) -> ReportSchedulesView {
             .map(|schedule| ScheduleView {
                 cron: schedule.cron.clone(),
                 format: schedule.format,
+                email: schedule.email,
                 next_run: parse_schedule(&schedule.cron)
                     .ok()
                     .and_then(|cron| next_slot(&cron, now)),

@@ -260,14 +260,6 @@ pub async fn get_artifact(
         .into());
     }
     let bytes = state.reports.get_artifact(&report_id).await?;
-    let content_type = match report.format {
-        ReportFormat::Html => "text/html; charset=utf-8",
-        ReportFormat::Pdf => "application/pdf",
-        ReportFormat::Csv => "text/csv; charset=utf-8",
-        ReportFormat::Json => "application/json",
-        ReportFormat::Warc => "application/warc",
-        ReportFormat::Takedown => "text/plain; charset=utf-8",
-        ReportFormat::TakedownEmail => "application/mbox",
-    };
+    let content_type = report.format.content_type();
     Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
 }

@@ -104,3 +104,135 @@ async fn admins_set_who_gets_e_mail_alerts() {
     );
     assert_eq!(stored.alerts.threshold_new_confirmed, 5);
 }
+
+/// Records what it is asked to send; refuses every message when `refuse` is set.
+#[derive(Debug, Default)]
+struct Outbox {
+    sent: std::sync::Mutex<Vec<copyhound_report::AlertEmail>>,
+    refuse: bool,
+}
+
+#[async_trait::async_trait]
+impl copyhound_report::MailTransport for Outbox {
+    async fn send(&self, email: &copyhound_report::AlertEmail) -> copyhound_core::Result<()> {
+        if self.refuse {
+            return Err(copyhound_core::Error::invalid(
+                "SMTP delivery failed: 550 mailbox unavailable",
+            ));
+        }
+        self.sent.lock().unwrap().push(email.clone());
+        Ok(())
+    }
+}
+
+/// An admin sends a test e-mail from the alerts page and sees whether the
+/// mail server took it; once a minute per publisher; admins only; the form
+/// is refused from another site like every console post.
+#[tokio::test]
+async fn the_alerts_page_sends_a_test_e_mail_and_shows_the_outcome() {
+    use super::send;
+    let outbox = std::sync::Arc::new(Outbox::default());
+    let harness = Harness::with_mail(outbox.clone()).await;
+    let admin = harness.admin_key("pub_a", "Li Wei").await;
+    let page = send(&harness, "GET", "/ui/alerts", &admin, None).await;
+    assert!(page.body.contains("id=\"send-test-mail\""), "{}", page.body);
+    let reader = send(&harness, "GET", "/ui/alerts", &harness.key_a, None).await;
+    assert!(!reader.body.contains("id=\"send-test-mail\""));
+
+    // No recipients yet: nothing goes out, and the page says why.
+    let answer = send(&harness, "POST", "/ui/alerts/test", &admin, Some("")).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(
+        answer.body.contains("id=\"test-mail-refused\""),
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains("no recipients are saved"));
+    assert!(outbox.sent.lock().unwrap().is_empty());
+
+    // Within the minute, a second test is refused whatever it would do.
+    let form = "email_to=legal%40a.example&threshold_new_confirmed=1";
+    let saved = send(&harness, "POST", "/ui/alerts", &admin, Some(form)).await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
+    let answer = send(&harness, "POST", "/ui/alerts/test", &admin, Some("")).await;
+    assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(
+        answer.body.contains("one test e-mail a minute"),
+        "{}",
+        answer.body
+    );
+    assert!(outbox.sent.lock().unwrap().is_empty());
+
+    // A minute later (the throttle forgets), it is delivered.
+    harness.console.test_mail.forget(&harness.publisher_a);
+    let answer = send(&harness, "POST", "/ui/alerts/test", &admin, Some("")).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert!(
+        answer.body.contains("id=\"test-mail-delivered\""),
+        "{}",
+        answer.body
+    );
+    assert!(answer.body.contains("legal@a.example"));
+    let sent = outbox.sent.lock().unwrap().clone();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].to, ["legal@a.example"]);
+    assert_eq!(sent[0].subject, "[CopyHound] Test e-mail for Publisher A");
+    assert!(sent[0].text.contains("Li Wei"), "{}", sent[0].text);
+
+    // Readers may not; another site may not post it.
+    harness.console.test_mail.forget(&harness.publisher_a);
+    let answer = send(
+        &harness,
+        "POST",
+        "/ui/alerts/test",
+        &harness.key_a,
+        Some(""),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::FORBIDDEN);
+    let session = harness.session(&admin).await;
+    let request = axum::http::Request::builder()
+        .method("POST")
+        .uri("/ui/alerts/test")
+        .header(
+            axum::http::header::COOKIE,
+            format!("{}={session}", crate::ui::SESSION_COOKIE),
+        )
+        .header(super::SEC_FETCH_SITE, "cross-site")
+        .header(
+            axum::http::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = tower::ServiceExt::oneshot(harness.router.clone(), request)
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+    assert_eq!(outbox.sent.lock().unwrap().len(), 1);
+}
+
+/// A mail server that refuses the message: the page shows its reason.
+#[tokio::test]
+async fn a_refused_test_e_mail_shows_the_servers_reason() {
+    use super::send;
+    let outbox = std::sync::Arc::new(Outbox {
+        refuse: true,
+        ..Outbox::default()
+    });
+    let harness = Harness::with_mail(outbox).await;
+    let admin = harness.admin_key("pub_a", "Li Wei").await;
+    let form = "email_to=legal%40a.example&threshold_new_confirmed=1";
+    send(&harness, "POST", "/ui/alerts", &admin, Some(form)).await;
+    let answer = send(&harness, "POST", "/ui/alerts/test", &admin, Some("")).await;
+    assert!(
+        answer.body.contains("id=\"test-mail-refused\""),
+        "{}",
+        answer.body
+    );
+    assert!(
+        answer.body.contains("550 mailbox unavailable"),
+        "{}",
+        answer.body
+    );
+}

@@ -18,6 +18,7 @@ mod session_test;
 mod sites_validation_test;
 mod system_test;
 mod tenancy_test;
+mod titles_test;
 mod ui_test;
 mod upload_limits_test;
 
@@ -90,7 +91,7 @@ pub(crate) async fn embedded_state(dir: &std::path::Path) -> (AppState, Arc<Loca
         // Loopback tests: sites on 127.0.0.1 are registered.
         site_policy: SitePolicy::new(true),
         matcher: copyhound_core::config::MatcherConfig::default(),
-        mail_configured: false,
+        mail: None,
     };
     (state, queue)
 }
@@ -103,9 +104,22 @@ impl Harness {
 
     /// The same, with the server's address policy for registered sites.
     pub async fn with_policy(policy: SitePolicy) -> Self {
+        Self::build(policy, None).await
+    }
+
+    /// The same, with a mail server.
+    pub async fn with_mail(mail: Arc<dyn copyhound_report::MailTransport>) -> Self {
+        Self::build(SitePolicy::new(true), Some(mail)).await
+    }
+
+    async fn build(
+        policy: SitePolicy,
+        mail: Option<Arc<dyn copyhound_report::MailTransport>>,
+    ) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let (mut state, queue) = embedded_state(dir.path()).await;
         state.site_policy = policy;
+        state.mail = mail;
         let console = crate::ui::ConsoleState::default();
         let router = crate::router_with_console(state.clone(), console.clone());
         let mut harness = Self {

@@ -277,3 +277,55 @@ async fn the_console_scopes_reports_offers_notices_and_edits_the_profile() {
     .await;
     assert_eq!(denied.status, StatusCode::BAD_REQUEST, "{}", denied.body);
 }
+
+/// A schedule is set to e-mail its reports to the alert recipients from the
+/// API and from the console; it is off unless asked for.
+#[tokio::test]
+async fn a_schedule_is_set_to_e_mail_its_reports() {
+    let harness = Harness::new().await;
+    let admin = harness.admin_key("pub_a", "Admin A").await;
+    let body = json!({"schedules": [
+        {"cron": "0 6 * * 1", "format": "pdf", "email": true},
+        {"cron": "0 3 * * *", "format": "csv"}
+    ]});
+    let (status, view) = harness
+        .call("PUT", "/api/v1/report-schedules", &admin, Some(body))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{view}");
+    assert_eq!(view["schedules"][0]["email"], true);
+    assert_eq!(view["schedules"][1]["email"], false);
+    let stored = harness
+        .state
+        .publishers
+        .get_publisher(&harness.publisher_a)
+        .await
+        .unwrap();
+    assert!(stored.report_schedules[0].email);
+    assert!(!stored.report_schedules[1].email);
+    let page = send(&harness, "GET", "/ui/reports", &admin, None).await;
+    assert!(
+        page.body
+            .contains("name=\"email_0\" value=\"on\" id=\"email_0\" checked"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("id=\"email_1\" checked"));
+
+    let saved = send(
+        &harness,
+        "POST",
+        "/ui/reports/schedules",
+        &admin,
+        Some("cron_0=0+6+*+*+1&format_0=pdf&cron_1=0+3+*+*+*&format_1=csv&email_1=on"),
+    )
+    .await;
+    assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
+    let stored = harness
+        .state
+        .publishers
+        .get_publisher(&harness.publisher_a)
+        .await
+        .unwrap();
+    let emailed: Vec<bool> = stored.report_schedules.iter().map(|s| s.email).collect();
+    assert_eq!(emailed, [false, true]);
+}

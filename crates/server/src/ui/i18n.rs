@@ -397,6 +397,8 @@ const ZH: &[(&str, &str)] = &[
     ),
     // Alerts.
     ("E-mail alerts", "邮件提醒"),
+    ("deleted work", "已删除的作品"),
+    ("Site:", "站点："),
     ("E-mail to the alert recipients", "邮件发给提醒收件人"),
     (
         "A schedule set to e-mail sends each report, once ready, to the recipients on the Alerts page: attached, or linked to the console when it is large.",

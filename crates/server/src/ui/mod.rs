@@ -11,6 +11,7 @@ mod operator;
 mod pages;
 mod preview_json;
 mod session;
+mod test_mail;
 mod throttle;
 
 use std::sync::OnceLock;
@@ -27,6 +28,7 @@ use serde::Serialize;
 pub use copyhound_report::{DailyCount as DayCount, daily_bar_chart as bar_chart_svg};
 pub(crate) use headers::nosniff;
 pub use session::{SESSION_COOKIE, Sessions};
+pub use test_mail::{TEST_MAIL_INTERVAL, TestMailThrottle};
 pub use throttle::{CLIENT_BURST as LOGIN_BURST_PER_CLIENT, LoginThrottle};
 
 use crate::AppState;
@@ -74,6 +76,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/reports/schedules", post(pages::save_report_schedules))
         .route("/ui/alerts", get(pages::alerts).post(pages::save_alerts))
         .route("/ui/alerts/profile", post(pages::save_profile))
+        .route("/ui/alerts/test", post(test_mail::send))
         .route("/ui/policy", get(pages::policy).post(pages::save_policy))
         .route("/ui/keys", get(pages::keys).post(pages::create_key))
         .route("/ui/keys/{key_id}/revoke", post(pages::revoke_key))
@@ -94,6 +97,7 @@ pub fn routes() -> Router<AppState> {
         .merge(public)
         .merge(work_text)
         .layer(axum::middleware::from_fn(csrf::same_origin_only))
+        .layer(axum::middleware::from_fn(viewer_scope))
         .layer(axum::middleware::from_fn(i18n::scope))
         .layer(axum::middleware::from_fn(headers::console))
 }
@@ -133,10 +137,31 @@ const TEMPLATES: [(&str, &str); 14] = [
     ("operator.html", include_str!("templates/operator.html")),
 ];
 
+/// Who is looking at a console page, by name: the header shows it.
+#[derive(Clone, Debug, Serialize)]
+struct Viewer {
+    /// The publisher's display name (its id when its record is missing).
+    publisher_name: String,
+    /// The holder of the session's key, when the key is named.
+    person: Option<String>,
+}
+
+tokio::task_local! {
+    /// The viewer of the request being handled, set once its caller is known.
+    static VIEWER: OnceLock<Viewer>;
+}
+
+/// Gives each console request a slot for its viewer, which [`UiCaller`] fills.
+async fn viewer_scope(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    VIEWER.scope(OnceLock::new(), next.run(request)).await
+}
+
 /// Renders a template; a rendering failure is logged and answered with a plain 500.
 pub fn render(name: &str, context: impl Serialize) -> Response {
+    let viewer = VIEWER.try_with(|slot| slot.get().cloned()).ok().flatten();
     let context = minijinja::context! {
         lang => i18n::current().code(),
+        viewer => minijinja::Value::from(minijinja::value::Serde(&viewer)),
         ..minijinja::Value::from(minijinja::value::Serde(&context))
     };
     let rendered = environment()
@@ -199,6 +224,8 @@ pub struct ConsoleState {
     pub sessions: Sessions,
     /// Login attempts per client and in all.
     pub throttle: LoginThrottle,
+    /// When each publisher last sent a test e-mail.
+    pub test_mail: test_mail::TestMailThrottle,
 }
 
 /// The caller of a console session, or the way to the login page. The key
@@ -243,9 +270,22 @@ impl FromRequestParts<AppState> for UiCaller {
             // The operator's console is its own.
             return Err(Redirect::to("/ui/operator").into_response());
         }
-        PublisherCaller::from_caller(caller)
-            .map(Self)
-            .map_err(|error| UiError::from(error).into_response())
+        let caller = PublisherCaller::from_caller(caller)
+            .map_err(|error| UiError::from(error).into_response())?;
+        let publisher_name = match state.publishers.get_publisher(&caller.publisher_id).await {
+            Ok(publisher) => publisher.name,
+            Err(error) if error.kind() == copyhound_core::ErrorKind::NotFound => {
+                caller.publisher_id.to_string()
+            }
+            Err(error) => return Err(UiError::from(error).into_response()),
+        };
+        let viewer = Viewer {
+            publisher_name,
+            person: caller.name.clone(),
+        };
+        // Outside the console's routes (no slot) the header keeps the id.
+        let _ = VIEWER.try_with(|slot| slot.set(viewer));
+        Ok(Self(caller))
     }
 }
 

@@ -154,6 +154,31 @@ fn first_page(limit: u32) -> PageRequest {
     PageRequest { after: None, limit }
 }
 
+/// Match rows as the console lists them: each summary with the titles of
+/// its work and chapter (`null` when deleted since: the page shows the id),
+/// looked up once per distinct work, not per row.
+async fn titled_rows(
+    state: &AppState,
+    publisher_id: &copyhound_core::ids::PublisherId,
+    found: &[copyhound_core::model::Match],
+) -> Result<Vec<serde_json::Value>, UiError> {
+    let titles = copyhound_report::Titles::load(
+        state.works.as_ref(),
+        publisher_id,
+        found.iter().map(|m| (&m.work_id, &m.chapter_id)),
+    )
+    .await?;
+    Ok(found
+        .iter()
+        .map(|m| {
+            let mut row = serde_json::to_value(MatchSummary::from(m)).unwrap_or_default();
+            row["work_title"] = json!(titles.work(&m.work_id));
+            row["chapter_title"] = json!(titles.chapter(&m.work_id, &m.chapter_id));
+            row
+        })
+        .collect())
+}
+
 pub(super) async fn dashboard(
     State(state): State<AppState>,
     UiCaller(caller): UiCaller,
@@ -208,7 +233,7 @@ pub(super) async fn dashboard(
         .matches
         .list_matches(&newest_filter, &first_page(10))
         .await?;
-    let newest: Vec<MatchSummary> = newest.items.iter().map(MatchSummary::from).collect();
+    let newest = titled_rows(&state, &caller.publisher_id, &newest.items).await?;
     Ok(render(
         "dashboard.html",
         json!({
@@ -614,7 +639,7 @@ async fn render_matches(
     let filter = match_filter(&caller.publisher_id, &query)?;
     let page = crate::api::page_request(query.after.clone(), query.limit)?;
     let found = state.matches.list_matches(&filter, &page).await?;
-    let items: Vec<MatchSummary> = found.items.iter().map(MatchSummary::from).collect();
+    let items = titled_rows(state, &caller.publisher_id, &found.items).await?;
     let (works, sites) = works_and_sites(state, &caller.publisher_id).await?;
     // The filters again, for the next-page link and the way back from a review.
     let filters: Vec<(&str, String)> = [
@@ -720,9 +745,14 @@ pub(super) async fn match_page(
 ) -> UiResult {
     let match_id = parse_id::<MatchId>("match_id", &match_id)?;
     let detail = load_match_detail(&state, &caller.publisher_id, &match_id).await?;
+    let site_name = match state.sites.get_site(&detail.found.site_id).await {
+        Ok(site) => Some(site.name),
+        Err(error) if error.kind() == copyhound_core::ErrorKind::NotFound => None,
+        Err(error) => return Err(error.into()),
+    };
     Ok(render(
         "match.html",
-        json!({ "publisher": caller.publisher_id, "m": detail }),
+        json!({ "publisher": caller.publisher_id, "m": detail, "site_name": site_name }),
     ))
 }
 
@@ -874,8 +904,8 @@ pub(super) async fn save_policy(
 #[derive(Default)]
 struct ScheduleOutcome {
     error: Option<String>,
-    /// The rows as typed, shown again beside a refusal.
-    typed: Option<Vec<(String, String)>>,
+    /// The rows as typed (cron, format, e-mailed), shown again beside a refusal.
+    typed: Option<Vec<(String, String, bool)>>,
     saved: bool,
 }
 
@@ -894,7 +924,7 @@ async fn render_reports(
     let mut rows: Vec<serde_json::Value> = match &schedule.typed {
         Some(typed) => typed
             .iter()
-            .map(|(cron, format)| json!({ "cron": cron, "format": format }))
+            .map(|(cron, format, email)| json!({ "cron": cron, "format": format, "email": email }))
             .collect(),
         None => stored
             .schedules
@@ -920,7 +950,8 @@ pub(super) async fn reports(State(state): State<AppState>, UiCaller(caller): UiC
     render_reports(&state, &caller, None, ScheduleOutcome::default()).await
 }
 
-/// Saves the schedule rows (`cron_N`, `format_N`); blank crons are dropped.
+/// Saves the schedule rows (`cron_N`, `format_N`, `email_N` checked to mail
+/// each report to the alert recipients); blank crons are dropped.
 pub(super) async fn save_report_schedules(
     State(state): State<AppState>,
     UiCaller(caller): UiCaller,
@@ -930,16 +961,17 @@ pub(super) async fn save_report_schedules(
     for row in 0..=copyhound_core::model::MAX_REPORT_SCHEDULES {
         let cron = form.get(&format!("cron_{row}")).map(|cron| cron.trim());
         let format = form.get(&format!("format_{row}"));
+        let email = form.contains_key(&format!("email_{row}"));
         if let (Some(cron), Some(format)) = (cron, format)
             && !cron.is_empty()
         {
-            typed.push((cron.to_string(), format.clone()));
+            typed.push((cron.to_string(), format.clone(), email));
         }
     }
     let schedules: Result<Vec<copyhound_core::model::ReportScheduleSetting>, String> = typed
         .iter()
-        .map(|(cron, format)| {
-            serde_json::from_value(json!({ "cron": cron, "format": format }))
+        .map(|(cron, format, email)| {
+            serde_json::from_value(json!({ "cron": cron, "format": format, "email": email }))
                 .map_err(|error| format!("format: {error}"))
         })
         .collect();
@@ -1490,7 +1522,7 @@ pub(super) async fn revoke_key(
     Ok(Redirect::to("/ui/keys").into_response())
 }
 
-fn render_alerts(
+pub(super) fn render_alerts(
     caller: &PublisherCaller,
     view: &crate::api::alerts::AlertsView,
     profile: &copyhound_core::model::PublisherProfile,
@@ -1507,17 +1539,20 @@ fn render_alerts(
             "saved": outcome.saved,
             "profile_error": outcome.profile_error,
             "profile_saved": outcome.profile_saved,
+            "test": outcome.test,
         }),
     )
 }
 
 /// What a form post leaves on the alerts page.
 #[derive(Default)]
-struct AlertsOutcome {
-    error: Option<String>,
-    saved: bool,
-    profile_error: Option<String>,
-    profile_saved: bool,
+pub(super) struct AlertsOutcome {
+    pub(super) error: Option<String>,
+    pub(super) saved: bool,
+    pub(super) profile_error: Option<String>,
+    pub(super) profile_saved: bool,
+    /// How the test e-mail went.
+    pub(super) test: Option<crate::api::alerts::TestDelivery>,
 }
 
 pub(super) async fn alerts(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
