@@ -88,6 +88,30 @@ async fn the_console_names_works_chapters_sites_and_people_by_title() {
             .contains(&format!("<title>{gone} · c_0001 · CopyHound</title>"))
     );
 
+    // The site page lists what the site copied by title.
+    let page = send(
+        &harness,
+        "GET",
+        &format!("/ui/sites/{site_id}"),
+        &admin,
+        None,
+    )
+    .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(
+        page.body.contains(&format!(
+            "<a href=\"/ui/works/{work_id}\" title=\"{work_id}\">风起青萍</a>"
+        )),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("title=\"c_0001\">第一章 风起</a>"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains(&format!(">{gone}</span>")));
+
     // A key without a name: the publisher alone.
     let page = send(&harness, "GET", "/", &harness.key_a, None).await;
     assert_eq!(element_text(&page.body, "viewer"), "Publisher A");

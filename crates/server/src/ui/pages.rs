@@ -463,17 +463,30 @@ async fn copied_by_site(
             Some(next) if found.len() < SITE_SAMPLE => page.after = Some(next),
             next => {
                 let truncated = next.is_some();
-                return Ok(summarize_copies(&found, truncated));
+                let titles = copyhound_report::Titles::load(
+                    state.works.as_ref(),
+                    publisher_id,
+                    found.iter().map(|m| (&m.work_id, &m.chapter_id)),
+                )
+                .await?;
+                return Ok(summarize_copies(&found, &titles, truncated));
             }
         }
     }
 }
 
-fn summarize_copies(found: &[copyhound_core::model::Match], truncated: bool) -> serde_json::Value {
+fn summarize_copies(
+    found: &[copyhound_core::model::Match],
+    titles: &copyhound_report::Titles,
+    truncated: bool,
+) -> serde_json::Value {
     #[derive(serde::Serialize)]
     struct Copied {
         work_id: WorkId,
         chapter_id: copyhound_core::ids::ChapterId,
+        /// `None` when deleted since: the page shows the id.
+        work_title: Option<String>,
+        chapter_title: Option<String>,
         coverage: f32,
         pages: usize,
         first_seen: chrono::DateTime<Utc>,
@@ -488,6 +501,10 @@ fn summarize_copies(found: &[copyhound_core::model::Match], truncated: bool) -> 
             .or_insert_with(|| Copied {
                 work_id: m.work_id.clone(),
                 chapter_id: m.chapter_id.clone(),
+                work_title: titles.work(&m.work_id).map(str::to_string),
+                chapter_title: titles
+                    .chapter(&m.work_id, &m.chapter_id)
+                    .map(str::to_string),
                 coverage: 0.0,
                 pages: 0,
                 first_seen: m.first_seen,
