@@ -316,7 +316,12 @@ async fn reports_are_generated_listed_and_downloaded_from_the_console() {
     assert_eq!(queued.status, StatusCode::SEE_OTHER, "{}", queued.body);
     let listed = send(&harness, "GET", "/ui/reports", &key, None).await;
     assert!(listed.body.contains("queued"), "{}", listed.body);
-    assert!(listed.body.contains(&format!("work {work}")));
+    assert!(
+        listed.body.contains(&format!(
+            "work <span class=\"scope-work\" title=\"{work}\">"
+        )),
+        "the scope names its work (by title, the id as its tooltip)"
+    );
     assert!(!listed.body.contains("class=\"download\""));
 
     // A worker renders it; the console then offers the download.

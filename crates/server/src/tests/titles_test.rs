@@ -112,6 +112,41 @@ async fn the_console_names_works_chapters_sites_and_people_by_title() {
     );
     assert!(page.body.contains(&format!(">{gone}</span>")));
 
+    // The work page names its matches' chapters; a report's scope names its work and site.
+    let page = send(
+        &harness,
+        "GET",
+        &format!("/ui/works/{work_id}"),
+        &admin,
+        None,
+    )
+    .await;
+    assert!(
+        page.body.contains("<td title=\"c_0001\">第一章 风起</td>"),
+        "{}",
+        page.body
+    );
+    let (status, _) = harness
+        .call(
+            "POST",
+            "/api/v1/reports",
+            &admin,
+            Some(serde_json::json!({"format": "csv", "work_id": work_id, "site_id": site_id})),
+        )
+        .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let page = send(&harness, "GET", "/ui/reports", &admin, None).await;
+    assert!(
+        page.body.contains(&format!(
+            "<span class=\"scope-work\" title=\"{work_id}\">风起青萍</span>"
+        )),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains(&format!(
+        "<span class=\"scope-site\" title=\"{site_id}\">盗版小说网</span>"
+    )));
+
     // A key without a name: the publisher alone.
     let page = send(&harness, "GET", "/", &harness.key_a, None).await;
     assert_eq!(element_text(&page.body, "viewer"), "Publisher A");

@@ -287,9 +287,16 @@ async fn work_page(
         )
         .await?;
     let matches: Vec<MatchSummary> = matches.items.iter().map(MatchSummary::from).collect();
+    // The work's own chapters name its matches' chapters: no lookup more.
+    let chapter_titles: BTreeMap<String, &str> = detail
+        .chapters
+        .iter()
+        .map(|chapter| (chapter.id.to_string(), chapter.title.as_str()))
+        .collect();
     Ok(render(
         "work.html",
-        json!({ "publisher": caller.publisher_id, "detail": detail, "matches": matches, "error": error }),
+        json!({ "publisher": caller.publisher_id, "detail": detail, "matches": matches,
+                "chapter_titles": chapter_titles, "error": error }),
     ))
 }
 
@@ -953,10 +960,22 @@ async fn render_reports(
         rows.push(json!({ "cron": "", "format": "html" }));
     }
     let failed = error.is_some() || schedule.error.is_some();
+    // A scope names its work and site by title, from the pickers' lists.
+    let work_titles: BTreeMap<String, &str> = works
+        .items
+        .iter()
+        .map(|work| (work.id.to_string(), work.title.as_str()))
+        .collect();
+    let site_names: BTreeMap<String, &str> = sites
+        .items
+        .iter()
+        .map(|site| (site.id.to_string(), site.name.as_str()))
+        .collect();
     let response = render(
         "reports.html",
         json!({ "publisher": caller.publisher_id, "reports": reports.items, "works": works.items,
                 "sites": sites.items, "error": error, "schedule_rows": rows,
+                "work_titles": work_titles, "site_names": site_names,
                 "schedule_error": schedule.error, "schedules_saved": schedule.saved,
                 "admin": caller.role == copyhound_core::model::Role::Admin }),
     );
