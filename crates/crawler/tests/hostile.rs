@@ -278,7 +278,6 @@ async fn a_crawl_of_a_hostile_site_finishes_with_reasons() {
         "too_large",
         "timeout",
         "binary",
-        "not_found",
         "forbidden",
     ] {
         assert!(
@@ -286,6 +285,10 @@ async fn a_crawl_of_a_hostile_site_finishes_with_reasons() {
             "{reason} missing in {counters:?}"
         );
     }
+    assert!(
+        counters.skipped.contains_key("not_found"),
+        "dead links are counted among the skipped: {counters:?}"
+    );
     assert!(!run.recent_errors.is_empty());
     let pages = test.all_pages().await;
     let by_path = |path: &str| {
@@ -305,7 +308,7 @@ async fn a_crawl_of_a_hostile_site_finishes_with_reasons() {
     assert!(by_path("/malformed").unwrap().text.contains("灯烛辉煌"));
     // The page with 100k links was capped: the frontier did not explode.
     assert!(
-        counters.failed.get("not_found").copied().unwrap_or(0) <= 210,
+        counters.skipped.get("not_found").copied().unwrap_or(0) <= 210,
         "{counters:?}"
     );
 

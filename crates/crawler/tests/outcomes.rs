@@ -1,7 +1,8 @@
 //! Truthful crawl outcomes: a crawl that fetched nothing (robots.txt
 //! unreachable or disallowing, host refusing connections, address refused) is
 //! `failed` with its reasons in `recent_errors`; one where some pages failed is
-//! `partial`; never a silent `succeeded`.
+//! `partial`; never a silent `succeeded`. Dead links (404 on a linked page)
+//! are counted and fail nothing; a seed that is not there does.
 #![allow(clippy::unwrap_used)] // tests may unwrap (STYLE.md rule 16)
 
 mod common;
@@ -118,16 +119,37 @@ async fn a_private_address_is_refused_at_crawl_time_and_fails_the_crawl() {
 }
 
 #[tokio::test]
-async fn a_crawl_with_some_failed_pages_is_partial() {
+async fn a_crawl_whose_only_failures_are_dead_links_succeeds() {
     let router = Router::new().route("/", get(|| async { page() }));
     let address = serve(router).await;
     let run = crawl(test_config(), site(&format!("http://{address}/"))).await;
-    assert_eq!(run.status, CrawlRunStatus::Partial, "{run:?}");
+    assert_eq!(run.status, CrawlRunStatus::Succeeded, "{run:?}");
     assert_eq!(run.counters.fetched, 1);
+    assert_eq!(
+        run.counters.skipped.get("not_found"),
+        Some(&1),
+        "the dead link is counted: {run:?}"
+    );
+    assert!(run.counters.failed.is_empty(), "{run:?}");
+}
+
+#[tokio::test]
+async fn a_crawl_whose_seed_is_not_there_is_partial() {
+    let router = Router::new()
+        .route("/", get(|| async { page() }))
+        .route("/gone.html", get(|| async { page() }));
+    let address = serve(router).await;
+    let mut with_a_dead_seed = site(&format!("http://{address}/"));
+    with_a_dead_seed
+        .seeds
+        .push(format!("http://{address}/book/"));
+    let run = crawl(test_config(), with_a_dead_seed).await;
+    assert_eq!(run.status, CrawlRunStatus::Partial, "{run:?}");
+    assert_eq!(run.counters.fetched, 2);
     assert_eq!(run.counters.failed.get("not_found"), Some(&1));
     let errors = run.recent_errors.join("\n");
     assert!(
-        errors.contains("gone.html") && errors.contains("1 of 2 pages failed"),
+        errors.contains("/book/") && errors.contains("1 of 3 pages failed"),
         "{errors}"
     );
 }

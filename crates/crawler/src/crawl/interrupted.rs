@@ -14,7 +14,7 @@ use copyhound_core::model::{CrawlRun, CrawlRunStatus};
 use copyhound_core::ports::{PageRequest, PageStore, Pages, SiteStore};
 use tracing::warn;
 
-use super::MAX_RECENT_ERRORS;
+use super::outcome::push_recent_error;
 
 /// Recent runs of a site examined at the start of a crawl.
 const RECENT_RUNS: u32 = 20;
@@ -43,12 +43,11 @@ pub(crate) async fn interrupted_runs(
         interrupted.insert(other.id.clone());
         other.status = CrawlRunStatus::Failed;
         other.finished_at = Some(Utc::now());
-        if other.recent_errors.len() >= MAX_RECENT_ERRORS {
-            other.recent_errors.remove(0);
-        }
-        other
-            .recent_errors
-            .push("interrupted: the crawling process stopped before the run finished".into());
+        push_recent_error(
+            &mut other.recent_errors,
+            None,
+            "interrupted: the crawling process stopped before the run finished".into(),
+        );
         sites.put_crawl_run(&other).await?;
     }
     Ok(interrupted)

@@ -339,9 +339,13 @@ impl Crawler {
         let budget = usize::try_from(site.max_pages_per_run).unwrap_or(usize::MAX);
         let concurrency = usize::try_from(site.concurrency.max(1)).unwrap_or(1);
         let mut frontier: VecDeque<(String, u32)> = VecDeque::new();
+        let mut seeds: HashSet<String> = HashSet::new();
         for seed in &site.seeds {
             match normalize_url(seed) {
-                Ok(seed) if context.claim(&seed) => frontier.push_back((seed, 0)),
+                Ok(seed) if context.claim(&seed) => {
+                    seeds.insert(seed.clone());
+                    frontier.push_back((seed, 0));
+                }
                 Ok(_) => {}
                 Err(error) => outcome::record(run, seed, &PageOutcome::from_error(&error)),
             }
@@ -393,9 +397,10 @@ impl Crawler {
                 joined = in_flight.join_next() => {
                     let Some(joined) = joined else { return Ok(()) };
                     let (depth, report) = joined.map_err(|err| Error::internal(format!("page task failed: {err}")))?;
-                    for (url, page_outcome) in &report.outcomes {
-                        outcome::record(run, url, page_outcome);
-                        progress.page_done(url, page_outcome, &run.counters, frontier.len());
+                    for (url, page_outcome) in report.outcomes {
+                        let page_outcome = outcome::for_link(page_outcome, seeds.contains(&url));
+                        outcome::record(run, &url, &page_outcome);
+                        progress.page_done(&url, &page_outcome, &run.counters, frontier.len());
                     }
                     for url in &report.css_fallbacks {
                         info!(run_id=%run.id, url=%url, "page read as markup: css over its time budget");
@@ -449,10 +454,7 @@ impl Crawler {
         run.status = status;
         run.finished_at = Some(Utc::now());
         if let Some(error) = error {
-            if run.recent_errors.len() >= MAX_RECENT_ERRORS {
-                run.recent_errors.remove(0);
-            }
-            run.recent_errors.push(error);
+            outcome::push_recent_error(&mut run.recent_errors, None, error);
         }
         self.sites.put_crawl_run(&run).await?;
         Ok(run)

@@ -4,7 +4,10 @@
 //! refined where one kind covers several causes (`robots`, `robots_unreachable`,
 //! `private_address`, `connection_refused`, `content_type`, `redirect_loop`,
 //! `binary`). A stored page whose CSS ran out of time is counted among the
-//! skipped as [`CSS_BUDGET`]: its CSS was skipped, not the page.
+//! skipped as [`CSS_BUDGET`]: its CSS was skipped, not the page. A link to a
+//! page that is not there (404, 410) is a dead link of the site, counted among
+//! the skipped as [`DEAD_LINK`] ([`for_link`]); a seed that is not there stays
+//! a failure. Recent errors name each URL once, with its latest reason.
 
 use copyhound_core::model::{CrawlCounters, CrawlRun, CrawlRunStatus};
 use copyhound_core::ports::PageUpsert;
@@ -100,13 +103,43 @@ pub fn record(run: &mut CrawlRun, url: &str, outcome: &PageOutcome) {
         }
         PageOutcome::Failed { reason, message } => {
             *counters.failed.entry(reason.clone()).or_default() += 1;
-            if run.recent_errors.len() >= MAX_RECENT_ERRORS {
-                run.recent_errors.remove(0);
-            }
-            run.recent_errors
-                .push(format!("{url}: {reason}: {message}"));
+            push_recent_error(
+                &mut run.recent_errors,
+                Some(url),
+                format!("{url}: {reason}: {message}"),
+            );
         }
     }
+}
+
+/// Reason of a link to a page that is not there (HTTP 404 or 410).
+pub const DEAD_LINK: &str = "not_found";
+
+/// Returns the outcome to count for a fetched document: a page that is not
+/// there is a dead link of the site, skipped as [`DEAD_LINK`] and no failure
+/// of the run, unless it is a seed (`seed`), which stays failed.
+pub fn for_link(outcome: PageOutcome, seed: bool) -> PageOutcome {
+    match outcome {
+        PageOutcome::Failed { reason, .. } if !seed && reason == DEAD_LINK => {
+            PageOutcome::Skipped { reason }
+        }
+        other => other,
+    }
+}
+
+/// Appends `line` to a run's recent errors, at most [`MAX_RECENT_ERRORS`]
+/// (the oldest goes first). A line about `url` replaces the one already kept
+/// for it: each URL appears once, with its latest reason.
+pub fn push_recent_error(errors: &mut Vec<String>, url: Option<&str>, line: String) {
+    if let Some(url) = url {
+        let prefix = format!("{url}: ");
+        errors.retain(|kept| !kept.starts_with(&prefix));
+    }
+    if errors.len() >= MAX_RECENT_ERRORS {
+        let excess = errors.len() + 1 - MAX_RECENT_ERRORS;
+        errors.drain(..excess);
+    }
+    errors.push(line);
 }
 
 /// Skip reason counted for a stored page read as markup alone, its CSS
@@ -133,13 +166,11 @@ pub fn record_unreadable(run: &mut CrawlRun, url: &str, reason: &str) {
         .or_default() += 1;
     metrics::counter!("copyhound_pages_unreadable_total", "reason" => reason.to_string())
         .increment(1);
-    if run.recent_errors.len() >= MAX_RECENT_ERRORS {
-        run.recent_errors.remove(0);
-    }
-    run.recent_errors.push(format!(
-        "{url}: unreadable: {}",
-        super::reading::explain(reason)
-    ));
+    push_recent_error(
+        &mut run.recent_errors,
+        Some(url),
+        format!("{url}: unreadable: {}", super::reading::explain(reason)),
+    );
 }
 
 /// Skip reasons that are not a refusal: the page is current or was left out
@@ -153,7 +184,9 @@ pub const FRESH: &str = "fresh";
 /// summary line to record when it is not `Succeeded`: `Failed` when no page
 /// was fetched or found current (robots.txt unreachable or disallowing,
 /// address refused, connection errors: whatever the reasons), `Partial` when
-/// pages were fetched but some failed, else `Succeeded`.
+/// pages were fetched but some failed, else `Succeeded`. Dead links
+/// ([`for_link`]) are skipped, not failed: a site with broken links crawled
+/// to the end succeeded.
 pub fn verdict(counters: &CrawlCounters) -> (CrawlRunStatus, Option<String>) {
     let not_modified: u64 = BENIGN_SKIPS
         .iter()
@@ -263,9 +296,14 @@ mod tests {
         let (status, why) = verdict(&counters(0, &[], &[("robots_unreachable", 2)]));
         assert_eq!(status, CrawlRunStatus::Failed);
         assert!(why.unwrap().contains("2 failed (robots_unreachable)"));
-        let (status, why) = verdict(&counters(3, &[("robots", 4)], &[("not_found", 1)]));
+        let (status, why) = verdict(&counters(3, &[("robots", 4)], &[("timeout", 1)]));
         assert_eq!(status, CrawlRunStatus::Partial);
-        assert_eq!(why.unwrap(), "1 of 4 pages failed: 1 not_found");
+        assert_eq!(why.unwrap(), "1 of 4 pages failed: 1 timeout");
+        assert_eq!(
+            verdict(&counters(3, &[(DEAD_LINK, 2)], &[])),
+            (CrawlRunStatus::Succeeded, None),
+            "dead links are counted, not failures"
+        );
         assert_eq!(
             verdict(&counters(2, &[("robots", 5), ("content_type", 1)], &[])),
             (CrawlRunStatus::Succeeded, None)
@@ -277,9 +315,102 @@ mod tests {
         );
     }
 
+    fn not_found(url: &str) -> PageOutcome {
+        PageOutcome::from_error(&Error::not_found(format!("`{url}` answered 404")))
+    }
+
     #[test]
-    fn css_fallbacks_are_counted_beside_the_stored_page() {
-        let mut run = CrawlRun {
+    fn dead_links_are_counted_without_making_the_run_partial() {
+        let mut run = empty_run();
+        record(&mut run, "http://a.example/", &stored());
+        for url in ["http://a.example/gone.html", "http://a.example/moved.html"] {
+            record(&mut run, url, &for_link(not_found(url), false));
+        }
+        assert_eq!(run.counters.skipped.get(DEAD_LINK), Some(&2));
+        assert!(run.counters.failed.is_empty(), "{:?}", run.counters);
+        assert_eq!(verdict(&run.counters), (CrawlRunStatus::Succeeded, None));
+        let timeout = Error::new(ErrorKind::Timeout, "slow");
+        assert_eq!(
+            for_link(PageOutcome::from_error(&timeout), false),
+            PageOutcome::from_error(&timeout),
+            "only a page that is not there is a dead link"
+        );
+    }
+
+    #[test]
+    fn a_seed_that_is_not_there_still_makes_the_run_partial() {
+        let mut run = empty_run();
+        record(&mut run, "http://a.example/", &stored());
+        let seed = "http://a.example/book/";
+        record(&mut run, seed, &for_link(not_found(seed), true));
+        assert_eq!(run.counters.failed.get(DEAD_LINK), Some(&1));
+        let (status, why) = verdict(&run.counters);
+        assert_eq!(status, CrawlRunStatus::Partial);
+        assert_eq!(why.unwrap(), "1 of 2 pages failed: 1 not_found");
+        assert!(run.recent_errors[0].starts_with(seed), "{run:?}");
+        let mut alone = empty_run();
+        record(&mut alone, seed, &for_link(not_found(seed), true));
+        assert_eq!(verdict(&alone.counters).0, CrawlRunStatus::Failed);
+    }
+
+    #[test]
+    fn recent_errors_name_each_url_once_with_its_latest_reason() {
+        let mut run = empty_run();
+        let failed = |reason: &str| PageOutcome::Failed {
+            reason: reason.into(),
+            message: format!("{reason} detail"),
+        };
+        record(&mut run, "http://a.example/1", &failed("timeout"));
+        record(&mut run, "http://a.example/2", &failed("timeout"));
+        record(
+            &mut run,
+            "http://a.example/1",
+            &failed("connection_refused"),
+        );
+        record_unreadable(&mut run, "http://a.example/2", "no_language");
+        assert_eq!(run.recent_errors.len(), 2, "{:?}", run.recent_errors);
+        assert!(
+            run.recent_errors[0].starts_with("http://a.example/1: connection_refused"),
+            "{:?}",
+            run.recent_errors
+        );
+        assert!(run.recent_errors[1].starts_with("http://a.example/2: unreadable"));
+        assert_eq!(
+            run.counters.failed.get("timeout"),
+            Some(&2),
+            "still counted"
+        );
+        // A URL that is a prefix of another is its own entry.
+        record(&mut run, "http://a.example/10", &failed("timeout"));
+        assert_eq!(run.recent_errors.len(), 3);
+        for index in 0..MAX_RECENT_ERRORS * 2 {
+            record(
+                &mut run,
+                &format!("http://b.example/{}", index % (MAX_RECENT_ERRORS + 5)),
+                &failed("timeout"),
+            );
+        }
+        assert_eq!(run.recent_errors.len(), MAX_RECENT_ERRORS);
+        let mut urls: Vec<&str> = run
+            .recent_errors
+            .iter()
+            .map(|line| line.split(": ").next().unwrap())
+            .collect();
+        urls.sort_unstable();
+        urls.dedup();
+        assert_eq!(urls.len(), MAX_RECENT_ERRORS, "{:?}", run.recent_errors);
+    }
+
+    fn stored() -> PageOutcome {
+        PageOutcome::Stored {
+            upsert: PageUpsert::New,
+            bytes: 10,
+            fingerprinted: false,
+        }
+    }
+
+    fn empty_run() -> CrawlRun {
+        CrawlRun {
             id: copyhound_core::ids::CrawlRunId::generate(),
             site_id: copyhound_core::ids::SiteId::generate(),
             status: CrawlRunStatus::Running,
@@ -288,13 +419,13 @@ mod tests {
             finished_at: None,
             counters: CrawlCounters::default(),
             recent_errors: Vec::new(),
-        };
-        let stored = PageOutcome::Stored {
-            upsert: PageUpsert::New,
-            bytes: 10,
-            fingerprinted: false,
-        };
-        record(&mut run, "http://a.example/1.html", &stored);
+        }
+    }
+
+    #[test]
+    fn css_fallbacks_are_counted_beside_the_stored_page() {
+        let mut run = empty_run();
+        record(&mut run, "http://a.example/1.html", &stored());
         record_css_fallback(&mut run);
         assert_eq!(run.counters.skipped.get(CSS_BUDGET), Some(&1));
         assert_eq!(
