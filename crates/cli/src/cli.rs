@@ -88,6 +88,13 @@ pub enum Command {
     /// Manage watched sites.
     #[command(subcommand)]
     Sites(SitesCommand),
+    /// Manage publishers (tenants): list, add, show.
+    #[command(subcommand)]
+    Publishers(PublishersCommand),
+    /// Manage a publisher's API keys: list (never their secrets), create (the
+    /// key is printed once), revoke. A key logs in to the console and the API.
+    #[command(subcommand)]
+    Keys(KeysCommand),
     /// Crawl a site now, with a progress bar and a summary.
     ///
     /// Exit codes: 0 succeeded; 3 failed (no page fetched: robots.txt unreachable
@@ -139,6 +146,81 @@ pub struct WorksListArgs {
     /// The publisher.
     #[arg(long)]
     pub publisher: String,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PublishersCommand {
+    /// List every publisher.
+    List,
+    /// Create a publisher, as `POST /api/v1/admin/publishers` does.
+    Add(PublisherAddArgs),
+    /// Show a publisher, its works, sites and keys.
+    Show {
+        /// Publisher id.
+        publisher: String,
+    },
+}
+
+/// Arguments of `copyhound publishers add`.
+#[derive(Debug, Args)]
+pub struct PublisherAddArgs {
+    /// Publisher id, e.g. `N01` or `pub_acme`.
+    pub id: String,
+    /// Display name.
+    #[arg(long)]
+    pub name: String,
+    /// What it publishes.
+    #[arg(long, value_enum, default_value_t = PublisherKindArg::Books)]
+    pub kind: PublisherKindArg,
+}
+
+/// `--kind` of `publishers add`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum PublisherKindArg {
+    /// A novel platform or book publisher.
+    Books,
+    /// A news agency.
+    News,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KeysCommand {
+    /// List a publisher's keys, oldest first, without their secrets.
+    List {
+        /// Publisher id.
+        publisher: String,
+    },
+    /// Create a key for a publisher, as `POST
+    /// /api/v1/admin/publishers/{id}/keys` does; the key is printed once.
+    Create(KeyCreateArgs),
+    /// Revoke a key: it authenticates nobody from now on (idempotent).
+    Revoke {
+        /// Key id (`key_...`), as `keys list` shows it.
+        key: String,
+    },
+}
+
+/// Arguments of `copyhound keys create`.
+#[derive(Debug, Args)]
+pub struct KeyCreateArgs {
+    /// Publisher id.
+    pub publisher: String,
+    /// `publisher` acts within the publisher; `admin` also manages its keys,
+    /// alerts and report schedules in the console.
+    #[arg(long, value_enum, default_value_t = RoleArg::Publisher)]
+    pub role: RoleArg,
+    /// Who holds the key (`Li Wei`, `legal team`); reviews record it.
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+/// `--role` of `keys create`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum RoleArg {
+    /// Acts within its publisher.
+    Publisher,
+    /// Also administers its publisher.
+    Admin,
 }
 
 /// Arguments of `copyhound health`.

@@ -77,6 +77,8 @@ async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Resu
         Command::Serve(args) => commands::serve::serve(&config, args).await,
         Command::Scheduler => commands::serve::scheduler(&config).await,
         Command::Sites(command) => commands::sites::sites(&config, command).await,
+        Command::Publishers(command) => commands::publishers::publishers(&config, command).await,
+        Command::Keys(command) => commands::publishers::keys(&config, command).await,
         Command::Crawl(args) => commands::sites::crawl(&config, args).await,
         Command::Matches(command) => commands::sites::matches(&config, command).await,
         Command::Worker(args) => commands::pipeline::worker(&config, args).await,

@@ -413,3 +413,146 @@ fn the_demos_sites_are_its_publishers_and_its_evidence_package_holds_each_captur
     .failure()
     .stderr(predicate::str::contains("--until must come after --since"));
 }
+
+#[test]
+fn works_list_and_sites_add_refuse_an_unknown_publisher_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = || {
+        predicate::str::contains("unknown publisher `N01`").and(predicate::str::contains(
+            "copyhound publishers add N01 --name NAME",
+        ))
+    };
+    copyhound(dir.path())
+        .args(["--data-dir", "data", "works", "list", "--publisher", "N01"])
+        .assert()
+        .code(1)
+        .stderr(refused());
+    copyhound(dir.path())
+        .args(["--data-dir", "data", "sites", "add", "--publisher", "N01"])
+        .args(["--name", "mirror", "--seed", "http://www.example.com/"])
+        .assert()
+        .code(1)
+        .stderr(refused());
+    copyhound(dir.path())
+        .args(["--data-dir", "data", "sites", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("no sites"));
+    copyhound(dir.path())
+        .args(["--data-dir", "data", "publishers", "list"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("no publishers"));
+}
+
+/// Status and body of one `GET` with a bearer key (`Connection: close`).
+fn get(port: u16, path: &str, key: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let request = format!(
+        "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\
+         Authorization: Bearer {key}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let status = response.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, response)
+}
+
+#[test]
+fn publishers_and_keys_made_on_the_command_line_work_at_the_api() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = copyhound(dir.path())
+            .args(["--data-dir", "data"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    run(&["publishers", "add", "N01", "--name", "Acme Books"]);
+    copyhound(dir.path())
+        .args([
+            "--data-dir",
+            "data",
+            "publishers",
+            "add",
+            "N01",
+            "--name",
+            "x",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("publisher N01 exists"));
+    copyhound(dir.path())
+        .args([
+            "--data-dir",
+            "data",
+            "publishers",
+            "add",
+            "N02",
+            "--name",
+            " ",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("`name` must not be empty"));
+    assert!(run(&["publishers", "list"]).contains("N01  Acme Books  books"));
+    // The key alone on stdout, printed once; the listing never shows a secret.
+    let admin = run(&[
+        "keys", "create", "N01", "--role", "admin", "--name", "Li Wei",
+    ]);
+    let admin = admin.trim().to_string();
+    assert!(admin.starts_with("chk_key_"), "{admin}");
+    let reviewer = run(&["keys", "create", "N01"]).trim().to_string();
+    let listed = run(&["keys", "list", "N01"]);
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(
+        listed.contains("admin") && listed.contains("Li Wei"),
+        "{listed}"
+    );
+    let secret = |key: &str| key.rsplit_once('_').unwrap().1.to_string();
+    assert!(!listed.contains(&secret(&admin)) && !listed.contains(&secret(&reviewer)));
+    let reviewer_id = reviewer
+        .trim_start_matches("chk_")
+        .rsplit_once('_')
+        .unwrap()
+        .0;
+    assert!(run(&["keys", "revoke", reviewer_id]).contains("revoked key"));
+    assert!(run(&["keys", "list", "N01"]).contains("revoked"));
+    assert!(run(&["publishers", "show", "N01"]).contains("2 keys (1 active)"));
+
+    // The server takes the key the CLI minted and refuses the revoked one.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = std::process::Command::new(assert_cmd::cargo::cargo_bin("copyhound"))
+        .current_dir(dir.path())
+        .env_remove("RUST_LOG")
+        .env_remove("COPYHOUND_SERVER_ADMIN_KEY")
+        .args(["--data-dir", "data", "serve"])
+        .env("COPYHOUND_SERVER_LISTEN", format!("127.0.0.1:{port}"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let (status, body) = get(port, "/api/v1/admin/publishers/N01/keys", &admin);
+    let revoked = get(port, "/api/v1/works", &reviewer).0;
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("\"Li Wei\"") && body.contains("\"revoked\":true"),
+        "{body}"
+    );
+    assert_eq!(revoked, 401);
+}

@@ -14,7 +14,20 @@ fn copyhound(dir: &std::path::Path) -> Command {
     command
 }
 
+/// Adds the site `mirror` of publisher N01, created on the way.
 fn add_site(dir: &std::path::Path, seed: &str) -> Command {
+    let publisher_exists = copyhound(dir)
+        .args(["publishers", "show", "N01"])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    if !publisher_exists {
+        copyhound(dir)
+            .args(["publishers", "add", "N01", "--name", "Novels"])
+            .assert()
+            .success();
+    }
     let mut command = copyhound(dir);
     command.args([
         "sites",

@@ -7,6 +7,7 @@
 //! backends, from the configuration.
 #![warn(missing_docs)]
 
+pub mod api_keys;
 pub mod backoff;
 pub mod config;
 pub mod error;

@@ -9,17 +9,14 @@
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
-use chrono::Utc;
+pub use copyhound_core::api_keys::{IssuedKey, KEY_PREFIX, issue_key};
 use copyhound_core::ids::{ApiKeyId, PublisherId, sha256_hex};
 use copyhound_core::model::{ApiKey, Role};
 use copyhound_core::{Error, ErrorKind, Result};
-use rand::RngCore;
 
 use crate::AppState;
 use crate::error::ApiError;
 
-/// Prefix of every issued key.
-pub const KEY_PREFIX: &str = "chk_";
 /// Key id reported for the bootstrap admin key of the configuration.
 pub const BOOTSTRAP_ADMIN_ID: &str = "config-admin";
 
@@ -34,37 +31,6 @@ pub struct Caller {
     pub publisher_id: Option<PublisherId>,
     /// Who holds the key, when its creator named them.
     pub name: Option<String>,
-}
-
-/// A freshly issued key: the record to store and the key to show once.
-#[derive(Clone, Debug)]
-pub struct IssuedKey {
-    /// The record (hash only).
-    pub record: ApiKey,
-    /// The full key, `chk_<key id>_<secret>`.
-    pub key: String,
-}
-
-/// Returns a new key for `publisher_id` with `role`.
-pub fn issue_key(publisher_id: PublisherId, role: Role) -> IssuedKey {
-    let mut secret_bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut secret_bytes);
-    let secret: String = secret_bytes
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    let id = ApiKeyId::generate();
-    let key = format!("{KEY_PREFIX}{id}_{secret}");
-    let record = ApiKey {
-        id,
-        publisher_id,
-        secret_sha256: sha256_hex(secret.as_bytes()),
-        role,
-        created_at: Utc::now(),
-        revoked: false,
-        name: None,
-    };
-    IssuedKey { record, key }
 }
 
 /// Splits `chk_<key id>_<secret>` into the key id and the secret.

@@ -6,6 +6,7 @@ pub mod demo;
 pub mod fingerprint;
 pub mod health;
 pub mod pipeline;
+pub mod publishers;
 pub mod report;
 pub mod serve;
 pub mod sites;

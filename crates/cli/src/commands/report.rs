@@ -61,15 +61,7 @@ pub async fn run(config: &Config, args: ReportArgs) -> anyhow::Result<ExitCode> 
         until,
         review: Some(review),
     };
-    let publisher = match stores.publishers.get_publisher(&publisher_id).await {
-        Ok(publisher) => publisher,
-        Err(error) if error.kind() == copyhound_core::ErrorKind::NotFound => bail!(
-            "unknown publisher `{publisher_id}` in {} (`copyhound works list --publisher ID` \
-             lists a publisher's works; the demo keeps its data under <data_dir>/demo/data)",
-            config.data_dir.display()
-        ),
-        Err(error) => return Err(error.into()),
-    };
+    let publisher = super::publishers::known_publisher(config, &backends, &publisher_id).await?;
     let mut input = load_report_input(
         stores.matches.as_ref(),
         stores.works.as_ref(),

@@ -1,25 +1,24 @@
 //! `copyhound sites`, `copyhound crawl`, `copyhound matches`, `copyhound works list`:
 //! the CLI mirrors of the API's main actions. `sites add` validates with the same
 //! rules and address policy as `POST /api/v1/sites`; `crawl` exits with the
-//! run's outcome ([`crawl_exit_code`]).
+//! run's outcome ([`crawl_exit_code`]). `sites add` and `works list` refuse a
+//! publisher that does not exist, naming it (`copyhound publishers add`).
 
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
-use chrono::Utc;
 use copyhound_core::config::{Backend, Config};
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
-use copyhound_core::model::{
-    CrawlRunStatus, ExtractionHints, Match, Publisher, PublisherKind, Render,
-};
+use copyhound_core::model::{CrawlRunStatus, ExtractionHints, Match, Render};
 use copyhound_core::ports::{MatchFilter, MatchFilterInput, PageRequest, collect_all};
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_crawler::{CrawlProgress, Crawler, HttpFetcher};
-use copyhound_runtime::{Backends, Node};
+use copyhound_runtime::Node;
 use indicatif::{ProgressBar, ProgressStyle};
 
+use super::publishers::known_publisher;
 use crate::cli::{CrawlArgs, MatchesCommand, RenderArg, SitesCommand, WorksListArgs};
 use copyhound_bench::PageCounter;
 
@@ -30,7 +29,7 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
     match command {
         SitesCommand::Add(args) => {
             let publisher_id: PublisherId = args.publisher.parse()?;
-            ensure_publisher(backends, &publisher_id).await?;
+            known_publisher(config, backends, &publisher_id).await?;
             let mut builder = SiteBuilder::new(publisher_id, args.name.clone(), args.seeds.clone())
                 .allow_patterns(args.allow.clone())
                 .deny_patterns(args.deny.clone())
@@ -125,24 +124,6 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
     }
     backends.persist().await?;
     Ok(ExitCode::SUCCESS)
-}
-
-async fn ensure_publisher(backends: &Backends, id: &PublisherId) -> anyhow::Result<()> {
-    if backends.stores.publishers.get_publisher(id).await.is_ok() {
-        return Ok(());
-    }
-    let publisher = Publisher {
-        id: id.clone(),
-        name: id.to_string(),
-        kind: PublisherKind::Books,
-        created_at: Utc::now(),
-        policy: Default::default(),
-        alerts: Default::default(),
-        report_schedules: Vec::new(),
-        profile: Default::default(),
-    };
-    backends.stores.publishers.put_publisher(&publisher).await?;
-    Ok(())
 }
 
 /// Exit code of `copyhound crawl` for a run that fetched nothing (or was cancelled).
@@ -244,12 +225,18 @@ pub async fn works_list(config: &Config, args: WorksListArgs) -> anyhow::Result<
     let node = Node::open(config).await?;
     let backends = node.backends();
     let publisher_id: PublisherId = args.publisher.parse()?;
+    known_publisher(config, backends, &publisher_id).await?;
     let works = &backends.stores.works;
     let publisher_id = &publisher_id;
     let all = collect_all(200, |request| async move {
         works.list_works(publisher_id, &request).await
     })
     .await?;
+    if all.is_empty() {
+        println!(
+            "no works for publisher {publisher_id} (register some with `copyhound works import DIR`)"
+        );
+    }
     for work in &all {
         println!(
             "{}  {}  {}  {:?}",
