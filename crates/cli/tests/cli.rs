@@ -306,7 +306,23 @@ fn the_demos_sites_are_its_publishers_and_its_evidence_package_holds_each_captur
     // hold one; this test is about the bundled sample.
     let dir = root.path().join("a/b");
     std::fs::create_dir_all(&dir).unwrap();
-    copyhound(&dir).args(["demo"]).assert().success();
+    // It ends with how to browse its results in the console, and that works.
+    copyhound(&dir).args(["demo"]).assert().success().stdout(
+        predicate::str::contains("next: browse these results in the console")
+            .and(predicate::str::contains(
+                "copyhound-data/demo/data keys create sample --role admin",
+            ))
+            .and(predicate::str::contains("copyhound-data/demo/data serve"))
+            .and(predicate::str::contains("http://127.0.0.1:8080/"))
+            .and(predicate::str::contains("COPYHOUND_SERVER_ADMIN_KEY=")),
+    );
+    let key = copyhound(&dir)
+        .args(["--data-dir", "copyhound-data/demo/data"])
+        .args(["keys", "create", "sample", "--role", "admin"])
+        .output()
+        .unwrap();
+    assert!(key.status.success(), "{key:?}");
+    assert!(String::from_utf8_lossy(&key.stdout).starts_with("chk_"));
     // The demo's publisher watches the demo's sites (its users see them).
     copyhound(&dir)
         .args([

@@ -84,7 +84,107 @@ pub async fn run(config: &Config, args: DemoArgs) -> anyhow::Result<ExitCode> {
     for path in &report_paths {
         println!("  {}", absolute(path).display());
     }
+    let publishers: Vec<String> = inputs
+        .iter()
+        .map(|input| input.scope.publisher_id.to_string())
+        .collect();
+    let next = NextSteps {
+        program: program_invocation(),
+        data_dir: absolute(&demo_config.data_dir),
+        listen: config.server.listen.clone(),
+        publishers,
+        operator_key_set: config
+            .server
+            .admin_key
+            .as_deref()
+            .is_some_and(|key| !key.is_empty()),
+    };
+    println!();
+    for line in next.lines() {
+        println!("{line}");
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What the demo prints last: how to browse its results in the console.
+struct NextSteps {
+    /// How the user runs the binary (`copyhound`, or `cargo run --release --`).
+    program: String,
+    /// The demo's data directory, absolute.
+    data_dir: PathBuf,
+    /// `server.listen`.
+    listen: String,
+    /// The demo's publishers.
+    publishers: Vec<String>,
+    /// Whether `server.admin_key` is set.
+    operator_key_set: bool,
+}
+
+impl NextSteps {
+    fn lines(&self) -> Vec<String> {
+        let on_demo = format!(
+            "{} --data-dir {}",
+            self.program,
+            shell_word(&self.data_dir.display().to_string())
+        );
+        let url = format!("http://{}/", self.listen.replace("0.0.0.0", "127.0.0.1"));
+        let mut lines = vec!["next: browse these results in the console".to_string()];
+        if let Some(first) = self.publishers.first() {
+            lines.push(format!("  1. a key of publisher {first} (printed once):"));
+            lines.push(format!("       {on_demo} keys create {first} --role admin"));
+            lines.push(format!(
+                "  2. the console; open {url} and log in with that key:"
+            ));
+        } else {
+            lines.push(format!("  the console, at {url}:"));
+        }
+        lines.push(format!("       {on_demo} serve"));
+        if self.publishers.len() > 1 {
+            lines.push(format!(
+                "  the demo's publishers: {} (a key sees its own publisher's results)",
+                self.publishers.join(", ")
+            ));
+        }
+        lines.push(if self.operator_key_set {
+            "  or log in with the operator key (server.admin_key): it creates publishers and their keys"
+                .to_string()
+        } else {
+            "  or start `serve` with COPYHOUND_SERVER_ADMIN_KEY=<a long secret> and log in with \
+             that operator key: it creates publishers and their keys"
+                .to_string()
+        });
+        lines
+    }
+}
+
+/// How the user ran this binary: `cargo run` (which sets `CARGO_PKG_NAME`
+/// for the program, as the README's quick start does), else `copyhound`.
+fn program_invocation() -> String {
+    if std::env::var("CARGO_PKG_NAME").as_deref() != Ok(env!("CARGO_PKG_NAME")) {
+        return "copyhound".to_string();
+    }
+    let release = std::env::current_exe().ok().is_some_and(|exe| {
+        exe.parent()
+            .and_then(Path::file_name)
+            .is_some_and(|name| name == "release")
+    });
+    if release {
+        "cargo run --release --".to_string()
+    } else {
+        "cargo run --".to_string()
+    }
+}
+
+/// Quotes `word` for a POSIX shell when it holds anything but plain path characters.
+fn shell_word(word: &str) -> String {
+    let plain = word
+        .chars()
+        .all(|character| character.is_ascii_alphanumeric() || "/._-+:@%".contains(character));
+    if plain {
+        word.to_string()
+    } else {
+        format!("'{}'", word.replace('\'', "'\\''"))
+    }
 }
 
 /// One line per copied work: distinct chapters copied out of the work's
@@ -161,7 +261,51 @@ mod tests {
     use copyhound_core::model::{Language, Match, MatchStatus, Work, WorkKind};
     use copyhound_report::ChapterInfo;
 
-    use super::summarize;
+    use super::{NextSteps, shell_word, summarize};
+
+    #[test]
+    fn the_demo_ends_with_how_to_browse_its_results_in_the_console() {
+        let next = NextSteps {
+            program: "copyhound".into(),
+            data_dir: "/home/li/copyhound-data/demo/data".into(),
+            listen: "127.0.0.1:8080".into(),
+            publishers: vec!["N01".into(), "N02".into()],
+            operator_key_set: false,
+        };
+        let text = next.lines().join("\n");
+        assert!(
+            text.contains(
+                "copyhound --data-dir /home/li/copyhound-data/demo/data keys create N01 --role admin"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.find("keys create") < text.find(" serve"),
+            "the key first: {text}"
+        );
+        assert!(
+            text.contains("copyhound --data-dir /home/li/copyhound-data/demo/data serve")
+                && text.contains("http://127.0.0.1:8080/"),
+            "{text}"
+        );
+        assert!(text.contains("COPYHOUND_SERVER_ADMIN_KEY="), "{text}");
+        assert!(text.contains("N01, N02"), "{text}");
+        let configured = NextSteps {
+            operator_key_set: true,
+            listen: "0.0.0.0:9000".into(),
+            ..next
+        };
+        let text = configured.lines().join("\n");
+        assert!(text.contains("http://127.0.0.1:9000/"), "{text}");
+        assert!(!text.contains("COPYHOUND_SERVER_ADMIN_KEY="), "{text}");
+        assert!(text.contains("operator key (server.admin_key)"), "{text}");
+    }
+
+    #[test]
+    fn paths_with_spaces_are_quoted_for_the_shell() {
+        assert_eq!(shell_word("/tmp/a b/it's"), "'/tmp/a b/it'\\''s'");
+        assert_eq!(shell_word("/tmp/data"), "/tmp/data");
+    }
 
     #[test]
     fn the_summary_counts_distinct_chapters_not_page_chapter_pairs() {
