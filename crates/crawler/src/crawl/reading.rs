@@ -9,6 +9,7 @@ use copyhound_core::model::Reading;
 
 use crate::extract::Extracted;
 use crate::fonts::is_private_use;
+use crate::style::GLYPH_PLACEHOLDER;
 
 /// Letters below which the text as served is "thin": a placeholder, a title,
 /// a few links; a chapter has thousands.
@@ -62,11 +63,18 @@ pub fn explain(reason: &str) -> &'static str {
     }
 }
 
+/// Whether a share of the text is characters whose identity no font told:
+/// private-use code points of the Basic Multilingual Plane (where site fonts
+/// put their characters) and the placeholders of glyphs nobody recognised.
+/// The crawler's own names of pictures (`U+F0000 + n`, each picture read
+/// alike wherever it recurs) are not counted: those pages still match.
 fn mostly_private_use(text: &str) -> bool {
     let (mut private, mut visible) = (0usize, 0usize);
     for character in text.chars().filter(|character| !character.is_whitespace()) {
         visible += 1;
-        if is_private_use(character) {
+        if character == GLYPH_PLACEHOLDER
+            || (is_private_use(character) && u32::from(character) <= 0xFFFF)
+        {
             private += 1;
         }
     }
@@ -104,6 +112,21 @@ mod tests {
         assert_eq!(
             reading_of(&extracted("短"), false, false),
             Reading::default()
+        );
+        // Glyphs nobody recognised are unknown too; the crawler's names of
+        // pictures are not.
+        let unknown = "\u{FFFC}".repeat(40);
+        assert_eq!(
+            reading_of(&extracted(&unknown), false, false)
+                .unreadable
+                .as_deref(),
+            Some(PRIVATE_USE)
+        );
+        let pictures: String = (0xF0000u32..0xF0040).filter_map(char::from_u32).collect();
+        let with_pictures = format!("{}{pictures}", "叔宝众人".repeat(20));
+        assert_eq!(
+            reading_of(&extracted(&with_pictures), false, false).unreadable,
+            None
         );
     }
 
