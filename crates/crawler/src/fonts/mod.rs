@@ -143,7 +143,7 @@ fn code_points_of(
                 visited += 1;
                 if visited > MAX_CMAP_VISITS
                     || code_points.len() >= MAX_CMAP_ENTRIES
-                    || (visited % 64 == 0 && Instant::now() > deadline)
+                    || (visited.is_multiple_of(64) && Instant::now() > deadline)
                 {
                     // `resume_unwind` skips the panic hook: no log, no report.
                     std::panic::resume_unwind(Box::new(CmapStop));
