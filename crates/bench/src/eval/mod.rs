@@ -201,6 +201,13 @@ pub async fn run_pipeline(
     eprintln!("registered {work_count} works ({chapter_count} chapters)");
     let sites = StaticSites::serve(&set.join("pages")).await?;
     let crawls = register_sites(&backends, &sites.sites, &owner).await?;
+    let run_ids: Vec<CrawlRunId> = crawls
+        .iter()
+        .filter_map(|task| match &task.kind {
+            TaskKind::CrawlSite { run_id, .. } => Some(run_id.clone()),
+            _ => None,
+        })
+        .collect();
     let crawl_started = Instant::now();
     backends.queue.enqueue(crawls).await?;
 
@@ -237,6 +244,7 @@ pub async fn run_pipeline(
             dead.last_error
         );
     }
+    print_reading(&backends, &run_ids).await?;
     backends.persist().await?;
     Ok(PipelineRun {
         pages_crawled: counter.pages(),
@@ -247,6 +255,27 @@ pub async fn run_pipeline(
         backends,
         sites,
     })
+}
+
+/// Prints how the runs read their pages: rendered pages and their time,
+/// unreadable pages by reason.
+async fn print_reading(backends: &Backends, run_ids: &[CrawlRunId]) -> anyhow::Result<()> {
+    let (mut fetched, mut rendered, mut render_ms) = (0u64, 0u64, 0u64);
+    let mut unreadable: std::collections::BTreeMap<String, u64> = Default::default();
+    for run_id in run_ids {
+        let run = backends.stores.sites.get_crawl_run(run_id).await?;
+        fetched += run.counters.fetched;
+        rendered += run.counters.rendered;
+        render_ms += run.counters.render_ms;
+        for (reason, count) in run.counters.unreadable {
+            *unreadable.entry(reason).or_default() += count;
+        }
+    }
+    eprintln!(
+        "pages read: {fetched} fetched, {rendered} rendered ({:.1} s in the browser), unreadable {unreadable:?}",
+        render_ms as f64 / 1000.0
+    );
+    Ok(())
 }
 
 /// Who watches the set's sites: the publisher of its works when they all

@@ -164,8 +164,16 @@ fn code_points_of(
     (code_points, false)
 }
 
-/// Reads a web font and maps its code points to what it draws (see the module docs).
+/// Reads a web font and maps its code points to what it draws (see the module
+/// docs). A font is hostile input and the parsers are third-party code: one
+/// that panics on it (a `debug_assert` of `ttf_parser` does, on an offset past
+/// 4 GiB) leaves the font undecoded, never the page or the crawl failed.
 pub fn decode_font(bytes: &[u8], reference: &ReferenceIndex) -> Result<FontMap, FontError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| decode(bytes, reference)))
+        .unwrap_or_else(|_| Err(FontError::Parse("the font parser failed on it".into())))
+}
+
+fn decode(bytes: &[u8], reference: &ReferenceIndex) -> Result<FontMap, FontError> {
     if bytes.len() > MAX_FONT_BYTES {
         return Err(FontError::TooLarge(bytes.len()));
     }
