@@ -390,7 +390,7 @@ pub(super) fn multipart(
     (format!("multipart/form-data; boundary={boundary}"), body)
 }
 
-async fn upload(
+pub(super) async fn upload(
     harness: &Harness,
     key: &str,
     file_name: &str,
@@ -421,7 +421,7 @@ async fn upload(
     }
 }
 
-fn encode(text: &str) -> String {
+pub(super) fn encode(text: &str) -> String {
     text.bytes()
         .map(|byte| match byte {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' => {

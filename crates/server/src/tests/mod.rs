@@ -8,6 +8,7 @@ mod chromium_test;
 mod connections_test;
 mod console_test;
 mod csrf_test;
+mod first_hour_test;
 mod fuzz_test;
 mod headers_test;
 mod openapi_test;

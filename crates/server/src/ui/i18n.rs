@@ -168,10 +168,35 @@ const ZH: &[(&str, &str)] = &[
     ("succeeded", "已完成"),
     // Login.
     (
-        "Paste a publisher API key (chk_…). It is kept in an HttpOnly cookie.",
-        "粘贴出版方 API 密钥（chk_…），它只保存在 HttpOnly Cookie 中。",
+        "Paste a publisher API key (chk_…), or the operator key (COPYHOUND_SERVER_ADMIN_KEY) to manage publishers and their keys. It is kept in an HttpOnly cookie.",
+        "粘贴出版方 API 密钥（chk_…），或粘贴运维密钥（COPYHOUND_SERVER_ADMIN_KEY）以管理出版方及其密钥。密钥只保存在 HttpOnly Cookie 中。",
+    ),
+    (
+        "unknown key: check that it was pasted whole, or ask your publisher's admin (or the operator) for a new one",
+        "未知密钥：请检查是否完整粘贴，或向本出版方的管理员（或运维）索取新密钥",
+    ),
+    (
+        "unknown key: a publisher key reads chk_<key id>_<64 hex digits>; check that it was pasted whole",
+        "未知密钥：出版方密钥的格式为 chk_<密钥 id>_<64 位十六进制数>，请检查是否完整粘贴",
+    ),
+    (
+        "too many login attempts; try again in {n} s",
+        "登录尝试次数过多，请 {n} 秒后再试",
+    ),
+    (
+        "your session is no longer valid; log in again",
+        "会话已失效，请重新登录",
     ),
     // Dashboard and matches.
+    ("Where to start", "从这里开始"),
+    (
+        "upload a novel or news articles (TXT, EPUB or JSON); its chapters are fingerprinted so that copies of them can be found.",
+        "上传小说或新闻稿（TXT、EPUB 或 JSON），系统为其章节生成指纹，以便发现抄袭的副本。",
+    ),
+    (
+        "name a site you suspect of copying your works; it is crawled on a schedule and its pages are compared with your works.",
+        "填写疑似抄袭您作品的站点，系统按计划抓取该站点，并将其页面与您的作品比对。",
+    ),
     ("works", "部作品"),
     ("watched sites", "个监控站点"),
     ("matches seen in 30 days", "条匹配（30 天内）"),
@@ -339,7 +364,10 @@ const ZH: &[(&str, &str)] = &[
     ("Recent errors", "最近错误"),
     ("Rendered", "渲染页数"),
     ("Text read:", "文字读取："),
-    ("after the page's scripts ran in a browser", "页面脚本在浏览器中运行后读取"),
+    (
+        "after the page's scripts ran in a browser",
+        "页面脚本在浏览器中运行后读取",
+    ),
     (
         "{n} characters decoded through the site's web font (the page's code points are not the characters it shows)",
         "{n} 个字符经网站字体解码（页面码位并非其显示的字符）",
@@ -550,6 +578,15 @@ const ZH: &[(&str, &str)] = &[
     ("Chapters", "章节"),
 ];
 
+/// Texts of the handlers that templates show through the `t` filter.
+#[cfg(test)]
+const SHOWN_THROUGH_THE_FILTER: &[&str] = &[
+    super::login::UNKNOWN_KEY,
+    super::login::UNKNOWN_PARTIAL_KEY,
+    super::login::THROTTLED,
+    super::login::EXPIRED,
+];
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -598,6 +635,15 @@ mod tests {
             "the pattern finds the marked texts ({checked})"
         );
         assert!(missing.is_empty(), "no Chinese for {missing:#?}");
+    }
+
+    /// Messages the handlers show through the `t` filter have their Chinese too.
+    #[test]
+    fn every_message_shown_through_the_filter_has_its_chinese() {
+        let known: std::collections::HashSet<&str> = ZH.iter().map(|(en, _)| *en).collect();
+        for text in SHOWN_THROUGH_THE_FILTER {
+            assert!(known.contains(text), "no Chinese for {text:?}");
+        }
     }
 
     #[test]

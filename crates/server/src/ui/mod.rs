@@ -7,6 +7,7 @@
 mod csrf;
 mod headers;
 mod i18n;
+mod login;
 mod operator;
 mod pages;
 mod preview_json;
@@ -44,8 +45,8 @@ pub const MAX_LOGIN_BODY_BYTES: usize = 16 << 10;
 /// and the chapter editor) take up to `server.max_upload_bytes`.
 pub fn routes() -> Router<AppState> {
     let public = Router::new()
-        .route("/login", get(pages::login_form).post(pages::login))
-        .route("/logout", post(pages::logout))
+        .route("/login", get(login::login_form).post(login::login))
+        .route("/logout", post(login::logout))
         .layer(DefaultBodyLimit::max(MAX_LOGIN_BODY_BYTES));
     let work_text = Router::new()
         .route("/ui/works/preview", post(pages::preview_upload))

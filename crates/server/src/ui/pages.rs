@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 
 use axum::Form;
 use axum::extract::State;
-use axum::http::header::{RETRY_AFTER, SET_COOKIE};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
-use axum::response::{AppendHeaders, IntoResponse, Redirect, Response};
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Redirect, Response};
 use chrono::{Duration, Utc};
 use copyhound_core::ids::{MatchId, SiteId, WorkId};
 use copyhound_core::model::MatchStatus;
@@ -16,8 +15,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::operator::{Sent, first_send};
-use super::session::{form_token, login_cookies, logout_cookies, over_https, session_id};
-use super::throttle::ClientAddress;
+use super::session::{form_token, session_id};
 use super::{ConsoleState, DayCount, UiCaller, UiError, bar_chart_svg, render};
 use crate::AppState;
 use crate::api::matches::{
@@ -26,7 +24,7 @@ use crate::api::matches::{
 };
 use crate::api::owned_site;
 use crate::api::works::load_work_detail;
-use crate::auth::{PublisherCaller, authenticate};
+use crate::auth::PublisherCaller;
 use crate::error::{ApiQuery, parse_id};
 
 type UiResult = Result<Response, UiError>;
@@ -66,89 +64,6 @@ fn refused(mut response: Response) -> Response {
 const CHART_DAYS: i64 = 30;
 /// Most matches the dashboard reads to draw its chart.
 const CHART_SAMPLE: usize = 2000;
-
-#[derive(Debug, Deserialize)]
-pub(super) struct LoginQuery {
-    expired: Option<String>,
-}
-
-pub(super) async fn login_form(ApiQuery(query): ApiQuery<LoginQuery>) -> Response {
-    let error = query
-        .expired
-        .map(|_| "your session is no longer valid; log in again");
-    render("login.html", json!({ "error": error }))
-}
-
-#[derive(Debug, Deserialize)]
-pub(super) struct LoginForm {
-    key: String,
-}
-
-/// Checks a key and starts a session; attempts are throttled per client and in all.
-pub(super) async fn login(
-    State(state): State<AppState>,
-    axum::Extension(console): axum::Extension<ConsoleState>,
-    ClientAddress(client): ClientAddress,
-    headers: HeaderMap,
-    Form(form): Form<LoginForm>,
-) -> Response {
-    if let Err(wait) = console.throttle.begin(client) {
-        let seconds = wait.as_secs() + 1;
-        tracing::warn!(%client, "ui login throttled");
-        let message = format!("too many login attempts; try again in {seconds} s");
-        let mut response = render("login.html", json!({ "error": message }));
-        *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
-        response
-            .headers_mut()
-            .insert(RETRY_AFTER, HeaderValue::from(seconds));
-        return response;
-    }
-    match authenticate(&state, form.key.trim()).await {
-        Ok(caller) => {
-            console.throttle.succeeded(client);
-            tracing::info!(key_id = %caller.key_id, "ui login");
-            let session_id = console.sessions.create(&caller.key_id);
-            let cookies = login_cookies(&session_id, over_https(&headers));
-            // The operator key acts for no publisher: its console is the publishers page.
-            let home = if caller.publisher_id.is_some() {
-                "/"
-            } else {
-                "/ui/operator"
-            };
-            (
-                AppendHeaders(cookies.map(|cookie| (SET_COOKIE, cookie))),
-                Redirect::to(home),
-            )
-                .into_response()
-        }
-        Err(error) => {
-            if error.kind() != copyhound_core::ErrorKind::Unauthorized {
-                // Not a guess (the store failed): it costs the client nothing.
-                console.throttle.succeeded(client);
-            }
-            tracing::info!(%client, "ui login refused");
-            let mut response = render("login.html", json!({ "error": error.message() }));
-            *response.status_mut() = crate::error::status_of(error.kind());
-            response
-        }
-    }
-}
-
-/// Ends the session on the server, then in the browser.
-pub(super) async fn logout(
-    axum::Extension(console): axum::Extension<ConsoleState>,
-    headers: HeaderMap,
-) -> Response {
-    if let Some(session_id) = session_id(&headers) {
-        console.sessions.end(&session_id);
-    }
-    let cookies = logout_cookies(over_https(&headers));
-    (
-        AppendHeaders(cookies.map(|cookie| (SET_COOKIE, cookie))),
-        Redirect::to("/login"),
-    )
-        .into_response()
-}
 
 fn first_page(limit: u32) -> PageRequest {
     PageRequest { after: None, limit }
