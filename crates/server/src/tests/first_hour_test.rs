@@ -359,7 +359,10 @@ async fn unknown_console_urls_answer_a_console_page() {
             page.body
         );
         assert!(page.body.contains("id=\"not-found\""), "{}", page.body);
-        assert!(page.body.contains(path), "{}", page.body);
+        assert_eq!(
+            element_text(&page.body, "not-found-path"),
+            path.replace('/', "&#x2f;")
+        );
         assert!(
             page.body.contains("href=\"/ui/works\""),
             "the menu: {}",

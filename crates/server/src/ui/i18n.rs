@@ -151,6 +151,11 @@ const ZH: &[(&str, &str)] = &[
     ("Cancel", "取消"),
     ("Error", "错误"),
     ("Back to the dashboard", "返回概览"),
+    ("Page not found", "页面不存在"),
+    (
+        "The console has no page at this address:",
+        "控制台没有这个地址的页面：",
+    ),
     ("any", "全部"),
     ("yes", "是"),
     ("no", "否"),

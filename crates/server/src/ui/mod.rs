@@ -8,6 +8,7 @@ mod csrf;
 mod headers;
 mod i18n;
 mod login;
+mod not_found;
 mod operator;
 mod pages;
 mod preview_json;
@@ -22,7 +23,7 @@ use axum::extract::{DefaultBodyLimit, FromRequestParts};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{Html, IntoResponse, Redirect, Response};
-use axum::routing::{get, post};
+use axum::routing::{any, get, post};
 use minijinja::Environment;
 use serde::Serialize;
 
@@ -94,6 +95,7 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/matches/{match_id}", get(pages::match_page))
         .route("/ui/matches/{match_id}/review", post(pages::review))
         .route("/ui/matches/{match_id}/evidence", get(pages::evidence))
+        .route("/ui/{*rest}", any(not_found::page))
         .layer(DefaultBodyLimit::max(crate::routes::MAX_BODY_BYTES))
         .merge(public)
         .merge(work_text)
@@ -118,7 +120,7 @@ fn environment() -> &'static Environment<'static> {
 }
 
 /// The embedded templates.
-const TEMPLATES: [(&str, &str); 14] = [
+const TEMPLATES: [(&str, &str); 15] = [
     ("base.html", include_str!("templates/base.html")),
     ("login.html", include_str!("templates/login.html")),
     ("error.html", include_str!("templates/error.html")),
@@ -136,6 +138,7 @@ const TEMPLATES: [(&str, &str); 14] = [
     ("keys.html", include_str!("templates/keys.html")),
     ("alerts.html", include_str!("templates/alerts.html")),
     ("operator.html", include_str!("templates/operator.html")),
+    ("not_found.html", include_str!("templates/not_found.html")),
 ];
 
 /// Who is looking at a console page, by name: the header shows it.
