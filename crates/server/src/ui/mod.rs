@@ -15,6 +15,7 @@ mod preview_json;
 mod session;
 mod test_mail;
 mod throttle;
+mod work_editor;
 
 use std::sync::OnceLock;
 
@@ -50,16 +51,19 @@ pub fn routes() -> Router<AppState> {
         .route("/logout", post(login::logout))
         .layer(DefaultBodyLimit::max(MAX_LOGIN_BODY_BYTES));
     let work_text = Router::new()
-        .route("/ui/works/preview", post(pages::preview_upload))
-        .route("/ui/works/confirm", post(pages::confirm_upload))
-        .route("/ui/works/{work_id}/replace", post(pages::replace_work));
+        .route("/ui/works/preview", post(work_editor::preview_upload))
+        .route("/ui/works/confirm", post(work_editor::confirm_upload))
+        .route(
+            "/ui/works/{work_id}/replace",
+            post(work_editor::replace_work),
+        );
     Router::new()
         .route("/", get(pages::dashboard))
         .route("/ui/lang/{lang}", get(i18n::switch))
         .route("/ui/works", get(pages::works))
         .route("/ui/works/{work_id}", get(pages::work))
         .route("/ui/works/{work_id}/delete", post(pages::delete_work))
-        .route("/ui/works/{work_id}/edit", get(pages::edit_work))
+        .route("/ui/works/{work_id}/edit", get(work_editor::edit_work))
         .route(
             "/ui/works/{work_id}/licensed-hosts",
             post(pages::set_licensed_hosts),

@@ -6,7 +6,7 @@
 
 use serde::Deserialize;
 
-use super::pages::MAX_PREVIEW_CHAPTERS;
+use super::work_editor::MAX_PREVIEW_CHAPTERS;
 use crate::register::limits::deserialize_at_most;
 
 /// A work as the preview reads it; other fields are ignored.
