@@ -315,12 +315,12 @@ async fn a_txt_front_matter_titles_the_preview_and_warnings_show_as_warnings() {
         preview.body
     );
     // The numbering gap is a warning, labelled and styled as one.
-    let warnings = element_text(&preview.body, "preview-warnings");
-    assert!(warnings.contains("Warnings"), "{warnings}");
+    let label = element_text(&preview.body, "warnings-label");
+    assert!(label.starts_with("Warnings"), "{label}");
     assert!(
         preview
             .body
-            .contains("<li class=\"warning\">chapter numbers jump from 1 to 3"),
+            .contains("<li class=\"warning\">chapter numbers jump from 1 to 3 at line 6<"),
         "{}",
         preview.body
     );

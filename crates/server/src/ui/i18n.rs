@@ -527,6 +527,10 @@ const ZH: &[(&str, &str)] = &[
     // Work editing.
     ("Preview", "预览"),
     ("Save the work", "保存作品"),
+    (
+        "Warnings: check these before you confirm; they do not stop the registration.",
+        "警告：请在确认前核对以下各项；它们不会阻止登记。",
+    ),
     ("Edit title and chapters", "编辑标题与章节"),
     (
         "Saving replaces the work's chapters: changed chapters are fingerprinted and compared again.",

@@ -5,6 +5,7 @@
 //! the API. Every post must come from the console's own origin ([`csrf`]).
 
 mod csrf;
+mod front_matter;
 mod headers;
 mod i18n;
 mod login;

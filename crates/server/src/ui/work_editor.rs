@@ -11,9 +11,11 @@ use axum::response::{IntoResponse, Redirect, Response};
 use copyhound_core::ids::WorkId;
 use serde_json::json;
 
+use super::front_matter::{self, FrontMatter};
 use super::{UiCaller, UiError, render};
 use crate::AppState;
 use crate::error::parse_id;
+use crate::register;
 
 type UiResult = Result<Response, UiError>;
 
@@ -135,21 +137,18 @@ pub(super) async fn preview_upload(
             )
         } else {
             let pattern = Some(field("pattern")).filter(|pattern| !pattern.is_empty());
-            let (encoding, drafts, warnings) =
-                crate::api::works::split_txt_off_runtime(&pool, bytes, pattern).await?;
-            let chapters = drafts
-                .into_iter()
-                .map(|draft| (draft.title, draft.text))
-                .collect();
+            let txt = pool
+                .run(move || split_txt(&bytes, pattern.as_deref()))
+                .await?;
             (
                 "TXT",
-                Some(encoding),
+                Some(txt.encoding),
+                txt.front_matter.title,
+                txt.front_matter.author,
                 None,
                 None,
-                None,
-                None,
-                chapters,
-                warnings,
+                txt.chapters,
+                txt.warnings,
             )
         };
     if chapters.len() > MAX_PREVIEW_CHAPTERS {
@@ -193,6 +192,44 @@ pub(super) async fn preview_upload(
             "warnings": warnings,
         }),
     ))
+}
+
+/// A TXT upload as the preview shows it.
+struct TxtPreview {
+    encoding: &'static str,
+    front_matter: FrontMatter,
+    /// (title, text) of each chapter.
+    chapters: Vec<(String, String)>,
+    warnings: Vec<String>,
+}
+
+/// Decodes a TXT upload, reads its front matter and splits the rest as the
+/// API's TXT import would (blocking work: run it on the upload pool).
+fn split_txt(bytes: &[u8], pattern: Option<&str>) -> copyhound_core::Result<TxtPreview> {
+    let pattern = register::HeadingPattern::from_option(pattern)?;
+    let decoded = register::decode_text(bytes)?;
+    let (front_matter, lines, rest) = front_matter::split(&decoded.text);
+    // Blank lines in its place keep the line numbers of warnings the file's.
+    let text = if lines == 0 {
+        std::borrow::Cow::Borrowed(rest)
+    } else {
+        std::borrow::Cow::Owned("\n".repeat(lines) + rest)
+    };
+    let (drafts, split_warnings) = register::split_txt_chapters(&text, &pattern)?;
+    if drafts.is_empty() {
+        return Err(copyhound_core::Error::invalid("the file holds no text"));
+    }
+    let mut warnings = decoded.warnings;
+    warnings.extend(split_warnings);
+    Ok(TxtPreview {
+        encoding: decoded.encoding,
+        front_matter,
+        chapters: drafts
+            .into_iter()
+            .map(|draft| (draft.title, draft.text))
+            .collect(),
+        warnings,
+    })
 }
 
 /// Registers the previewed work as edited: kept chapters in order, each
