@@ -277,6 +277,13 @@ async fn a_refused_work_id_gives_the_form_back_as_typed() {
         assert!(refused.body.contains("book.txt"), "{}", refused.body);
         assert!(refused.body.contains("id=\"confirm-form\""));
     }
+    // Another refusal of what was typed comes back above the form.
+    let untitled = form("w_mine").replace(&format!("title={}", encode("我的书")), "title=");
+    let refused = send(&harness, "POST", "/ui/works/confirm", &key, Some(&untitled)).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(element_text(&refused.body, "form-error").contains("title"));
+    assert!(!refused.body.contains("id=\"id-error\""));
+    assert_eq!(input_value(&refused.body, "id"), "w_mine");
     let registered = send(
         &harness,
         "POST",

@@ -528,6 +528,10 @@ const ZH: &[(&str, &str)] = &[
     ("Preview", "预览"),
     ("Save the work", "保存作品"),
     (
+        "Choose another id, or leave it empty for a generated one.",
+        "请换一个 id，或留空由系统生成。",
+    ),
+    (
         "Warnings: check these before you confirm; they do not stop the registration.",
         "警告：请在确认前核对以下各项；它们不会阻止登记。",
     ),

@@ -8,12 +8,14 @@ use std::collections::BTreeMap;
 use axum::Form;
 use axum::extract::State;
 use axum::response::{IntoResponse, Redirect, Response};
+use copyhound_core::ErrorKind;
 use copyhound_core::ids::WorkId;
 use serde_json::json;
 
 use super::front_matter::{self, FrontMatter};
 use super::{UiCaller, UiError, render};
 use crate::AppState;
+use crate::auth::PublisherCaller;
 use crate::error::parse_id;
 use crate::register;
 
@@ -232,8 +234,6 @@ fn split_txt(bytes: &[u8], pattern: Option<&str>) -> copyhound_core::Result<TxtP
     })
 }
 
-/// Registers the previewed work as edited: kept chapters in order, each
-/// "merge" chapter appended to the one before.
 /// The chapters of a preview or edit form: kept ones, merged into the one
 /// before where asked, as (title, text).
 fn chapters_from_form(form: &BTreeMap<String, String>) -> Result<Vec<(String, String)>, UiError> {
@@ -298,6 +298,10 @@ fn work_from_form(
     Ok((body, chapters.len()))
 }
 
+/// Registers the previewed work as edited: kept chapters in order, each
+/// "merge" chapter appended to the one before. A refused id (taken, or not
+/// an id) gives the form back as it was sent, with why beside the id; other
+/// refusals of what was typed, with why above the form.
 pub(super) async fn confirm_upload(
     State(state): State<AppState>,
     UiCaller(caller): UiCaller,
@@ -308,9 +312,82 @@ pub(super) async fn confirm_upload(
         .map(|id| id.trim())
         .filter(|id| !id.is_empty());
     let (body, chapters) = work_from_form(&form, json!({ "id": id }))?;
-    let (_, axum::Json(detail)) = crate::api::works::register_parsed(&state, &caller, body).await?;
-    tracing::info!(work_id = %detail.work.id, by = %caller.key_id, chapters, "work registered from the console");
-    Ok(Redirect::to(&format!("/ui/works/{}", detail.work.id)).into_response())
+    let registered = match id.map(|raw| parse_id::<WorkId>("id", raw)) {
+        Some(Err(refused)) => Err(refused),
+        _ => crate::api::works::register_parsed(&state, &caller, body).await,
+    };
+    let error = match registered {
+        Ok((_, axum::Json(detail))) => {
+            tracing::info!(work_id = %detail.work.id, by = %caller.key_id, chapters, "work registered from the console");
+            return Ok(Redirect::to(&format!("/ui/works/{}", detail.work.id)).into_response());
+        }
+        Err(error) => error.0,
+    };
+    let id_refused = match error.kind() {
+        ErrorKind::Conflict => true,
+        ErrorKind::InvalidInput | ErrorKind::TooLarge => !is_valid_id(id),
+        _ => return Err(error.into()),
+    };
+    let (id_error, form_error) = if id_refused {
+        (Some(error.message()), None)
+    } else {
+        (None, Some(error.message()))
+    };
+    let mut response = form_again(&caller, &form, id_error, form_error)?;
+    *response.status_mut() = crate::error::status_of(error.kind());
+    Ok(response)
+}
+
+/// Whether a typed work id is one.
+fn is_valid_id(id: Option<&str>) -> bool {
+    id.is_none_or(|raw| parse_id::<WorkId>("id", raw).is_ok())
+}
+
+/// The upload preview again, as its form was sent: every chapter with its
+/// title, text, and whether it was dropped or merged; `id_error` beside the
+/// id, `form_error` above the form.
+fn form_again(
+    caller: &PublisherCaller,
+    form: &BTreeMap<String, String>,
+    id_error: Option<&str>,
+    form_error: Option<&str>,
+) -> UiResult {
+    let value = |key: &str| form.get(key).map(String::as_str).unwrap_or_default();
+    let count: usize = value("count").parse().unwrap_or(0);
+    let chapters: Vec<serde_json::Value> = (0..count.min(MAX_PREVIEW_CHAPTERS))
+        .map(|index| {
+            let text = value(&format!("text_{index}"));
+            json!({
+                "title": value(&format!("title_{index}")),
+                "text": text,
+                "chars": text.chars().count(),
+                "dropped": value(&format!("keep_{index}")) != "on",
+                "merged": value(&format!("merge_{index}")) == "on",
+            })
+        })
+        .collect();
+    check_editor_echo(
+        (0..count.min(MAX_PREVIEW_CHAPTERS)).map(|index| value(&format!("text_{index}"))),
+        "register this file through the API",
+    )?;
+    let encoding = Some(value("encoding")).filter(|encoding| !encoding.is_empty());
+    Ok(render(
+        "work_preview.html",
+        json!({
+            "publisher": caller.publisher_id,
+            "filename": value("filename"),
+            "format": value("format"),
+            "encoding": encoding,
+            "title": value("title").trim(),
+            "author": value("author").trim(),
+            "kind": value("kind"),
+            "id": value("id").trim(),
+            "chapters": chapters,
+            "warnings": [],
+            "id_error": id_error,
+            "error": form_error,
+        }),
+    ))
 }
 
 /// The chapter editor over a registered work: its title, author, kind and
