@@ -1,5 +1,6 @@
-//! Evaluation and benchmark tooling, kept out of every production process (the
-//! server and the workers never link it): `copyhound eval` on labeled
+//! Evaluation and benchmark tooling, kept out of the production stages (no
+//! stage crate depends on it; the `copyhound` binary links it, and its
+//! `worker` and `crawl` commands use [`PageCounter`] for progress): `copyhound eval` on labeled
 //! benchmarks through the real pipeline, the loopback sites it crawls, the
 //! benchmarks' reference visible-text extractor that span offsets are defined
 //! on, `bench extract` (reading pages through their CSS against the markup

@@ -30,17 +30,6 @@ impl MatcherHandler {
     pub fn ports(&self) -> &MatcherPorts {
         &self.ports
     }
-
-    /// Whether this stage owns `kind`.
-    pub fn owns(kind: &TaskKind) -> bool {
-        matches!(
-            kind,
-            TaskKind::FingerprintPage { .. }
-                | TaskKind::FingerprintWork { .. }
-                | TaskKind::ComparePage { .. }
-                | TaskKind::BackfillWork { .. }
-        )
-    }
 }
 
 #[async_trait]

@@ -98,11 +98,6 @@ impl ReportHandler {
         self.console_url = console_url;
         self
     }
-
-    /// Whether this stage owns `kind`.
-    pub fn owns(kind: &TaskKind) -> bool {
-        matches!(kind, TaskKind::GenerateReport { .. })
-    }
 }
 
 #[async_trait]

@@ -42,14 +42,6 @@ impl CrawlHandler {
     pub fn with_crawler(crawler: Crawler, progress: Arc<dyn CrawlProgress>) -> Self {
         Self { crawler, progress }
     }
-
-    /// Whether this stage owns `kind`.
-    pub fn owns(kind: &TaskKind) -> bool {
-        matches!(
-            kind,
-            TaskKind::CrawlSite { .. } | TaskKind::FetchPage { .. }
-        )
-    }
 }
 
 #[async_trait]
