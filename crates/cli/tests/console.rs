@@ -323,7 +323,19 @@ async fn a_new_publisher_goes_from_an_empty_account_to_a_report_and_an_e_mail() 
     }
     assert_eq!(delivered.len(), 1, "one e-mail for one alert");
     assert!(delivered[0].contains("/copy.html"), "{}", delivered[0]);
-    assert!(delivered[0].contains("pub_qp"), "{}", delivered[0]);
+    // Named by the publisher's name and the work's title, not their ids
+    // (quoted-printable: 青萍文学, 二心集).
+    assert!(
+        delivered[0].contains("=E9=9D=92=E8=90=8D=E6=96=87=E5=AD=A6"),
+        "{}",
+        delivered[0]
+    );
+    assert!(
+        delivered[0].contains("=E4=BA=8C=E5=BF=83=E9=9B=86"),
+        "{}",
+        delivered[0]
+    );
+    assert!(!delivered[0].contains("pub_qp"), "{}", delivered[0]);
 
     browser.child.kill().await.unwrap();
 }
