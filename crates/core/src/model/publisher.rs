@@ -57,23 +57,38 @@ pub struct PublisherProfile {
     pub language: Option<super::Language>,
     /// The rights holder's legal name (`某某文化传媒有限公司`).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[cfg_attr(feature = "openapi", schema(max_length = 200))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 200, pattern = r"^[^\u0000-\u001f\u007f-\u009f]*$")
+    )]
     pub legal_name: String,
     /// Postal address.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[cfg_attr(feature = "openapi", schema(max_length = 500))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(
+            max_length = 500,
+            pattern = r"^[^\u0000-\u0009\u000b\u000c\u000e-\u001f\u007f-\u009f]*$"
+        )
+    )]
     pub address: String,
     /// Who signs notices (a person or a desk).
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[cfg_attr(feature = "openapi", schema(max_length = 200))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 200, pattern = r"^[^\u0000-\u001f\u007f-\u009f]*$")
+    )]
     pub contact_name: String,
     /// Where a host answers a notice.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[cfg_attr(feature = "openapi", schema(max_length = 254))]
+    #[cfg_attr(feature = "openapi", schema(schema_with = profile_email_schema))]
     pub email: String,
     /// Telephone.
     #[serde(default, skip_serializing_if = "String::is_empty")]
-    #[cfg_attr(feature = "openapi", schema(max_length = 50))]
+    #[cfg_attr(
+        feature = "openapi",
+        schema(max_length = 50, pattern = r"^[^\u0000-\u001f\u007f-\u009f]*$")
+    )]
     pub phone: String,
 }
 
@@ -214,21 +229,39 @@ fn one() -> u32 {
     1
 }
 
-/// The schema of `email_to`: what [`is_email_address`] accepts, as a pattern.
+/// What [`is_email_address`] accepts, as a pattern.
+#[cfg(feature = "openapi")]
+fn email_pattern() -> String {
+    const NAME: &str = "[^\\u0000-\\u001f\\u007f-\\u009f<]*";
+    const PART: &str = "[^\\s@<>\\u0000-\\u001f\\u007f-\\u009f]+";
+    format!("^(?:{NAME}<{PART}@{PART}>|{PART}@{PART})$")
+}
+
+/// The schema of `email_to`: e-mail addresses.
 #[cfg(feature = "openapi")]
 fn email_list_schema() -> utoipa::openapi::schema::Schema {
     use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Type};
-    const NAME: &str = "[^\\u0000-\\u001f\\u007f-\\u009f<]*";
-    const PART: &str = "[^\\s@<>\\u0000-\\u001f\\u007f-\\u009f]+";
-    let pattern = format!("^(?:{NAME}<{PART}@{PART}>|{PART}@{PART})$");
     ArrayBuilder::new()
         .items(
             ObjectBuilder::new()
                 .schema_type(Type::String)
                 .max_length(Some(254))
-                .pattern(Some(pattern)),
+                .pattern(Some(email_pattern())),
         )
         .max_items(Some(MAX_ALERT_RECIPIENTS))
+        .into()
+}
+
+/// The schema of the profile's e-mail: empty, or an e-mail address.
+#[cfg(feature = "openapi")]
+fn profile_email_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    let address = email_pattern();
+    let inner = address.trim_start_matches('^').trim_end_matches('$');
+    ObjectBuilder::new()
+        .schema_type(Type::String)
+        .max_length(Some(254))
+        .pattern(Some(format!("^(?:{inner})?$")))
         .into()
 }
 

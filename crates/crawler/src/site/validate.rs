@@ -157,6 +157,18 @@ pub fn check_seed(index: usize, seed: &str, policy: &SitePolicy) -> Result<Strin
     })?;
     let parsed = Url::parse(&normalized).expect("a normalized url parses");
     let host = parsed.host().expect("a normalized url has a host");
+    // URLs allow `*`, `!`, `$`, `'`... in a host; a name in the DNS does not
+    // (international names arrive here in punycode).
+    if let url::Host::Domain(name) = &host
+        && !name
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'.')
+    {
+        return Err(Error::invalid(format!(
+            "`{field}`: `{}` is not an http(s) url with a host name (letters, digits, `-` and `.`)",
+            quoted(seed)
+        )));
+    }
     if !policy.allow_private_addresses && !is_public_host(&host) {
         return Err(Error::invalid(format!(
             "`{field}`: `{}` is not a public address (loopback, private, link-local or reserved); \

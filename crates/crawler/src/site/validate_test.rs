@@ -172,3 +172,30 @@ fn quoted_values_are_short_and_masked() {
     assert!(!quoted("not a url u:secret@x").contains("secret"));
     assert_eq!(quoted(&"a".repeat(500)).chars().count(), 121);
 }
+
+#[test]
+fn a_seed_host_must_be_a_dns_name() {
+    for seed in [
+        "http://pirate.example*/",
+        "http://pi!rate.example/",
+        "http://pirate$.example/",
+        "http://a'b.example/",
+        "http://a_b.example/",
+    ] {
+        let message = refusal(site_with_seed(seed).policy(LOOPBACK));
+        assert!(
+            message.contains("seeds[0]") && message.contains("host name"),
+            "{seed}: {message}"
+        );
+    }
+    for seed in [
+        "http://盗版.example/",
+        "https://xn--w7ta.example/",
+        "http://a-b.c.example:8080/x",
+    ] {
+        site_with_seed(seed)
+            .policy(STRICT)
+            .build()
+            .unwrap_or_else(|err| panic!("{seed}: {err}"));
+    }
+}
