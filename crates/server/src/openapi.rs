@@ -6,8 +6,11 @@
 //! non-blank names, lengths, cursors, time formats) are stated by the schema
 //! helpers below, which use the same constants as the handlers.
 //!
+//! The document's paths are the handlers of the one route list
+//! ([`crate::routes::with_api_handlers`]), which the router is built from too.
 //! The document is served at `/api/v1/openapi.json`; tests hold it to the
-//! router's route table and check that it is a valid OpenAPI 3.1 document.
+//! router's route table and `docs/api.md`, and check that it is a valid
+//! OpenAPI 3.1 document.
 
 use std::sync::OnceLock;
 
@@ -106,78 +109,37 @@ pub fn date_or_time() -> Schema {
         .into()
 }
 
-/// The generated document.
-#[derive(Debug, OpenApi)]
-#[openapi(
-    info(
-        title = "CopyHound API",
-        version = "1",
-        description = "Text-copyright tracking. Authenticate with `Authorization: Bearer chk_<key id>_<secret>` \
-            (or the operator key). Every publisher route is scoped to the key's publisher: ids of other \
-            tenants answer 404, exactly like missing ones. Errors are `{\"error\": {\"code\", \"message\"}}` \
-            with stable codes. Generated from the server's types."
-    ),
-    paths(
-        system::health,
-        system::metrics,
-        system::openapi,
-        system::me,
-        alerts::get_alerts,
-        alerts::put_alerts,
-        profile::get_profile,
-        profile::put_profile,
-        policy::get_policy,
-        policy::put_policy,
-        admin::create_publisher,
-        admin::list_publishers,
-        admin::create_key,
-        admin::list_keys,
-        admin::revoke_key,
-        works::list_works,
-        works::register_json,
-        works::preview_txt,
-        works::preview_epub,
-        works::import_txt,
-        works::import_epub,
-        works::get_work,
-        works::replace_work,
-        works::delete_work,
-        works::get_chapter,
-        works::add_article,
-        works::add_articles_bulk,
-        works::get_licensed_hosts,
-        works::put_licensed_hosts,
-        sites::list_sites,
-        sites::create_site,
-        sites::get_site,
-        sites::update_site,
-        sites::start_crawl,
-        sites::list_crawls,
-        sites::get_crawl,
-        matches::list_matches,
-        matches::get_match,
-        matches::get_evidence,
-        matches::review_match,
-        reports::list_reports,
-        reports::create_report,
-        reports::get_report,
-        reports::get_artifact,
-        report_schedules::get_schedules,
-        report_schedules::put_schedules,
-    ),
-    security(("bearer" = [])),
-    modifiers(&BearerScheme),
-    tags(
-        (name = "system", description = "Health, metrics, this document, the caller"),
-        (name = "admin", description = "Publishers and API keys (admin keys)"),
-        (name = "works", description = "Registered works, chapters and news articles"),
-        (name = "sites", description = "Watched sites and their crawl runs"),
-        (name = "matches", description = "Matches, evidence and review"),
-        (name = "reports", description = "Infringement reports"),
-        (name = "policy", description = "When a copy counts as an infringement, per kind of work"),
-    )
-)]
-pub struct ApiDoc;
+macro_rules! api_doc {
+    ($($module:ident::$handler:ident $(($limit:ident))?),* $(,)?) => {
+        /// The generated document: the handlers of [`crate::routes::with_api_handlers`].
+        #[derive(Debug, OpenApi)]
+        #[openapi(
+            info(
+                title = "CopyHound API",
+                version = "1",
+                description = "Text-copyright tracking. Authenticate with `Authorization: Bearer chk_<key id>_<secret>` \
+                    (or the operator key). Every publisher route is scoped to the key's publisher: ids of other \
+                    tenants answer 404, exactly like missing ones. Errors are `{\"error\": {\"code\", \"message\"}}` \
+                    with stable codes. Generated from the server's types."
+            ),
+            paths($($module::$handler),*),
+            security(("bearer" = [])),
+            modifiers(&BearerScheme),
+            tags(
+                (name = "system", description = "Health, metrics, this document, the caller"),
+                (name = "admin", description = "Publishers and API keys (admin keys)"),
+                (name = "works", description = "Registered works, chapters and news articles"),
+                (name = "sites", description = "Watched sites and their crawl runs"),
+                (name = "matches", description = "Matches, evidence and review"),
+                (name = "reports", description = "Infringement reports"),
+                (name = "policy", description = "When a copy counts as an infringement, per kind of work"),
+            )
+        )]
+        pub struct ApiDoc;
+    };
+}
+
+crate::routes::with_api_handlers!(api_doc);
 
 /// Adds the `bearer` security scheme every authenticated operation names.
 #[derive(Debug)]

@@ -1,13 +1,19 @@
-//! The route table of the JSON API. Routes are registered through [`RouteTable`],
-//! which records every (method, path) it adds, so a test can hold the OpenAPI
-//! document and the router to the same list. Every route bounds its request
-//! body: routes that carry works (JSON registrations, TXT/EPUB files, articles)
-//! take up to `server.max_upload_bytes`, every other route [`MAX_BODY_BYTES`].
+//! The route table of the JSON API, written once: [`with_api_handlers`] lists
+//! every handler, and each handler's method and path are those of its
+//! `#[utoipa::path]` annotation. The router ([`api_routes`]) and the OpenAPI
+//! document ([`crate::openapi::ApiDoc`]) are both built from that list, and
+//! [`RouteTable`] records every (method, path) it adds, so a test can hold the
+//! document, the router and `docs/api.md` to the same routes. Every route bounds
+//! its request body: routes that carry works (JSON registrations, TXT/EPUB
+//! files, articles; marked `(upload)` in the list) take up to
+//! `server.max_upload_bytes`, every other route [`MAX_BODY_BYTES`].
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::handler::Handler;
-use axum::routing::{MethodRouter, delete, get, patch, post, put};
+use axum::routing::{MethodFilter, MethodRouter, on};
+use utoipa::OpenApi;
+use utoipa::openapi::path::Operation;
 
 use crate::AppState;
 use crate::api::{
@@ -28,53 +34,106 @@ pub struct RouteTable {
     entries: Vec<(&'static str, String)>,
 }
 
-macro_rules! method {
-    ($name:ident, $method:literal, $routing:ident) => {
-        /// Registers a handler for this method on `path`; bodies up to [`MAX_BODY_BYTES`].
-        pub fn $name<H, T>(self, path: &str, handler: H) -> Self
-        where
-            H: Handler<T, AppState>,
-            T: 'static,
-        {
-            let method_router = $routing(handler).layer(DefaultBodyLimit::max(MAX_BODY_BYTES));
-            self.add($method, path, method_router)
+/// How large a request body a route takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyLimit {
+    /// Up to [`MAX_BODY_BYTES`].
+    Small,
+    /// Work text: up to `server.max_upload_bytes` (the router-wide limit).
+    Upload,
+}
+
+/// Expands `$then! { module::handler, module::handler (upload), ... }` with
+/// every handler of the JSON API: the one list the router and the OpenAPI
+/// document are built from. A handler marked `(upload)` takes work text.
+macro_rules! with_api_handlers {
+    ($then:ident) => {
+        $then! {
+            system::health,
+            system::metrics,
+            system::openapi,
+            system::me,
+            alerts::get_alerts,
+            alerts::put_alerts,
+            profile::get_profile,
+            profile::put_profile,
+            policy::get_policy,
+            policy::put_policy,
+            admin::create_publisher,
+            admin::list_publishers,
+            admin::create_key,
+            admin::list_keys,
+            admin::revoke_key,
+            works::list_works,
+            works::register_json (upload),
+            works::preview_txt (upload),
+            works::preview_epub (upload),
+            works::import_txt (upload),
+            works::import_epub (upload),
+            works::get_work,
+            works::replace_work (upload),
+            works::delete_work,
+            works::get_chapter,
+            works::add_article (upload),
+            works::add_articles_bulk (upload),
+            works::get_licensed_hosts,
+            works::put_licensed_hosts,
+            sites::list_sites,
+            sites::create_site,
+            sites::get_site,
+            sites::update_site,
+            sites::start_crawl,
+            sites::list_crawls,
+            sites::get_crawl,
+            matches::list_matches,
+            matches::get_match,
+            matches::get_evidence,
+            matches::review_match,
+            reports::list_reports,
+            reports::create_report,
+            reports::get_report,
+            reports::get_artifact,
+            report_schedules::get_schedules,
+            report_schedules::put_schedules,
         }
     };
 }
+pub(crate) use with_api_handlers;
 
-macro_rules! upload_method {
-    ($name:ident, $method:literal, $routing:ident) => {
-        /// Registers a handler for this method on `path` that takes work text:
-        /// bodies up to `server.max_upload_bytes` (the router-wide limit).
-        pub fn $name<H, T>(self, path: &str, handler: H) -> Self
-        where
-            H: Handler<T, AppState>,
-            T: 'static,
-        {
-            self.add($method, path, $routing(handler))
-        }
+/// Returns the body limit a handler's `(upload)` mark in the list stands for.
+macro_rules! body_limit {
+    () => {
+        BodyLimit::Small
+    };
+    (upload) => {
+        BodyLimit::Upload
     };
 }
 
 impl RouteTable {
-    fn add(
+    /// Registers `handler` under the method and path of the operation whose id
+    /// is `operation_id` (utoipa's default: the handler's name) in `document`.
+    fn add_documented<H, T>(
         mut self,
-        method: &'static str,
-        path: &str,
-        method_router: MethodRouter<AppState>,
-    ) -> Self {
-        self.router = self.router.route(path, method_router);
-        self.entries.push((method, path.to_string()));
+        document: &utoipa::openapi::OpenApi,
+        operation_id: &str,
+        limit: BodyLimit,
+        handler: H,
+    ) -> Self
+    where
+        H: Handler<T, AppState>,
+        T: 'static,
+    {
+        let (method, filter, path) = documented_route(document, operation_id)
+            .unwrap_or_else(|| panic!("`{operation_id}` has no #[utoipa::path] operation"));
+        let method_router: MethodRouter<AppState> = match limit {
+            BodyLimit::Small => on(filter, handler).layer(DefaultBodyLimit::max(MAX_BODY_BYTES)),
+            BodyLimit::Upload => on(filter, handler),
+        };
+        self.router = self.router.route(&path, method_router);
+        self.entries.push((method, path));
         self
     }
-
-    method!(get, "get", get);
-    method!(post, "post", post);
-    method!(put, "put", put);
-    method!(patch, "patch", patch);
-    method!(delete, "delete", delete);
-    upload_method!(post_upload, "post", post);
-    upload_method!(put_upload, "put", put);
 
     /// Returns the registered (method, path) pairs, paths in OpenAPI `{param}` form.
     pub fn entries(&self) -> &[(&'static str, String)] {
@@ -87,72 +146,46 @@ impl RouteTable {
     }
 }
 
-/// Returns every JSON route: `/health`, `/metrics` and `/api/v1/...`.
-pub fn api_routes() -> RouteTable {
-    let v1 = |path: &str| format!("{API_PREFIX}{path}");
-    RouteTable::default()
-        .get("/health", system::health)
-        .get("/metrics", system::metrics)
-        .get(&v1("/openapi.json"), system::openapi)
-        .get(&v1("/me"), system::me)
-        .get(&v1("/alerts"), alerts::get_alerts)
-        .put(&v1("/alerts"), alerts::put_alerts)
-        .get(&v1("/profile"), profile::get_profile)
-        .put(&v1("/profile"), profile::put_profile)
-        .get(&v1("/report-schedules"), report_schedules::get_schedules)
-        .put(&v1("/report-schedules"), report_schedules::put_schedules)
-        .get(&v1("/policy"), policy::get_policy)
-        .put(&v1("/policy"), policy::put_policy)
-        .post(&v1("/admin/publishers"), admin::create_publisher)
-        .get(&v1("/admin/publishers"), admin::list_publishers)
-        .post(
-            &v1("/admin/publishers/{publisher_id}/keys"),
-            admin::create_key,
-        )
-        .get(
-            &v1("/admin/publishers/{publisher_id}/keys"),
-            admin::list_keys,
-        )
-        .delete(&v1("/admin/keys/{key_id}"), admin::revoke_key)
-        .get(&v1("/works"), works::list_works)
-        .post_upload(&v1("/works"), works::register_json)
-        .post_upload(&v1("/works/preview/txt"), works::preview_txt)
-        .post_upload(&v1("/works/preview/epub"), works::preview_epub)
-        .post_upload(&v1("/works/import/txt"), works::import_txt)
-        .post_upload(&v1("/works/import/epub"), works::import_epub)
-        .get(&v1("/works/{work_id}"), works::get_work)
-        .put_upload(&v1("/works/{work_id}"), works::replace_work)
-        .delete(&v1("/works/{work_id}"), works::delete_work)
-        .get(
-            &v1("/works/{work_id}/chapters/{chapter_id}"),
-            works::get_chapter,
-        )
-        .post_upload(&v1("/works/{work_id}/articles"), works::add_article)
-        .post_upload(
-            &v1("/works/{work_id}/articles/bulk"),
-            works::add_articles_bulk,
-        )
-        .get(
-            &v1("/works/{work_id}/licensed-hosts"),
-            works::get_licensed_hosts,
-        )
-        .put(
-            &v1("/works/{work_id}/licensed-hosts"),
-            works::put_licensed_hosts,
-        )
-        .get(&v1("/sites"), sites::list_sites)
-        .post(&v1("/sites"), sites::create_site)
-        .get(&v1("/sites/{site_id}"), sites::get_site)
-        .patch(&v1("/sites/{site_id}"), sites::update_site)
-        .post(&v1("/sites/{site_id}/crawls"), sites::start_crawl)
-        .get(&v1("/sites/{site_id}/crawls"), sites::list_crawls)
-        .get(&v1("/crawls/{run_id}"), sites::get_crawl)
-        .get(&v1("/matches"), matches::list_matches)
-        .get(&v1("/matches/{match_id}"), matches::get_match)
-        .get(&v1("/matches/{match_id}/evidence"), matches::get_evidence)
-        .post(&v1("/matches/{match_id}/review"), matches::review_match)
-        .get(&v1("/reports"), reports::list_reports)
-        .post(&v1("/reports"), reports::create_report)
-        .get(&v1("/reports/{report_id}"), reports::get_report)
-        .get(&v1("/reports/{report_id}/artifact"), reports::get_artifact)
+/// Returns the method (as OpenAPI spells it and as axum filters it) and the
+/// path of the one operation of `document` with id `operation_id`.
+fn documented_route(
+    document: &utoipa::openapi::OpenApi,
+    operation_id: &str,
+) -> Option<(&'static str, MethodFilter, String)> {
+    let is_it = |operation: &Option<Operation>| {
+        operation
+            .as_ref()
+            .is_some_and(|operation| operation.operation_id.as_deref() == Some(operation_id))
+    };
+    document.paths.paths.iter().find_map(|(path, item)| {
+        let method = [
+            ("get", MethodFilter::GET, &item.get),
+            ("put", MethodFilter::PUT, &item.put),
+            ("post", MethodFilter::POST, &item.post),
+            ("patch", MethodFilter::PATCH, &item.patch),
+            ("delete", MethodFilter::DELETE, &item.delete),
+        ]
+        .into_iter()
+        .find(|(_, _, operation)| is_it(operation));
+        method.map(|(name, filter, _)| (name, filter, path.clone()))
+    })
 }
+
+macro_rules! api_route_table {
+    ($($module:ident::$handler:ident $(($limit:ident))?),* $(,)?) => {
+        /// Returns every JSON route: `/health`, `/metrics` and `/api/v1/...`,
+        /// each handler under the method and path its annotation documents.
+        pub fn api_routes() -> RouteTable {
+            let document = crate::openapi::ApiDoc::openapi();
+            RouteTable::default()
+                $(.add_documented(
+                    &document,
+                    stringify!($handler),
+                    body_limit!($($limit)?),
+                    $module::$handler,
+                ))*
+        }
+    };
+}
+
+with_api_handlers!(api_route_table);

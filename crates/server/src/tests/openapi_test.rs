@@ -38,6 +38,50 @@ fn every_route_is_documented_and_every_documented_route_exists() {
     );
 }
 
+/// Returns the (method, path) pairs of the route table in `docs/api.md`
+/// (section "Routes"), methods lowercase, query strings dropped.
+fn routes_in_api_md() -> BTreeSet<(String, String)> {
+    let text = include_str!("../../../../docs/api.md");
+    let section = text
+        .split("\n## Routes\n")
+        .nth(1)
+        .expect("docs/api.md has a Routes section");
+    let section = section.split("\n## ").next().unwrap_or_default();
+    let mut routes = BTreeSet::new();
+    for row in section.lines().filter(|line| line.starts_with("| ")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let (methods, path) = (cells[1], cells[2]);
+        let Some(path) = path.strip_prefix('`').and_then(|p| p.split('`').next()) else {
+            continue;
+        };
+        let path = path.split('?').next().unwrap_or_default();
+        for method in methods.split(',') {
+            routes.insert((method.trim().to_lowercase(), path.to_string()));
+        }
+    }
+    routes
+}
+
+#[test]
+fn the_route_table_of_api_md_is_the_router_s() {
+    let registered: BTreeSet<(String, String)> = api_routes()
+        .entries()
+        .iter()
+        .map(|(method, path)| (method.to_string(), path.clone()))
+        .collect();
+    let documented = routes_in_api_md();
+    let undocumented: Vec<_> = registered.difference(&documented).collect();
+    let missing: Vec<_> = documented.difference(&registered).collect();
+    assert!(
+        undocumented.is_empty(),
+        "routes missing from docs/api.md: {undocumented:?}"
+    );
+    assert!(
+        missing.is_empty(),
+        "docs/api.md lists routes the router lacks: {missing:?}"
+    );
+}
+
 #[test]
 fn every_documented_path_parameter_is_declared() {
     let document = crate::openapi::document();
