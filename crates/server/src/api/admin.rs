@@ -16,6 +16,7 @@ use utoipa::openapi::schema::Schema;
 
 use super::{ListQuery, page_request, required_text};
 use crate::AppState;
+use crate::api::key_errors;
 use crate::auth::{AdminCaller, AdminScope, issue_key};
 use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id};
 use crate::openapi::{id_string, non_blank, nullable};
@@ -61,8 +62,7 @@ pub struct CreatePublisher {
     responses(
         (status = 201, description = "Created", body = Publisher),
         (status = 400, description = "Invalid body", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "Not the operator key", body = ErrorBody),
+        key_errors::OperatorKey,
         (status = 409, description = "The id is taken", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
     )
@@ -109,8 +109,7 @@ pub async fn create_publisher(
     responses(
         (status = 200, description = "One page of publishers", body = Paged<Publisher>),
         (status = 400, description = "Invalid query", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "Not an admin key", body = ErrorBody),
+        key_errors::AdminKey,
     )
 )]
 pub async fn list_publishers(
@@ -196,8 +195,7 @@ pub struct KeySummary {
     responses(
         (status = 200, description = "The keys (at most 1,000), without secrets", body = Vec<KeySummary>),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "Not an admin key", body = ErrorBody),
+        key_errors::AdminKey,
         (status = 404, description = "No such publisher (or another publisher's, for a publisher's admin key)", body = ErrorBody),
     )
 )]
@@ -233,8 +231,7 @@ pub async fn list_keys(
     responses(
         (status = 201, description = "Created; `key` is shown only now", body = CreatedKey),
         (status = 400, description = "Invalid id or body", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "Not an admin key", body = ErrorBody),
+        key_errors::AdminKey,
         (status = 404, description = "No such publisher (or another publisher's, for a publisher's admin key)", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
     )
@@ -280,8 +277,7 @@ pub async fn create_key(
     responses(
         (status = 204, description = "Revoked"),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "Not an admin key", body = ErrorBody),
+        key_errors::AdminKey,
         (status = 404, description = "No such key (or another publisher's)", body = ErrorBody),
     )
 )]

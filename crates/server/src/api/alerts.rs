@@ -12,6 +12,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::AppState;
+use crate::api::key_errors;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiJson, ApiResult, ErrorBody};
 
@@ -66,8 +67,7 @@ pub async fn save_alerts(
     tag = "policy",
     responses(
         (status = 200, description = "The settings", body = AlertsView),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
     )
 )]
 pub async fn get_alerts(
@@ -86,8 +86,7 @@ pub async fn get_alerts(
     responses(
         (status = 200, description = "The stored settings", body = AlertsView),
         (status = 400, description = "An address or the threshold is invalid", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "Not an admin key of a publisher", body = ErrorBody),
+        key_errors::PublisherAdminKey,
         (status = 413, description = "Body too large", body = ErrorBody),
     )
 )]

@@ -16,6 +16,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::{cursor_schema, limit_schema, page_request};
 use crate::AppState;
+use crate::api::key_errors;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id};
 use crate::openapi::{bounded, date_or_time, id_string, nullable};
@@ -171,8 +172,7 @@ impl From<&Match> for MatchSummary {
     responses(
         (status = 200, description = "One page of matches", body = Paged<MatchSummary>),
         (status = 400, description = "Invalid query", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
     )
 )]
 pub async fn list_matches(
@@ -280,8 +280,7 @@ pub async fn load_match_detail(
     responses(
         (status = 200, description = "The match", body = MatchDetail),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such match", body = ErrorBody),
     )
 )]
@@ -334,8 +333,7 @@ pub struct EvidenceQuery {
             )
         ),
         (status = 400, description = "Invalid id or query", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such match, or its page is no longer stored", body = ErrorBody),
     )
 )]
@@ -473,8 +471,7 @@ pub async fn review(
     responses(
         (status = 200, description = "The match with the review appended", body = Match),
         (status = 400, description = "Invalid id or body", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such match", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
     )

@@ -5,6 +5,7 @@
 
 pub mod admin;
 pub mod alerts;
+pub mod key_errors;
 pub mod matches;
 pub mod policy;
 pub mod profile;

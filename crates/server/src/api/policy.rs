@@ -14,6 +14,7 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::AppState;
+use crate::api::key_errors;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiJson, ApiResult, ErrorBody};
 
@@ -104,8 +105,7 @@ pub async fn save_policy(
     tag = "policy",
     responses(
         (status = 200, description = "The policy, and the thresholds in force", body = PolicyView),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
     )
 )]
 pub async fn get_policy(
@@ -124,8 +124,7 @@ pub async fn get_policy(
     responses(
         (status = 200, description = "The stored policy, and the thresholds in force", body = PolicyView),
         (status = 400, description = "A value out of range", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "Not an admin key of a publisher", body = ErrorBody),
+        key_errors::PublisherAdminKey,
         (status = 413, description = "Body too large", body = ErrorBody),
     )
 )]

@@ -9,6 +9,7 @@ use copyhound_core::model::{PublisherProfile, Role};
 use copyhound_core::{Error, ErrorKind};
 
 use crate::AppState;
+use crate::api::key_errors;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiJson, ApiResult, ErrorBody};
 
@@ -47,8 +48,7 @@ pub async fn save_profile(
     tag = "policy",
     responses(
         (status = 200, description = "The profile", body = PublisherProfile),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
     )
 )]
 pub async fn get_profile(
@@ -67,8 +67,7 @@ pub async fn get_profile(
     responses(
         (status = 200, description = "The stored profile", body = PublisherProfile),
         (status = 400, description = "A field is too long, spans lines, or the e-mail is invalid", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "Not an admin key of a publisher", body = ErrorBody),
+        key_errors::PublisherAdminKey,
         (status = 413, description = "Body too large", body = ErrorBody),
     )
 )]

@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::AppState;
+use crate::api::key_errors;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiJson, ApiResult, ErrorBody};
 
@@ -104,8 +105,7 @@ pub async fn save_schedules(
     tag = "reports",
     responses(
         (status = 200, description = "The schedules", body = ReportSchedulesView),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
     )
 )]
 pub async fn get_schedules(
@@ -124,8 +124,7 @@ pub async fn get_schedules(
     responses(
         (status = 200, description = "The stored schedules", body = ReportSchedulesView),
         (status = 400, description = "A cron expression is invalid or fires more than hourly, or too many schedules", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "Not an admin key of a publisher", body = ErrorBody),
+        key_errors::PublisherAdminKey,
         (status = 413, description = "Body too large", body = ErrorBody),
     )
 )]

@@ -17,6 +17,7 @@ use utoipa::openapi::schema::Schema;
 
 use super::{ListQuery, owned_site, page_request};
 use crate::AppState;
+use crate::api::key_errors;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id};
 use crate::openapi::{date_time, id_string, nullable};
@@ -66,8 +67,7 @@ pub struct CreateReport {
     responses(
         (status = 200, description = "One page of reports", body = Paged<Report>),
         (status = 400, description = "Invalid query", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
     )
 )]
 pub async fn list_reports(
@@ -118,8 +118,7 @@ async fn queued_reports(state: &AppState, publisher_id: &PublisherId) -> Result<
     responses(
         (status = 202, description = "Queued", body = Report),
         (status = 400, description = "Invalid body", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such work or site", body = ErrorBody),
         (status = 409, description = "Too many of the publisher's reports are queued", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
@@ -198,8 +197,7 @@ pub async fn create_report(
     responses(
         (status = 200, description = "The report", body = Report),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such report", body = ErrorBody),
     )
 )]
@@ -236,8 +234,7 @@ pub async fn get_report(
             )
         ),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such report", body = ErrorBody),
         (status = 409, description = "The report is not ready", body = ErrorBody),
     )

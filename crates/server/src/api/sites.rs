@@ -29,6 +29,7 @@ use utoipa::openapi::schema::{
 
 use super::{ListQuery, owned_run, owned_site, page_request};
 use crate::AppState;
+use crate::api::key_errors;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id};
 use crate::openapi::{non_blank, non_blank_pattern, nullable};
@@ -314,8 +315,7 @@ pub struct UpdateSite {
     responses(
         (status = 200, description = "One page of sites", body = Paged<Site>),
         (status = 400, description = "Invalid query", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
     )
 )]
 pub async fn list_sites(
@@ -341,8 +341,7 @@ pub async fn list_sites(
     responses(
         (status = 201, description = "Created", body = Site),
         (status = 400, description = "Invalid body (the message names the field)", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 413, description = "Body too large", body = ErrorBody),
     )
 )]
@@ -388,8 +387,7 @@ pub async fn create_site(
     responses(
         (status = 200, description = "The site", body = Site),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such site", body = ErrorBody),
     )
 )]
@@ -414,8 +412,7 @@ pub async fn get_site(
     responses(
         (status = 200, description = "The updated site", body = Site),
         (status = 400, description = "Invalid id or body (the message names the field)", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such site", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
     )
@@ -617,8 +614,7 @@ pub async fn enqueue_crawl(state: &AppState, site: &Site) -> Result<CrawlRun> {
     responses(
         (status = 202, description = "A queued run", body = CrawlRun),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such site", body = ErrorBody),
         (status = 409, description = "The site is disabled, or a crawl of it is queued or running", body = ErrorBody),
     )
@@ -644,8 +640,7 @@ pub async fn start_crawl(
     responses(
         (status = 200, description = "One page of runs", body = Paged<CrawlRun>),
         (status = 400, description = "Invalid id or query", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such site", body = ErrorBody),
     )
 )]
@@ -676,8 +671,7 @@ pub async fn list_crawls(
     responses(
         (status = 200, description = "The run", body = CrawlRun),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such run", body = ErrorBody),
     )
 )]

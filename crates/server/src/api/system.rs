@@ -11,8 +11,8 @@ use serde::Serialize;
 use utoipa::ToSchema;
 
 use crate::AppState;
+use crate::api::key_errors;
 use crate::auth::Caller;
-use crate::error::ErrorBody;
 
 /// Body of `/health`.
 #[derive(Debug, Serialize, ToSchema)]
@@ -138,7 +138,7 @@ pub struct Me {
     tag = "system",
     responses(
         (status = 200, description = "The caller", body = Me),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
+        key_errors::AnyKey,
     )
 )]
 pub async fn me(caller: Caller) -> Json<Me> {

@@ -20,6 +20,7 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::{ListQuery, page_request};
 use crate::AppState;
+use crate::api::key_errors;
 use crate::auth::PublisherCaller;
 use crate::error::{
     ApiBytes, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, json_from_bytes, parse_id,
@@ -214,8 +215,7 @@ fn drafts_of(chapters: Vec<ChapterInput>) -> ApiResult<Vec<(Option<ChapterId>, C
     responses(
         (status = 200, description = "One page of works", body = Paged<Work>),
         (status = 400, description = "Invalid query", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
     )
 )]
 pub async fn list_works(
@@ -243,8 +243,7 @@ pub async fn list_works(
     responses(
         (status = 201, description = "Registered; fingerprinting is queued", body = WorkDetail),
         (status = 400, description = "Invalid body", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 409, description = "The id is in use by another work", body = ErrorBody),
         (status = 413, description = "Body or chapter text too large", body = ErrorBody),
     )
@@ -403,8 +402,7 @@ pub(crate) async fn parse_epub_off_runtime(
     responses(
         (status = 200, description = "The split; nothing is stored", body = SplitPreview),
         (status = 400, description = "Invalid pattern, or the file holds no text", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 413, description = "File too large", body = ErrorBody),
         (status = 503, description = "Every upload worker is busy; retry later", body = ErrorBody),
     )
@@ -435,8 +433,7 @@ pub async fn preview_txt(
     responses(
         (status = 200, description = "The chapters in spine order; nothing is stored", body = SplitPreview),
         (status = 400, description = "Not a readable EPUB", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 413, description = "File too large, or decompressing past the limit", body = ErrorBody),
         (status = 503, description = "Every upload worker is busy; retry later", body = ErrorBody),
     )
@@ -467,8 +464,7 @@ pub async fn preview_epub(
     responses(
         (status = 201, description = "Registered; fingerprinting is queued", body = WorkDetail),
         (status = 400, description = "Invalid query, or the file holds no text", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 409, description = "The id is in use by another work", body = ErrorBody),
         (status = 413, description = "File or chapter too large", body = ErrorBody),
         (status = 503, description = "Every upload worker is busy; retry later", body = ErrorBody),
@@ -505,8 +501,7 @@ pub async fn import_txt(
     responses(
         (status = 201, description = "Registered; fingerprinting is queued", body = WorkDetail),
         (status = 400, description = "Invalid query, not a readable EPUB, or no title", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 409, description = "The id is in use by another work", body = ErrorBody),
         (status = 413, description = "File or chapter too large", body = ErrorBody),
         (status = 503, description = "Every upload worker is busy; retry later", body = ErrorBody),
@@ -543,8 +538,7 @@ pub async fn import_epub(
     responses(
         (status = 200, description = "The work", body = WorkDetail),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such work", body = ErrorBody),
     )
 )]
@@ -569,8 +563,7 @@ pub async fn get_work(
     responses(
         (status = 200, description = "Re-registered; fingerprinting is queued", body = WorkDetail),
         (status = 400, description = "Invalid id or body", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such work", body = ErrorBody),
         (status = 413, description = "Body or chapter text too large", body = ErrorBody),
     )
@@ -618,8 +611,7 @@ pub(crate) async fn replace_parsed(
     responses(
         (status = 204, description = "Deleted"),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such work", body = ErrorBody),
     )
 )]
@@ -668,8 +660,7 @@ pub async fn delete_work(
     responses(
         (status = 200, description = "The chapter", body = Chapter),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such work or chapter", body = ErrorBody),
     )
 )]
@@ -718,8 +709,7 @@ pub struct ArticlesAdded {
     responses(
         (status = 201, description = "Stored; fingerprinting is queued", body = ArticlesAdded),
         (status = 400, description = "Invalid id or body", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such work", body = ErrorBody),
         (status = 409, description = "The article id exists in the work, or the work is a novel", body = ErrorBody),
         (status = 413, description = "Body or article text too large", body = ErrorBody),
@@ -754,8 +744,7 @@ pub const MAX_BULK_ARTICLES: usize = 10_000;
     responses(
         (status = 201, description = "Stored; fingerprinting is queued", body = ArticlesAdded),
         (status = 400, description = "Invalid id or a bad line (named)", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such work", body = ErrorBody),
         (status = 409, description = "An article id exists in the work, or the work is a novel", body = ErrorBody),
         (status = 413, description = "Body or article text too large", body = ErrorBody),
@@ -809,8 +798,7 @@ pub struct LicensedHosts {
     responses(
         (status = 200, description = "The hosts licensed to carry the work", body = LicensedHosts),
         (status = 400, description = "Invalid id", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such work", body = ErrorBody),
     )
 )]
@@ -836,8 +824,7 @@ pub async fn get_licensed_hosts(
     responses(
         (status = 200, description = "The stored list (normalized)", body = LicensedHosts),
         (status = 400, description = "Invalid id or host", body = ErrorBody),
-        (status = 401, description = "Missing, malformed, unknown or revoked key", body = ErrorBody),
-        (status = 403, description = "The operator key acts for no publisher", body = ErrorBody),
+        key_errors::PublisherKey,
         (status = 404, description = "No such work", body = ErrorBody),
         (status = 413, description = "Body too large", body = ErrorBody),
     )
