@@ -158,14 +158,15 @@ pub fn check_seed(index: usize, seed: &str, policy: &SitePolicy) -> Result<Strin
     let parsed = Url::parse(&normalized).expect("a normalized url parses");
     let host = parsed.host().expect("a normalized url has a host");
     // URLs allow `*`, `!`, `$`, `'`... in a host; a name in the DNS does not
-    // (international names arrive here in punycode).
+    // (international names arrive here in punycode; `_` occurs in real
+    // subdomains and resolves).
     if let url::Host::Domain(name) = &host
         && !name
             .bytes()
-            .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'.')
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_'))
     {
         return Err(Error::invalid(format!(
-            "`{field}`: `{}` is not an http(s) url with a host name (letters, digits, `-` and `.`)",
+            "`{field}`: `{}` is not an http(s) url with a host name (letters, digits, `-`, `_` and `.`)",
             quoted(seed)
         )));
     }

@@ -36,7 +36,7 @@ use crate::openapi::{non_blank, non_blank_pattern, nullable};
 
 /// A seed: an http(s) URL on a host name (hosts on loopback, private or
 /// reserved addresses are refused unless the deployment allows them).
-pub const SEED_PATTERN: &str = "^https?://(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~%/-]*)?$";
+pub const SEED_PATTERN: &str = "^https?://(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~%/-]*)?$";
 
 fn custom_string(format: &str, max_chars: usize, description: &str) -> ObjectBuilder {
     ObjectBuilder::new()
