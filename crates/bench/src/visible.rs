@@ -12,41 +12,9 @@
 
 use std::collections::HashSet;
 
+use copyhound_core::html::is_block_tag;
 use copyhound_crawler::text::{find_ascii_case_insensitive, join_nonempty_lines, within_budget};
 
-const BLOCK: &[&str] = &[
-    "p",
-    "div",
-    "br",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "li",
-    "ul",
-    "ol",
-    "dl",
-    "dt",
-    "dd",
-    "tr",
-    "td",
-    "th",
-    "table",
-    "section",
-    "article",
-    "header",
-    "footer",
-    "nav",
-    "aside",
-    "main",
-    "blockquote",
-    "pre",
-    "form",
-    "hr",
-    "center",
-];
 const SKIP: &[&str] = &[
     "head", "script", "style", "noscript", "template", "select", "textarea",
 ];
@@ -93,7 +61,7 @@ pub fn visible_text(html: &str) -> String {
                     rest = &rest[end..];
                 }
             }
-        } else if BLOCK.contains(&name.as_str()) {
+        } else if is_block_tag(&name) {
             out.push('\n');
         }
     }

@@ -11,6 +11,7 @@ pub mod api_keys;
 pub mod backoff;
 pub mod config;
 pub mod error;
+pub mod html;
 pub mod ids;
 pub mod model;
 pub mod ports;

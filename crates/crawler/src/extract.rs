@@ -20,6 +20,7 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
+use copyhound_core::html::is_block_tag;
 use copyhound_core::model::ExtractionHints;
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
@@ -31,7 +32,7 @@ use crate::extract_fallback::{shape, strip_tags};
 use crate::fonts::apply::{FontSource, FontsApplied, PageCss, apply_fonts};
 use crate::style::{self, Applied, LinkedSheets};
 use crate::text::{join_nonempty_lines, within_budget};
-use tags::{is_heading_like, is_line_break_tag, is_next_page_anchor, page_number, part_marker};
+use tags::{is_heading_like, is_next_page_anchor, page_number, part_marker};
 
 /// Links kept per page by [`extract`]; the rest are dropped (link farms).
 pub const DEFAULT_MAX_LINKS: usize = 2000;
@@ -561,7 +562,7 @@ fn render(document: &Html, content_ids: &HashSet<NodeId>) -> Rendered {
                             heading = Some(text);
                         }
                     }
-                    if active.is_some() && skip_depth == 0 && is_line_break_tag(name) {
+                    if active.is_some() && skip_depth == 0 && is_block_tag(name) {
                         raw.push('\n');
                     }
                 }
@@ -579,7 +580,7 @@ fn render(document: &Html, content_ids: &HashSet<NodeId>) -> Rendered {
                     skip_depth = skip_depth.saturating_sub(1);
                     continue;
                 }
-                if active.is_some() && skip_depth == 0 && is_line_break_tag(name) {
+                if active.is_some() && skip_depth == 0 && is_block_tag(name) {
                     raw.push('\n');
                 }
                 if active == Some(node.id()) {

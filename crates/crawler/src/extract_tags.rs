@@ -44,42 +44,6 @@ pub(super) fn is_next_page_anchor(text: &str, element: &scraper::node::Element) 
         || text == "next »"
 }
 
-pub(super) fn is_line_break_tag(name: &str) -> bool {
-    matches!(
-        name,
-        "p" | "div"
-            | "br"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "li"
-            | "ul"
-            | "ol"
-            | "dl"
-            | "dt"
-            | "dd"
-            | "tr"
-            | "td"
-            | "th"
-            | "table"
-            | "section"
-            | "article"
-            | "header"
-            | "footer"
-            | "nav"
-            | "aside"
-            | "main"
-            | "blockquote"
-            | "pre"
-            | "form"
-            | "hr"
-            | "center"
-    )
-}
-
 pub(super) fn is_heading_like(name: &str, element: &scraper::node::Element) -> bool {
     if matches!(name, "h1" | "h2" | "h3") {
         return true;

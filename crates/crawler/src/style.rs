@@ -34,6 +34,7 @@ use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 use std::time::{Duration, Instant};
 
+use copyhound_core::html::is_block_box;
 use ego_tree::NodeId;
 use ego_tree::iter::Edge;
 use scraper::{ElementRef, Html, Node, Selector};
@@ -698,7 +699,7 @@ fn plan(
                             cascade.declare(&declaration, INLINE, 0, order);
                         }
                     }
-                    if cascade.removes_subtree(is_block_tag(element.name())) {
+                    if cascade.removes_subtree(is_block_box(element.name())) {
                         plan.remove.push(node.id());
                         removed_depth = 1;
                         continue;
@@ -749,42 +750,6 @@ fn plan(
         }
     }
     Some(plan)
-}
-
-fn is_block_tag(name: &str) -> bool {
-    matches!(
-        name,
-        "div"
-            | "p"
-            | "section"
-            | "article"
-            | "main"
-            | "li"
-            | "ul"
-            | "ol"
-            | "dl"
-            | "dd"
-            | "dt"
-            | "blockquote"
-            | "pre"
-            | "table"
-            | "td"
-            | "th"
-            | "tr"
-            | "h1"
-            | "h2"
-            | "h3"
-            | "h4"
-            | "h5"
-            | "h6"
-            | "header"
-            | "footer"
-            | "aside"
-            | "nav"
-            | "center"
-            | "body"
-            | "form"
-    )
 }
 
 /// HTML's own presentational hints: the `hidden` attribute, `<font color>`, `bgcolor`.

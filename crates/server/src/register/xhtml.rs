@@ -7,28 +7,12 @@
 use std::borrow::Cow;
 
 use copyhound_core::Result;
+use copyhound_core::html::CHAPTER_BLOCK_TAGS;
 
 use super::ChapterDraft;
 use super::limits::{MAX_XML_DEPTH, MAX_XML_ELEMENTS, check_chapter_chars, too_large};
 use super::text::normalize_paragraphs;
 
-const BLOCK_ELEMENTS: &[&str] = &[
-    "p",
-    "div",
-    "br",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "li",
-    "section",
-    "blockquote",
-    "tr",
-    "article",
-    "pre",
-];
 /// Elements whose text is not chapter text.
 const SKIPPED_ELEMENTS: &[&str] = &["head", "title"];
 /// Elements whose content is raw text, skipped up to their end tag.
@@ -167,7 +151,7 @@ impl Extractor<'_> {
             || RAW_TEXT_ELEMENTS.contains(&name_str);
         if SKIPPED_ELEMENTS.contains(&name_str) {
             self.skip_depth += usize::from(!is_void);
-        } else if BLOCK_ELEMENTS.contains(&name_str) {
+        } else if CHAPTER_BLOCK_TAGS.contains(&name_str) {
             self.text.push('\n');
         }
         if matches!(name_str, "h1" | "h2" | "h3")
@@ -195,7 +179,7 @@ impl Extractor<'_> {
         match self.open.iter().rposition(|open| open == name) {
             Some(index) => self.close_down_to(index),
             // A stray `</p>` still ends a paragraph.
-            None if BLOCK_ELEMENTS.contains(&name) => self.text.push('\n'),
+            None if CHAPTER_BLOCK_TAGS.contains(&name) => self.text.push('\n'),
             None => {}
         }
     }
@@ -212,7 +196,7 @@ impl Extractor<'_> {
     fn closed(&mut self, name: &str) {
         if SKIPPED_ELEMENTS.contains(&name) {
             self.skip_depth = self.skip_depth.saturating_sub(1);
-        } else if BLOCK_ELEMENTS.contains(&name) && name != "br" {
+        } else if CHAPTER_BLOCK_TAGS.contains(&name) && name != "br" {
             self.text.push('\n');
         }
         if matches!(name, "h1" | "h2" | "h3") && self.heading.is_none() {
