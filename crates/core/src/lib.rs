@@ -2,9 +2,10 @@
 //! configuration, and the ports (traits) that every backend implements.
 //!
 //! Everything else depends on this crate and it depends on no other workspace
-//! crate, so the dependency graph points one way: stages and backends know the
-//! ports, the ports know nothing of backends. Only the CLI picks concrete
-//! backends, from the configuration.
+//! crate but the pure `fingerprint` engine (whose `CopiedSpan` it re-exports),
+//! so the dependency graph points one way: stages and backends know the ports,
+//! the ports know nothing of backends. Only the CLI picks concrete backends,
+//! from the configuration.
 #![warn(missing_docs)]
 
 pub mod api_keys;

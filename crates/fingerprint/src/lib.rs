@@ -51,7 +51,8 @@ pub use normalize::{NormalizeConfig, NormalizedText};
 pub use passage::{PassageConfig, PassageFeatures};
 pub use simhash::{SimHashConfig, hamming_distance};
 pub use verify::{
-    CopiedSpan, PreparedChapter, PreparedPage, Verification, VerifyConfig, covered_len,
+    CopiedSpan, PreparedChapter, PreparedPage, Verification, VerifiedSpan, VerifyConfig,
+    covered_len,
 };
 
 /// Version of every fingerprint this crate computes. Bump it whenever any

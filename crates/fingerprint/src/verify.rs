@@ -92,26 +92,48 @@ impl VerifyConfig {
     }
 }
 
-/// One copied run: original char offsets on both sides, `[start, end)`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+/// A copied run: `[chapter_start, chapter_end)` of the chapter text appears as
+/// `[page_start, page_end)` of the page text (character offsets in the originals).
+// The one definition: `copyhound_core::model::CopiedSpan` is this type, stored in
+// every match (its doc comment is the OpenAPI schema's description).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
 pub struct CopiedSpan {
-    /// Start in the chapter's original text.
+    /// Start in the chapter text.
     pub chapter_start: u32,
-    /// End in the chapter's original text.
+    /// End in the chapter text (exclusive).
     pub chapter_end: u32,
-    /// Start in the page's original text.
+    /// Start in the page text.
     pub page_start: u32,
-    /// End in the page's original text.
+    /// End in the page text (exclusive).
     pub page_end: u32,
+}
+
+/// One run the verifier found: its span, and the chapter tokens exact seeds
+/// cover inside it. Reads as its [`CopiedSpan`] (`run.chapter_start`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct VerifiedSpan {
+    /// Original char offsets on both sides.
+    #[serde(flatten)]
+    pub span: CopiedSpan,
     /// Chapter tokens covered by exact seeds inside this run.
     pub matched: u32,
+}
+
+impl std::ops::Deref for VerifiedSpan {
+    type Target = CopiedSpan;
+
+    fn deref(&self) -> &CopiedSpan {
+        &self.span
+    }
 }
 
 /// Result of [`crate::Fingerprinter::verify`].
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Verification {
     /// Copied runs, ordered by page position.
-    pub spans: Vec<CopiedSpan>,
+    pub spans: Vec<VerifiedSpan>,
     /// Share of the chapter's normalized chars inside some span.
     pub chapter_coverage: f32,
     /// Share of the page's normalized chars inside some span.
@@ -562,11 +584,13 @@ pub(crate) fn verify_prepared(
         b_ranges.push((nb0, nb1));
         let (chapter_start, chapter_end) = chapter_text.original_range(na0 as usize, na1 as usize);
         let (page_start, page_end) = page.original_range(nb0 as usize, nb1 as usize);
-        spans.push(CopiedSpan {
-            chapter_start,
-            chapter_end,
-            page_start,
-            page_end,
+        spans.push(VerifiedSpan {
+            span: CopiedSpan {
+                chapter_start,
+                chapter_end,
+                page_start,
+                page_end,
+            },
             matched: c.matched,
         });
         matched += c.matched;

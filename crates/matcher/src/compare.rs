@@ -405,16 +405,7 @@ fn build_match(
     duplicate_page_ids: Vec<PageId>,
 ) -> Match {
     let now = Utc::now();
-    let runs: Vec<CopiedSpan> = verification
-        .spans
-        .iter()
-        .map(|span| CopiedSpan {
-            chapter_start: span.chapter_start,
-            chapter_end: span.chapter_end,
-            page_start: span.page_start,
-            page_end: span.page_end,
-        })
-        .collect();
+    let runs: Vec<CopiedSpan> = verification.spans.iter().map(|run| run.span).collect();
     let licensed = host_of(&page.url).is_some_and(|host| work.licensed_hosts.contains(&host));
     Match {
         id: MatchId::for_pair(
@@ -494,11 +485,13 @@ mod tests {
         Verification {
             spans: spans
                 .iter()
-                .map(|&(start, end)| copyhound_fingerprint::CopiedSpan {
-                    chapter_start: start,
-                    chapter_end: end,
-                    page_start: start,
-                    page_end: end,
+                .map(|&(start, end)| copyhound_fingerprint::VerifiedSpan {
+                    span: CopiedSpan {
+                        chapter_start: start,
+                        chapter_end: end,
+                        page_start: start,
+                        page_end: end,
+                    },
                     matched: end - start,
                 })
                 .collect(),

@@ -57,21 +57,8 @@ impl MatchStatus {
     }
 }
 
-/// A copied run: `[chapter_start, chapter_end)` of the chapter text appears as
-/// `[page_start, page_end)` of the page text (character offsets in the originals).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct CopiedSpan {
-    /// Start in the chapter text.
-    pub chapter_start: u32,
-    /// End in the chapter text (exclusive).
-    pub chapter_end: u32,
-    /// Start in the page text.
-    pub page_start: u32,
-    /// End in the page text (exclusive).
-    pub page_end: u32,
-}
+/// A copied run, defined with the verifier that finds it.
+pub use copyhound_fingerprint::CopiedSpan;
 
 /// Side-by-side excerpts of one copied span, for reviewers and takedown notices.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
