@@ -10,6 +10,7 @@
 
 pub mod api_keys;
 pub mod backoff;
+pub mod chromium;
 pub mod config;
 pub mod error;
 pub mod html;

@@ -4,11 +4,13 @@
 //! runtime dependency on a browser and a CJK font: on Debian
 //! `apt-get install -y chromium fonts-wqy-microhei`.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use copyhound_core::chromium;
 use copyhound_core::{Error, ErrorKind, Result};
 
 use crate::data::ReportData;
@@ -19,53 +21,35 @@ const PRINT_TIMEOUT: Duration = Duration::from_secs(300);
 /// Distinguishes the scratch directories of concurrent prints in one process.
 static SCRATCH_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-/// Returns the flags that make Chromium run headless, offline and stateless
-/// (`--no-sandbox` because workers and CI run as root). The report is a local
-/// file that needs no network: every connection goes to a proxy that is not
-/// there (loopback included) and no name resolves, so an excerpt of a hostile
-/// page can never make the browser reach out.
+/// Port of the proxy every connection of the browser goes to: the discard
+/// port, where nothing listens.
+const NO_PROXY_PORT: u16 = 9;
+
+/// Returns the flags of a print: headless, offline and stateless
+/// (`copyhound_core::chromium`), and `--no-sandbox` because workers and CI
+/// run as root. The report is a local file that needs no network, so an
+/// excerpt of a hostile page can never make the browser reach out.
 fn base_flags(user_data_dir: &Path) -> Vec<String> {
-    vec![
-        "--headless".to_string(),
-        "--no-sandbox".to_string(),
-        "--disable-gpu".to_string(),
-        "--disable-background-networking".to_string(),
-        "--disable-component-update".to_string(),
-        "--disable-sync".to_string(),
-        "--no-first-run".to_string(),
-        "--proxy-server=http://127.0.0.1:9".to_string(),
-        "--proxy-bypass-list=<-loopback>".to_string(),
-        "--host-resolver-rules=MAP * ~NOTFOUND".to_string(),
-        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp".to_string(),
-        "--dns-prefetch-disable".to_string(),
-        format!("--user-data-dir={}", user_data_dir.display()),
-    ]
+    let mut flags = chromium::offline_flags(NO_PROXY_PORT, user_data_dir);
+    flags.push("--no-sandbox".to_string());
+    flags
 }
 
-/// What the browser's environment holds: the process's own (`parent`) is
-/// dropped, for it carries the operator key and the mail password, but for
-/// what Chromium and fontconfig need; home and temporary files are the
-/// scratch folder.
+/// What the browser's environment holds (`copyhound_core::chromium`): of the
+/// process's own (`parent`), which carries the operator key and the mail
+/// password, only what Chromium and fontconfig need; home and temporary files
+/// are the scratch folder.
 fn browser_env(
     scratch: &Path,
     parent: impl Iterator<Item = (String, String)>,
-) -> Vec<(String, String)> {
-    const KEPT: [&str; 5] = [
-        "PATH",
-        "LANG",
-        "LC_ALL",
-        "FONTCONFIG_FILE",
-        "FONTCONFIG_PATH",
-    ];
-    let mut env: Vec<(String, String)> = parent
-        .filter(|(name, _)| KEPT.contains(&name.as_str()))
-        .collect();
-    let home = scratch.display().to_string();
-    env.push(("HOME".into(), home.clone()));
-    env.push(("TMPDIR".into(), home.clone()));
-    env.push(("XDG_CONFIG_HOME".into(), format!("{home}/config")));
-    env.push(("XDG_CACHE_HOME".into(), format!("{home}/cache")));
-    env
+) -> Vec<(&'static str, OsString)> {
+    let parent: Vec<(String, String)> = parent.collect();
+    chromium::environment(scratch, scratch, |name| {
+        parent
+            .iter()
+            .find(|(kept, _)| kept == name)
+            .map(|(_, value)| OsString::from(value))
+    })
 }
 
 /// A scratch directory removed on drop.
@@ -249,7 +233,7 @@ mod tests {
         ]
         .map(|(name, value)| (name.to_string(), value.to_string()));
         let env = browser_env(Path::new("/scratch"), parent.into_iter());
-        let names: Vec<&str> = env.iter().map(|(name, _)| name.as_str()).collect();
+        let names: Vec<&str> = env.iter().map(|(name, _)| *name).collect();
         assert_eq!(
             names,
             [

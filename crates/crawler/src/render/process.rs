@@ -42,6 +42,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use copyhound_core::Result;
+use copyhound_core::chromium;
 use rustix::process::{Pid, Signal};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tracing::{debug, warn};
@@ -104,57 +105,35 @@ impl Profile {
     }
 }
 
-/// Returns the whole environment of the browser: what it needs to find its
-/// binary, fonts and locale, with every writable dir inside `profile`.
+/// Returns the whole environment of the browser (`copyhound_core::chromium`):
+/// what it needs to find its binary, fonts and locale, with every writable
+/// dir inside `profile`.
 pub(crate) fn environment(profile: &Profile) -> Vec<(&'static str, OsString)> {
-    let home = profile.path().join("home");
-    let mut environment = vec![
-        (
-            "PATH",
-            std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
-        ),
-        ("HOME", home.clone().into_os_string()),
-        ("XDG_CONFIG_HOME", home.join(".config").into_os_string()),
-        ("XDG_CACHE_HOME", home.join(".cache").into_os_string()),
-        ("TMPDIR", profile.path().join("tmp").into_os_string()),
-    ];
-    for name in ["LANG", "LC_ALL", "FONTCONFIG_FILE", "FONTCONFIG_PATH"] {
-        if let Some(value) = std::env::var_os(name) {
-            environment.push((name, value));
-        }
-    }
-    if !environment.iter().any(|(name, _)| *name == "LANG") {
-        environment.push(("LANG", "C.UTF-8".into()));
-    }
-    environment
+    chromium::environment(
+        &profile.path().join("home"),
+        &profile.path().join("tmp"),
+        |name| std::env::var_os(name),
+    )
 }
 
-/// Returns the browser's command-line flags, `proxy_port` being the port of
-/// the proxy that refuses every connection.
-fn flags(proxy_port: u16) -> Vec<String> {
-    let mut flags: Vec<String> = [
-        "--headless",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--disable-extensions",
-        "--no-first-run",
-        "--mute-audio",
-        "--renderer-process-limit=2",
-        "--js-flags=--max-old-space-size=256",
-        "--blink-settings=imagesEnabled=false",
-        "--remote-debugging-port=0",
-        // No network of its own (module docs).
-        "--proxy-bypass-list=<-loopback>",
-        "--host-resolver-rules=MAP * ~NOTFOUND",
-        "--dns-prefetch-disable",
-        "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-        "--webrtc-ip-handling-policy=disable_non_proxied_udp",
-    ]
-    .map(String::from)
-    .into();
-    flags.push(format!("--proxy-server=http://127.0.0.1:{proxy_port}"));
+/// Returns the browser's command-line flags: the offline ones every browser
+/// gets (`copyhound_core::chromium`; `proxy_port` is the port of the proxy
+/// that refuses every connection, `user_data_dir` the profile's data) and
+/// the renderer's own limits.
+fn flags(proxy_port: u16, user_data_dir: &Path) -> Vec<String> {
+    let mut flags = chromium::offline_flags(proxy_port, user_data_dir);
+    flags.extend(
+        [
+            "--disable-extensions",
+            "--mute-audio",
+            "--renderer-process-limit=2",
+            "--js-flags=--max-old-space-size=256",
+            "--blink-settings=imagesEnabled=false",
+            "--remote-debugging-port=0",
+            "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+        ]
+        .map(String::from),
+    );
     flags
 }
 
@@ -286,9 +265,8 @@ async fn start(
     command
         .env_clear()
         .envs(environment(&profile))
-        .args(flags(proxy_port))
+        .args(flags(proxy_port, &profile.data_dir()))
         .args((mode == Sandbox::Off).then_some("--no-sandbox"))
-        .arg(format!("--user-data-dir={}", profile.data_dir().display()))
         .arg("about:blank")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
