@@ -7,7 +7,7 @@
 use std::borrow::Cow;
 
 use copyhound_core::Result;
-use copyhound_core::html::CHAPTER_BLOCK_TAGS;
+use copyhound_core::html::is_chapter_block_tag;
 
 use super::ChapterDraft;
 use super::limits::{MAX_XML_DEPTH, MAX_XML_ELEMENTS, check_chapter_chars, too_large};
@@ -151,7 +151,7 @@ impl Extractor<'_> {
             || RAW_TEXT_ELEMENTS.contains(&name_str);
         if SKIPPED_ELEMENTS.contains(&name_str) {
             self.skip_depth += usize::from(!is_void);
-        } else if CHAPTER_BLOCK_TAGS.contains(&name_str) {
+        } else if is_chapter_block_tag(name_str) {
             self.text.push('\n');
         }
         if matches!(name_str, "h1" | "h2" | "h3")
@@ -179,7 +179,7 @@ impl Extractor<'_> {
         match self.open.iter().rposition(|open| open == name) {
             Some(index) => self.close_down_to(index),
             // A stray `</p>` still ends a paragraph.
-            None if CHAPTER_BLOCK_TAGS.contains(&name) => self.text.push('\n'),
+            None if is_chapter_block_tag(name) => self.text.push('\n'),
             None => {}
         }
     }
@@ -196,7 +196,7 @@ impl Extractor<'_> {
     fn closed(&mut self, name: &str) {
         if SKIPPED_ELEMENTS.contains(&name) {
             self.skip_depth = self.skip_depth.saturating_sub(1);
-        } else if CHAPTER_BLOCK_TAGS.contains(&name) && name != "br" {
+        } else if is_chapter_block_tag(name) && name != "br" {
             self.text.push('\n');
         }
         if matches!(name, "h1" | "h2" | "h3") && self.heading.is_none() {
