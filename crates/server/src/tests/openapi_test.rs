@@ -21,20 +21,25 @@ fn every_route_is_documented_and_every_documented_route_exists() {
             }
         }
     }
+    assert_same_routes(&documented, "the OpenAPI document");
+}
+
+/// Asserts that `documented` (by `source`) holds exactly the router's routes.
+fn assert_same_routes(documented: &BTreeSet<(String, String)>, source: &str) {
     let registered: BTreeSet<(String, String)> = api_routes()
         .entries()
         .iter()
         .map(|(method, path)| (method.to_string(), path.clone()))
         .collect();
-    let undocumented: Vec<_> = registered.difference(&documented).collect();
+    let undocumented: Vec<_> = registered.difference(documented).collect();
     let missing: Vec<_> = documented.difference(&registered).collect();
     assert!(
         undocumented.is_empty(),
-        "routes missing from the OpenAPI document: {undocumented:?}"
+        "routes missing from {source}: {undocumented:?}"
     );
     assert!(
         missing.is_empty(),
-        "the OpenAPI document has routes the router lacks: {missing:?}"
+        "{source} has routes the router lacks: {missing:?}"
     );
 }
 
@@ -64,22 +69,7 @@ fn routes_in_api_md() -> BTreeSet<(String, String)> {
 
 #[test]
 fn the_route_table_of_api_md_is_the_router_s() {
-    let registered: BTreeSet<(String, String)> = api_routes()
-        .entries()
-        .iter()
-        .map(|(method, path)| (method.to_string(), path.clone()))
-        .collect();
-    let documented = routes_in_api_md();
-    let undocumented: Vec<_> = registered.difference(&documented).collect();
-    let missing: Vec<_> = documented.difference(&registered).collect();
-    assert!(
-        undocumented.is_empty(),
-        "routes missing from docs/api.md: {undocumented:?}"
-    );
-    assert!(
-        missing.is_empty(),
-        "docs/api.md lists routes the router lacks: {missing:?}"
-    );
+    assert_same_routes(&routes_in_api_md(), "docs/api.md");
 }
 
 #[test]
