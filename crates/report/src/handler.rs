@@ -129,8 +129,7 @@ impl TaskHandler for ReportHandler {
             )
             .await?;
             if let Ok(publisher) = self.publishers.get_publisher(publisher_id).await {
-                input.publisher = publisher.name;
-                input.profile = publisher.profile;
+                input.set_publisher(publisher);
             }
             if format == ReportFormat::Warc {
                 let file = format!("{report_id}.warc");

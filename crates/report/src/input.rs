@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 
 use copyhound_core::ids::{ChapterId, SiteId, WorkId};
 use copyhound_core::model::{
-    Match, PublisherProfile, ReportScope, ReviewScope, Site, Timestamp, Work,
+    Match, Publisher, PublisherProfile, ReportScope, ReviewScope, Site, Timestamp, Work,
 };
 use copyhound_core::ports::{MatchFilter, MatchStore, SiteStore, WorkStore, collect_all};
 use copyhound_core::{ErrorKind, Result};
@@ -54,13 +54,23 @@ pub struct ReportInput {
     pub previous_report_at: Option<Timestamp>,
 }
 
+impl ReportInput {
+    /// Makes `publisher` the report's rights holder: its name and its profile
+    /// (what takedown notices sign with, the language of its notices).
+    pub fn set_publisher(&mut self, publisher: Publisher) {
+        self.publisher = publisher.name;
+        self.profile = publisher.profile;
+    }
+}
+
 /// Returns the input of a report of `scope`, read from the stores.
 ///
 /// Matches are listed page by page with a [`MatchFilter`] built from the scope
 /// (`since` filters on `last_seen`); then the works and sites they reference are
 /// fetched one by one, with the chapters of each work. `publisher` is set to the
-/// publisher id, `profile` to empty and `generated_at` to now: callers holding a
-/// `PublisherStore` and a `ReportStore` replace them and fill `previous_report_at`.
+/// publisher id, `profile` to empty and `generated_at` to now: callers holding the
+/// publisher set it with [`ReportInput::set_publisher`]; those holding a
+/// `ReportStore` fill `previous_report_at`.
 pub async fn load_report_input(
     matches: &dyn MatchStore,
     works: &dyn WorkStore,

@@ -69,8 +69,7 @@ pub async fn run(config: &Config, args: ReportArgs) -> anyhow::Result<ExitCode> 
         &scope,
     )
     .await?;
-    input.publisher = publisher.name;
-    input.profile = publisher.profile;
+    input.set_publisher(publisher);
     if format == ReportFormat::Warc {
         return write_evidence(&backends, &input, &args.out).await;
     }
@@ -162,7 +161,7 @@ pub async fn inputs_for_all_publishers(backends: &Backends) -> anyhow::Result<Ve
     })
     .await?;
     {
-        for publisher in &publishers {
+        for publisher in publishers {
             let scope = ReportScope::of_publisher(publisher.id.clone());
             let mut input = load_report_input(
                 stores.matches.as_ref(),
@@ -174,8 +173,7 @@ pub async fn inputs_for_all_publishers(backends: &Backends) -> anyhow::Result<Ve
             if input.matches.is_empty() {
                 continue;
             }
-            input.publisher = publisher.name.clone();
-            input.generated_at = Utc::now();
+            input.set_publisher(publisher);
             inputs.push(input);
         }
     }
