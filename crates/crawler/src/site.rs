@@ -20,7 +20,8 @@ use url::Url;
 
 pub use validate::{
     MAX_CONCURRENCY, MAX_DEPTH, MAX_NAME_CHARS, MAX_PAGES_PER_RUN, MAX_PATTERN_CHARS, MAX_PATTERNS,
-    MAX_RATE_LIMIT_PER_SECOND, MAX_SEEDS, SitePolicy, check_seed, quoted, validate_site,
+    MAX_RATE_LIMIT_PER_SECOND, MAX_SEEDS, SEED_PATTERN, SitePolicy, check_seed, quoted,
+    validate_site,
 };
 
 /// Largest compiled program of one `re:` pattern; bounds the memory a hostile

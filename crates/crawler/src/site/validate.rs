@@ -36,6 +36,13 @@ pub const MAX_RATE_LIMIT_PER_SECOND: f64 = 1000.0;
 /// Lowest request rate per host other than 0: one request a minute. Slower
 /// would hold a crawl slot for hours per page.
 pub const MIN_RATE_LIMIT_PER_SECOND: f64 = 1.0 / 60.0;
+/// The shape of a seed, as the API's schema documents it and as
+/// [`check_seed`] holds it: an http(s) URL whose host is a DNS name (ASCII:
+/// international names in punycode), an IPv4 literal or a bracketed IPv6
+/// literal, an optional port up to 65535, then a path, query or fragment
+/// without whitespace or control characters. ECMAScript and Rust read it alike.
+pub const SEED_PATTERN: &str = "^[Hh][Tt][Tt][Pp][Ss]?://(?:\\[[0-9A-Fa-f:.]+\\]|(?:[A-Za-z0-9_-]+\\.)*[A-Za-z0-9_-]+\\.?)(?::(?:[0-9]{1,4}|[0-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?(?:[/?#][^\\s\\x00-\\x1f\\x7f]*)?$";
+
 /// Characters of a refused value quoted back in an error.
 const QUOTED_CHARS: usize = 120;
 
@@ -140,11 +147,21 @@ pub fn check_seed(index: usize, seed: &str, policy: &SitePolicy) -> Result<Strin
             "`{field}` is longer than {MAX_URL_LEN} bytes"
         )));
     }
+    static SHAPE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(SEED_PATTERN).expect("the seed pattern is a valid regex")
+    });
     if let Ok(parsed) = Url::parse(seed.trim())
         && (!parsed.username().is_empty() || parsed.password().is_some())
     {
         return Err(Error::invalid(format!(
             "`{field}`: urls with credentials (user:password@) are refused: `{}`",
+            quoted(seed)
+        )));
+    }
+    if !SHAPE.is_match(seed) {
+        return Err(Error::invalid(format!(
+            "`{field}`: `{}` is not an http(s) url with a host name (letters, digits, `-`, `_` \
+             and `.`; international names in punycode) or an IP address, without spaces",
             quoted(seed)
         )));
     }

@@ -181,6 +181,11 @@ fn a_seed_host_must_be_a_dns_name() {
         "http://pirate$.example/",
         "http://a'b.example/",
         "http://a(b).example/",
+        "http://盗版.example/",
+        " http://pirate.example/",
+        "http://pirate.example/a b",
+        "http://pirate.example\\path",
+        "http://pirate.example:65536/",
     ] {
         let message = refusal(site_with_seed(seed).policy(LOOPBACK));
         assert!(
@@ -189,8 +194,8 @@ fn a_seed_host_must_be_a_dns_name() {
         );
     }
     for seed in [
-        "http://盗版.example/",
         "https://xn--w7ta.example/",
+        "HTTP://Pirate.Example:8080/书/1.html?page=2#top",
         "http://a-b.c.example:8080/x",
         "http://my_site.example/",
     ] {

@@ -34,9 +34,10 @@ use crate::auth::PublisherCaller;
 use crate::error::{ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, parse_id};
 use crate::openapi::{non_blank, non_blank_pattern, nullable};
 
-/// A seed: an http(s) URL on a host name (hosts on loopback, private or
-/// reserved addresses are refused unless the deployment allows them).
-pub const SEED_PATTERN: &str = "^https?://(?:[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?\\.)+[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?::[1-9][0-9]{0,3})?(?:/[A-Za-z0-9._~%/-]*)?$";
+/// A seed: an http(s) URL on a host name or address (hosts on loopback,
+/// private or reserved addresses are refused unless the deployment allows
+/// them); the crawler's site validation holds every seed to it.
+pub use copyhound_crawler::site::SEED_PATTERN;
 
 fn custom_string(format: &str, max_chars: usize, description: &str) -> ObjectBuilder {
     ObjectBuilder::new()
