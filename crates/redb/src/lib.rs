@@ -71,6 +71,9 @@ struct Inner {
     jobs: Option<mpsc::Sender<Box<dyn Job>>>,
     thread: Option<JoinHandle<()>>,
     syncs: Arc<AtomicU64>,
+    /// Writes handed to the writer thread (tests wait on it, not on a sleep).
+    #[cfg(test)]
+    submitted: AtomicU64,
 }
 
 impl Drop for Inner {
@@ -119,6 +122,8 @@ impl GroupWriter {
                 jobs: Some(jobs),
                 thread: Some(thread),
                 syncs,
+                #[cfg(test)]
+                submitted: AtomicU64::new(0),
             }),
         })
     }
@@ -154,6 +159,12 @@ impl GroupWriter {
         self.inner.syncs.load(Ordering::Relaxed)
     }
 
+    /// Writes submitted so far, to the channel the writer thread reads.
+    #[cfg(test)]
+    pub(crate) fn submitted(&self) -> u64 {
+        self.inner.submitted.load(Ordering::SeqCst)
+    }
+
     /// [`Self::write`] for a caller on a blocking thread (never on the async
     /// runtime's own threads).
     pub fn write_blocking<T, F>(&self, work: F) -> Result<T>
@@ -183,6 +194,8 @@ impl GroupWriter {
             .ok_or_else(writer_gone)?
             .send(job)
             .map_err(|_| writer_gone())?;
+        #[cfg(test)]
+        self.inner.submitted.fetch_add(1, Ordering::SeqCst);
         Ok(receiver)
     }
 }

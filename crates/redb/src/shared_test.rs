@@ -43,6 +43,7 @@ fn write_until_it_commits(writer: &GroupWriter) -> u64 {
             Ok(value) => return value,
             Err(error) if Instant::now() < deadline => {
                 assert_eq!(error.kind(), ErrorKind::Unavailable, "{error}");
+                // The reopen's backoff is real time: try again shortly.
                 std::thread::sleep(Duration::from_millis(50));
             }
             Err(error) => panic!("writes did not resume: {error}"),
@@ -91,6 +92,7 @@ fn a_reopen_waits_for_the_readers_of_the_failed_handle() {
     let reader = db.get().unwrap();
     let old = Arc::as_ptr(&reader);
     let releaser = std::thread::spawn(move || {
+        // The reader holds on for a while (the wait is the behaviour under test).
         std::thread::sleep(Duration::from_millis(200));
         drop(reader);
     });

@@ -62,6 +62,20 @@ fn hold(writer: &GroupWriter) -> (std_mpsc::Sender<()>, std::thread::JoinHandle<
     (release, first)
 }
 
+/// Waits until `count` writes (the held one included) are in the writer's
+/// channel: what was submitted meanwhile is queued behind the held write.
+fn wait_submitted(writer: &GroupWriter, count: u64) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while writer.submitted() < count {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "only {} of {count} writes were submitted",
+            writer.submitted()
+        );
+        std::thread::yield_now();
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_writes_all_land_in_order() {
     let dir = tempfile::tempdir().unwrap();
@@ -100,8 +114,8 @@ fn a_failing_write_leaves_nothing_and_takes_no_other_write_with_it() {
             }
         }));
     }
-    // Let the nine queue up behind the held write.
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // The nine queue up behind the held write.
+    wait_submitted(&writer, 10);
     release.send(()).unwrap();
     assert_eq!(first.join().unwrap().unwrap(), 1);
     let mut counts = Vec::new();
@@ -141,7 +155,7 @@ fn a_panicking_write_is_an_error_and_the_writer_goes_on() {
         let writer = writer.clone();
         std::thread::spawn(move || writer.write_blocking(bump("n")))
     };
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    wait_submitted(&writer, 3);
     release.send(()).unwrap();
     first.join().unwrap().unwrap();
     let error = panicking.join().unwrap().unwrap_err();
@@ -203,12 +217,14 @@ async fn an_idle_writer_syncs_its_lazy_writes() {
     let dir = tempfile::tempdir().unwrap();
     let (_db, writer) = open_syncing_after(&dir, Duration::from_millis(20));
     writer.write_lazy(bump("lazy")).await.unwrap();
+    // The idle timer (20 ms) is the behaviour under test: wait it out.
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     while writer.syncs() == 0 && std::time::Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert_eq!(writer.syncs(), 1);
     // Synced once: an idle writer with nothing unsynced does not sync again.
+    // Idleness is the behaviour under test: ten idle periods pass.
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert_eq!(writer.syncs(), 1);
 }
@@ -227,12 +243,11 @@ fn a_lazy_write_batched_with_a_durable_one_is_synced_by_it() {
             runtime.block_on(writer.write_lazy(bump("lazy")))
         })
     };
-    std::thread::sleep(Duration::from_millis(100));
     let durable = {
         let writer = writer.clone();
         std::thread::spawn(move || writer.write_blocking(bump("durable")))
     };
-    std::thread::sleep(Duration::from_millis(100));
+    wait_submitted(&writer, 3);
     release.send(()).unwrap();
     first.join().unwrap().unwrap();
     assert_eq!(lazy.join().unwrap().unwrap(), 1);
