@@ -9,7 +9,8 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
 /// Seed of every persisted xxh3 feature hash. Changing it changes every
-/// fingerprint, so it is tied to [`crate::FINGERPRINT_VERSION`].
+/// fingerprint, so it is tied to [`crate::FINGERPRINT_VERSION`]: a change
+/// needs a bump (and new golden values, here and in `tests/golden.rs`).
 pub const FEATURE_SEED: u64 = 0x436f_7079_486f_756e; // "CopyHoun"
 
 /// xxh3 of `bytes` with the crate's fixed seed.
@@ -30,7 +31,9 @@ pub const fn mix64(mut x: u64) -> u64 {
 }
 
 /// Hash of a token sequence, order-sensitive, starting from `seed` (a salt
-/// keeps sequences of different kinds apart).
+/// keeps sequences of different kinds apart). Text and title anchors are
+/// such hashes and are stored and indexed: a change of it, or of a salt,
+/// needs a [`crate::FINGERPRINT_VERSION`] bump.
 #[inline]
 pub fn tokens_hash(seed: u64, tokens: impl Iterator<Item = u32>) -> u64 {
     mix64(tokens.fold(seed, |h, t| {
@@ -85,10 +88,23 @@ pub type FixedMap<K, V> = HashMap<K, V, FixedState>;
 mod tests {
     use super::*;
 
+    const FEATURE_HASH_GOLDEN: u64 = 0x43e0_6161_89c4_b507;
+    const TOKENS_HASH_GOLDEN: u64 = 0x7101_751b_e796_3a4e;
+
     #[test]
     fn feature_hash_is_stable() {
-        // Golden value: guards against an accidental seed or algorithm change.
-        assert_eq!(feature_hash(b"copyhound"), feature_hash(b"copyhound"));
+        // Golden values: guard against an accidental seed or algorithm change
+        // (persisted hashes; a change needs a `FINGERPRINT_VERSION` bump).
+        if std::env::var("GOLDEN_PRINT").is_ok() {
+            println!("{:#018x}", feature_hash(b"copyhound"));
+            println!("{:#018x}", tokens_hash(7, [1, 2, 3].into_iter()));
+        }
+        assert_eq!(feature_hash(b"copyhound"), FEATURE_HASH_GOLDEN);
+        assert_eq!(tokens_hash(7, [1, 2, 3].into_iter()), TOKENS_HASH_GOLDEN);
+        assert_ne!(
+            tokens_hash(7, [1, 2, 3].into_iter()),
+            tokens_hash(8, [1, 2, 3].into_iter())
+        );
         assert_ne!(feature_hash(b"a"), feature_hash(b"b"));
         assert_eq!(mix64(0), 0);
         assert_ne!(mix64(1), 1);

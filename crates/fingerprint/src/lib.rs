@@ -56,8 +56,13 @@ pub use verify::{
 };
 
 /// Version of every fingerprint this crate computes. Bump it whenever any
-/// output (normalization, tables, hashing, parameters' defaults) changes.
-pub const FINGERPRINT_VERSION: u32 = 1;
+/// output (normalization, tables, hashing, parameters' defaults, and what a
+/// stored fingerprint is made of) changes.
+///
+/// * 1: text fingerprints (SimHash, DNA, passages, text anchors).
+/// * 2: the title's anchors join the text's ([`Fingerprinter::fingerprint_titled`]);
+///   every text output is the same as in version 1.
+pub const FINGERPRINT_VERSION: u32 = 2;
 
 /// U+FFFC OBJECT REPLACEMENT CHARACTER: a character the page drew as an image
 /// (the crawler writes it in its place). Normalization keeps it and the
@@ -243,6 +248,30 @@ impl Fingerprinter {
     /// smallest, ascending.
     pub fn anchors(&self, text: &NormalizedText) -> Vec<u64> {
         self.anchors_of(&self.syllables(text))
+    }
+
+    /// Fingerprints a normalized text that has a title (a chapter, a page):
+    /// [`Self::fingerprint_normalized`] with the title's anchors
+    /// ([`Self::title_anchors`]) joined to the text's, ascending and distinct,
+    /// outside the `budget.max_anchors` cap of the text's.
+    pub fn fingerprint_titled(&self, text: &NormalizedText, title: &str) -> DocumentFingerprint {
+        let mut fingerprint = self.fingerprint_normalized(text);
+        fingerprint.anchors = self.join_title_anchors(fingerprint.anchors, title);
+        fingerprint
+    }
+
+    /// The anchors of [`Self::fingerprint_titled`] alone, without the rest of
+    /// the fingerprint (the cheap part: no words, DNA or passages), so a
+    /// stored fingerprint of unchanged text can be checked against its title.
+    pub fn titled_anchors(&self, text: &NormalizedText, title: &str) -> Vec<u64> {
+        self.join_title_anchors(self.anchors(text), title)
+    }
+
+    fn join_title_anchors(&self, mut anchors: Vec<u64>, title: &str) -> Vec<u64> {
+        anchors.extend(self.title_anchors(title));
+        anchors.sort_unstable();
+        anchors.dedup();
+        anchors
     }
 
     /// Anchors of a title: one per part of it (a page's `<title>` is often

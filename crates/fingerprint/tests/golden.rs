@@ -2,7 +2,9 @@
 //! `FINGERPRINT_VERSION` bump and new values here.
 //! Print current values with `GOLDEN_PRINT=1 cargo test --test golden -- --nocapture`.
 
-use copyhound_fingerprint::{FINGERPRINT_VERSION, FingerprintConfig, Fingerprinter};
+use copyhound_fingerprint::{
+    DocumentFingerprint, FINGERPRINT_VERSION, FingerprintConfig, Fingerprinter,
+};
 
 const TEXTS: &[&str] = &[
     "话说天下大势，分久必合，合久必分。周末七国分争，并入于秦。及秦灭之后，楚、汉分争，又并入于汉。汉朝自高祖斩白蛇而起义，一统天下，后来光武中兴，传至献帝，遂分为三国。推其致乱之由，殆始于桓、灵二帝。桓帝禁锢善类，崇信宦官。及桓帝崩，灵帝即位，大将军窦武、太傅陈蕃共相辅佐。时有宦官曹节等弄权，窦武、陈蕃谋诛之，机事不密，反为所害，中涓自此愈横。",
@@ -17,9 +19,39 @@ const EXPECTED: &[(u64, u64, u64, usize, u32)] = &[
     (0, 0, 0, 0, 0),
 ];
 
+/// Title of the fixed chapter `TEXTS[0]`, as a page's `<title>` carries it
+/// ("chapter title_site name": two parts, two title anchors).
+const TITLE: &str = "第一回 宴桃园豪杰三结义_某某小说网";
+
+/// `title_anchors(TITLE)`, ascending.
+const TITLE_ANCHORS: &[u64] = &[0xa011d406a5278b21, 0xf4b5c7a8b29bb778];
+
+/// The anchors of `TEXTS[0]` titled `TITLE` (`fingerprint_titled`): the
+/// text's and the title's, ascending.
+const TITLED_ANCHORS: &[u64] = &[
+    0x1472fb03a98189cc,
+    0x25934b1b2c30f903,
+    0x2e144ad379f1e762,
+    0x58f87da6baa06a8d,
+    0x6d2800af1181c51f,
+    0x8df2f94e83f10fc3,
+    0x9a5fe1fac5110de8,
+    0xa011d406a5278b21,
+    0xab0923d5f4b1bca1,
+    0xb30e9d4bf1306e81,
+    0xb61f031eb300af56,
+    0xbce91294c3e18ef5,
+    0xe2919be184302c01,
+    0xe51524e4c3b00789,
+    0xe5618acfdc50daf4,
+    0xf4b5c7a8b29bb778,
+    0xfc387bfe24d17d59,
+];
+
 #[test]
 fn golden_values() {
-    assert_eq!(FINGERPRINT_VERSION, 1);
+    // 2: title anchors joined the stored fingerprint (text outputs unchanged).
+    assert_eq!(FINGERPRINT_VERSION, 2);
     let fp = Fingerprinter::new(FingerprintConfig::default()).expect("default config");
     let print = std::env::var("GOLDEN_PRINT").is_ok();
     for (text, want) in TEXTS.iter().zip(EXPECTED) {
@@ -46,6 +78,46 @@ fn golden_values() {
             );
         }
     }
+}
+
+#[test]
+fn golden_title_anchors() {
+    let fp = Fingerprinter::new(FingerprintConfig::default()).expect("default config");
+    let title = fp.title_anchors(TITLE);
+    let normalized = fp.normalize(TEXTS[0]);
+    let titled = fp.fingerprint_titled(&normalized, TITLE);
+    if std::env::var("GOLDEN_PRINT").is_ok() {
+        println!("TITLE_ANCHORS {title:#018x?}");
+        println!("TITLED_ANCHORS {:#018x?}", titled.anchors);
+        return;
+    }
+    assert_eq!(title, TITLE_ANCHORS);
+    assert_eq!(titled.anchors, TITLED_ANCHORS);
+    assert_eq!(titled.version, FINGERPRINT_VERSION);
+    // The title adds its anchors and changes nothing else.
+    let text = fp.fingerprint_normalized(&normalized);
+    assert_eq!(fp.titled_anchors(&normalized, TITLE), titled.anchors);
+    let mut joined: Vec<u64> = text.anchors.iter().chain(&title).copied().collect();
+    joined.sort_unstable();
+    assert_eq!(joined, titled.anchors);
+    assert_eq!(
+        DocumentFingerprint {
+            anchors: text.anchors.clone(),
+            ..titled.clone()
+        },
+        text
+    );
+    // Another chapter title on the same site: the old chapter title's anchor
+    // is gone, the site name's stays, the text's are the same.
+    let chapter_part = fp.title_anchors("第一回 宴桃园豪杰三结义");
+    let site_part = fp.title_anchors("某某小说网");
+    assert_eq!(chapter_part, [TITLE_ANCHORS[1]]);
+    assert_eq!(site_part, [TITLE_ANCHORS[0]]);
+    let retitled = fp.titled_anchors(&normalized, "第二回 张翼德怒鞭督邮_某某小说网");
+    assert!(!retitled.contains(&chapter_part[0]));
+    assert!(retitled.contains(&site_part[0]));
+    assert!(text.anchors.iter().all(|anchor| retitled.contains(anchor)));
+    assert_eq!(retitled.len(), TITLED_ANCHORS.len());
 }
 
 #[test]

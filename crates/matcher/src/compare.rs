@@ -145,23 +145,50 @@ pub(crate) async fn compare_page(
     let owner = FingerprintOwner::Page {
         page_id: page_id.clone(),
     };
-    let record = ports
+    let record = match ports
         .fingerprints
         .get_fingerprint(&owner, FINGERPRINT_VERSION)
         .await
-        .map_err(|error| {
-            if error.kind() == ErrorKind::NotFound {
-                Error::unavailable(format!("page {page_id} is not fingerprinted yet"))
-            } else {
-                error
+    {
+        Ok(record) => record,
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            if fingerprinted_before(ports, &owner).await? {
+                // Fingerprinted under an older version only (a version bump):
+                // fingerprint it anew, which compares it too.
+                return crate::fingerprinting::fingerprint_page(
+                    ports,
+                    chapters,
+                    page_id,
+                    content_sha256,
+                )
+                .await;
             }
-        })?;
+            return Err(Error::unavailable(format!(
+                "page {page_id} is not fingerprinted yet"
+            )));
+        }
+        Err(error) => return Err(error),
+    };
     if record.content_sha256 != content_sha256 {
         return Err(Error::unavailable(format!(
             "page {page_id} fingerprint is stale; waiting for re-fingerprinting"
         )));
     }
     compare_fingerprinted(ports, chapters, &page, &record, None, None).await
+}
+
+/// Whether `owner` has a record of an older [`FINGERPRINT_VERSION`]: its
+/// entries are in the index (a back-fill found it there), but no record of
+/// this version will come unless it is fingerprinted again.
+async fn fingerprinted_before(ports: &MatcherPorts, owner: &FingerprintOwner) -> Result<bool> {
+    for version in (1..FINGERPRINT_VERSION).rev() {
+        match ports.fingerprints.get_fingerprint(owner, version).await {
+            Ok(_) => return Ok(true),
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(false)
 }
 
 /// Compares a page whose fingerprint `record` is in the index; `normalized`
@@ -395,6 +422,13 @@ async fn chain_text(ports: &MatcherPorts, page: &Page) -> Result<Option<String>>
     }
 }
 
+/// The fingerprint version every match id is derived under, frozen at the
+/// first one. A [`FINGERPRINT_VERSION`] bump fingerprints and compares pages
+/// again; the same (page, chapter) pair must land on its stored match (its
+/// status, reviews and `first_seen` kept, its `fingerprint_version` updated),
+/// not beside it as a second, unreviewed one.
+pub const MATCH_ID_VERSION: u32 = 1;
+
 fn build_match(
     page: &Page,
     work: &Work,
@@ -413,7 +447,7 @@ fn build_match(
             &page.id,
             &work.id,
             chapter_id,
-            FINGERPRINT_VERSION,
+            MATCH_ID_VERSION,
         ),
         publisher_id: work.publisher_id.clone(),
         page_id: page.id.clone(),

@@ -1,7 +1,11 @@
 //! Fingerprinting handlers: turn a chapter or a page into a stored fingerprint
-//! record and index entries. Work is keyed on (owner, content hash, version): a
-//! record that already exists for the same content is not recomputed, so a
-//! re-delivered task only re-does the cheap, idempotent index insert.
+//! record and index entries. Work is keyed on (owner, content hash, version)
+//! and the title: a record that already exists for the same content, whose
+//! anchors are still those of the text and its current title, is not
+//! recomputed, so a re-delivered task only re-does the cheap, idempotent index
+//! insert, and a retitled chapter is fingerprinted anew (its old title's
+//! anchors leave the record and the index). A record of an older
+//! [`FINGERPRINT_VERSION`] is never reused: the owner is fingerprinted anew.
 
 use std::sync::Arc;
 
@@ -109,7 +113,12 @@ async fn record_for(
         .get_fingerprint(&owner, FINGERPRINT_VERSION)
         .await
     {
-        Ok(existing) if existing.content_sha256 == content_sha256 => return Ok((existing, None)),
+        Ok(existing)
+            if existing.content_sha256 == content_sha256
+                && anchors_hold(ports, &text, title, &existing.anchors).await? =>
+        {
+            return Ok((existing, None));
+        }
         Ok(_) => {}
         Err(error) if error.kind() == ErrorKind::NotFound => {}
         Err(error) => return Err(error),
@@ -128,6 +137,29 @@ async fn record_for(
     ))
 }
 
+/// Whether a stored record of the same text still has the anchors the text
+/// and `title` give. The content hash is of the text alone, and the title's
+/// anchors are part of the record: a chapter retitled with its text unchanged
+/// must lose the old title's anchors and gain the new one's. Only the anchors
+/// are computed (normalization and syllables, no words, DNA or passages).
+async fn anchors_hold(
+    ports: &MatcherPorts,
+    text: &str,
+    title: &str,
+    stored: &[u64],
+) -> Result<bool> {
+    let fingerprinter = ports.fingerprinter.clone();
+    let (text, title) = (text.to_string(), title.to_string());
+    let anchors = tokio::task::spawn_blocking(move || {
+        time(Stage::Fingerprint, || {
+            fingerprinter.titled_anchors(&fingerprinter.normalize(&text), &title)
+        })
+    })
+    .await
+    .map_err(|error| Error::internal(format!("fingerprinting panicked: {error}")))?;
+    Ok(anchors == stored)
+}
+
 /// Runs the CPU-bound fingerprinting off the async threads; the title's
 /// anchors join the text's. Returns the normalized text too, which comparing
 /// needs.
@@ -139,12 +171,7 @@ async fn compute_normalized(
     tokio::task::spawn_blocking(move || {
         time(Stage::Fingerprint, || {
             let normalized = fingerprinter.normalize(&text);
-            let mut fingerprint = fingerprinter.fingerprint_normalized(&normalized);
-            fingerprint
-                .anchors
-                .extend(fingerprinter.title_anchors(&title));
-            fingerprint.anchors.sort_unstable();
-            fingerprint.anchors.dedup();
+            let fingerprint = fingerprinter.fingerprint_titled(&normalized, &title);
             (fingerprint, normalized)
         })
     })

@@ -20,7 +20,7 @@ mod handler;
 mod lookup;
 mod recovery;
 
-pub use compare::{Decision, decide};
+pub use compare::{Decision, MATCH_ID_VERSION, decide};
 pub use context::MatcherPorts;
 pub use fingerprinting::to_record;
 pub use handler::MatcherHandler;

@@ -8,12 +8,18 @@
 //! `fingerprint_work` for their works. The queue does not deduplicate, but the
 //! handler is idempotent (stored records are reused, index inserts replace), so
 //! a work whose task was not lost is only fingerprinted twice.
+//!
+//! The same scan upgrades fingerprints after a [`FINGERPRINT_VERSION`] bump:
+//! a chapter indexed under an older version has no record of this one (the
+//! handler never reuses an older version's), so its work is enqueued too, and
+//! its chapters are fingerprinted, indexed and back-filled anew.
 
 use chrono::Utc;
 use copyhound_core::Result;
 use copyhound_core::ids::PublisherId;
 use copyhound_core::model::{FingerprintStatus, Task, TaskKind};
 use copyhound_core::ports::{Pages, PublisherStore, TaskQueue, WorkStore};
+use copyhound_fingerprint::FINGERPRINT_VERSION;
 
 /// Publishers and works read per page while scanning.
 const SCAN_PAGE: u32 = 200;
@@ -23,12 +29,23 @@ const SCAN_PAGE: u32 = 200;
 pub struct RequeueOutcome {
     /// Works looked at.
     pub works: u64,
-    /// Works with pending chapters, whose fingerprinting was enqueued.
+    /// Works with pending or outdated chapters, whose fingerprinting was
+    /// enqueued.
     pub requeued: u64,
+    /// Of those, works with a chapter indexed under an older
+    /// [`FINGERPRINT_VERSION`] (re-fingerprinted after a version bump).
+    pub outdated: u64,
+}
+
+/// Whether a chapter's fingerprinting is to be enqueued: it is still
+/// `Pending`, or indexed under an older [`FINGERPRINT_VERSION`].
+fn indexed_under_older_version(status: &FingerprintStatus) -> bool {
+    matches!(status, FingerprintStatus::Indexed { version } if *version < FINGERPRINT_VERSION)
 }
 
 /// Enqueues `fingerprint_work` for every work of every publisher that has a
-/// chapter still `Pending`; one enqueue per page of works.
+/// chapter still `Pending` or indexed under an older [`FINGERPRINT_VERSION`];
+/// one enqueue per page of works.
 pub async fn requeue_pending_works(
     publishers: &dyn PublisherStore,
     works: &dyn WorkStore,
@@ -45,7 +62,9 @@ pub async fn requeue_pending_works(
         tracing::info!(
             works = outcome.works,
             requeued = outcome.requeued,
-            "re-enqueued fingerprinting of works with pending chapters"
+            outdated = outcome.outdated,
+            version = FINGERPRINT_VERSION,
+            "re-enqueued fingerprinting of works with pending or outdated chapters"
         );
     }
     Ok(outcome)
@@ -67,7 +86,13 @@ async fn requeue_works_of(
             let pending = chapters
                 .iter()
                 .any(|chapter| chapter.fingerprint_status == FingerprintStatus::Pending);
-            if pending {
+            let stale = chapters
+                .iter()
+                .any(|chapter| indexed_under_older_version(&chapter.fingerprint_status));
+            if stale {
+                outcome.outdated += 1;
+            }
+            if pending || stale {
                 let kind = TaskKind::FingerprintWork {
                     work_id: work.id.clone(),
                 };

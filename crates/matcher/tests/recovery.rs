@@ -1,6 +1,6 @@
 //! Start-up recovery of the registration outbox on the embedded backends: works
-//! whose chapters are still pending get their fingerprinting enqueued again,
-//! and nothing else does.
+//! whose chapters are still pending, or indexed under an older fingerprint
+//! version, get their fingerprinting enqueued again, and nothing else does.
 #![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
 use std::time::Duration;
@@ -12,6 +12,7 @@ use copyhound_core::model::{
     Chapter, FingerprintStatus, Language, Publisher, PublisherKind, TaskKind, Work, WorkKind,
 };
 use copyhound_core::ports::TaskQueue;
+use copyhound_fingerprint::FINGERPRINT_VERSION;
 use copyhound_matcher::{RequeueOutcome, requeue_pending_works};
 use copyhound_queue::LocalTaskQueue;
 use copyhound_store::Stores;
@@ -38,8 +39,10 @@ async fn works_with_pending_chapters_are_enqueued_again() {
         .await
         .unwrap();
     // Two publishers (one with more works than a scan page holds), works in
-    // every state: pending, partly indexed, indexed, failed.
+    // every state: pending, partly indexed, indexed, failed, indexed under an
+    // older fingerprint version.
     let mut expected: Vec<WorkId> = Vec::new();
+    let mut outdated = 0;
     for (publisher, works) in [("pa", 3), ("pb", 205)] {
         let publisher_id: PublisherId = publisher.parse().unwrap();
         let record = Publisher {
@@ -55,19 +58,26 @@ async fn works_with_pending_chapters_are_enqueued_again() {
         stores.publishers.put_publisher(&record).await.unwrap();
         for number in 0..works {
             let work = work(&format!("w_{publisher}_{number:03}"), &publisher_id);
-            let statuses = match number % 4 {
+            let current = FingerprintStatus::Indexed {
+                version: FINGERPRINT_VERSION,
+            };
+            let older = FingerprintStatus::Indexed {
+                version: FINGERPRINT_VERSION - 1,
+            };
+            let statuses = match number % 5 {
                 0 => vec![FingerprintStatus::Pending],
-                1 => vec![
-                    FingerprintStatus::Indexed { version: 1 },
-                    FingerprintStatus::Pending,
-                ],
-                2 => vec![FingerprintStatus::Indexed { version: 1 }],
-                _ => vec![FingerprintStatus::Failed {
+                1 => vec![current.clone(), FingerprintStatus::Pending],
+                2 => vec![current.clone()],
+                3 => vec![FingerprintStatus::Failed {
                     error: "bad".into(),
                 }],
+                _ => vec![current.clone(), older],
             };
-            if number % 4 < 2 {
+            if matches!(number % 5, 0 | 1 | 4) {
                 expected.push(work.id.clone());
+            }
+            if number % 5 == 4 {
+                outdated += 1;
             }
             let chapters: Vec<Chapter> = statuses
                 .into_iter()
@@ -95,7 +105,8 @@ async fn works_with_pending_chapters_are_enqueued_again() {
         outcome,
         RequeueOutcome {
             works: 208,
-            requeued: expected.len() as u64
+            requeued: expected.len() as u64,
+            outdated,
         }
     );
     let received = queue.receive(1_000, Duration::from_secs(30)).await.unwrap();
