@@ -11,9 +11,8 @@ use copyhound_core::config::{MatcherConfig, QueueConfig};
 use copyhound_core::ids::{ChapterId, PageId, PublisherId, SiteId, WorkId, sha256_hex};
 use copyhound_core::model::{
     Chapter, FetchMeta, FingerprintOwner, FingerprintRecord, Language, Page, Publisher,
-    PublisherKind, Task, TaskKind, Work, WorkKind,
+    PublisherKind, Work, WorkKind,
 };
-use copyhound_core::ports::TaskHandler;
 use copyhound_fingerprint::{DocumentFingerprint, Fingerprinter};
 use copyhound_index::MemoryFingerprintIndex;
 use copyhound_matcher::{MatcherHandler, MatcherPorts, to_record};
@@ -276,14 +275,9 @@ async fn run_corpus(
     });
     let timer = Instant::now();
     for page in &pages {
-        let task = Task::new(
-            TaskKind::ComparePage {
-                page_id: page.id.clone(),
-                content_sha256: page.content_sha256.clone(),
-            },
-            Utc::now(),
-        );
-        pipeline.handle(&task).await?;
+        pipeline
+            .compare_page(&page.id, &page.content_sha256)
+            .await?;
     }
     let pages_per_second = pages.len() as f64 / timer.elapsed().as_secs_f64();
     let mut found = 0;

@@ -1,7 +1,5 @@
-use async_trait::async_trait;
-use copyhound_core::model::{Task, TaskKind};
-use copyhound_core::ports::TaskHandler;
-use copyhound_core::{Error, Result};
+use copyhound_core::Result;
+use copyhound_core::ids::{PageId, WorkId};
 
 use std::sync::Arc;
 
@@ -32,30 +30,30 @@ impl MatcherHandler {
     }
 }
 
-#[async_trait]
-impl TaskHandler for MatcherHandler {
-    async fn handle(&self, task: &Task) -> Result<()> {
-        let ports = &self.ports;
-        match &task.kind {
-            TaskKind::FingerprintPage {
-                page_id,
-                content_sha256,
-            } => {
-                fingerprinting::fingerprint_page(ports, &self.chapters, page_id, content_sha256)
-                    .await
-            }
-            TaskKind::FingerprintWork { work_id } => {
-                fingerprinting::fingerprint_work(ports, work_id).await
-            }
-            TaskKind::ComparePage {
-                page_id,
-                content_sha256,
-            } => compare::compare_page(ports, &self.chapters, page_id, content_sha256).await,
-            TaskKind::BackfillWork { work_id } => backfill::backfill_work(ports, work_id).await,
-            other => Err(Error::internal(format!(
-                "the matcher does not handle {} tasks",
-                other.name()
-            ))),
-        }
+/// The matcher stage's tasks, one method per kind: the runtime's dispatcher
+/// matches the task kind (the one map from kind to stage) and calls these.
+impl MatcherHandler {
+    /// Runs `fingerprint_page`: fingerprints and indexes the page at
+    /// `content_sha256` (a newer content makes the task stale), then compares it.
+    pub async fn fingerprint_page(&self, page_id: &PageId, content_sha256: &str) -> Result<()> {
+        fingerprinting::fingerprint_page(&self.ports, &self.chapters, page_id, content_sha256).await
+    }
+
+    /// Runs `fingerprint_work`: fingerprints and indexes every chapter of the
+    /// work, then queues its back-fill.
+    pub async fn fingerprint_work(&self, work_id: &WorkId) -> Result<()> {
+        fingerprinting::fingerprint_work(&self.ports, work_id).await
+    }
+
+    /// Runs `compare_page`: compares the page fingerprinted at
+    /// `content_sha256` against the registered works.
+    pub async fn compare_page(&self, page_id: &PageId, content_sha256: &str) -> Result<()> {
+        compare::compare_page(&self.ports, &self.chapters, page_id, content_sha256).await
+    }
+
+    /// Runs `backfill_work`: queues `compare_page` for the pages already
+    /// crawled whose index entries hit the work.
+    pub async fn backfill_work(&self, work_id: &WorkId) -> Result<()> {
+        backfill::backfill_work(&self.ports, work_id).await
     }
 }

@@ -16,9 +16,8 @@ use chrono::Utc;
 use copyhound_core::config::MatcherConfig;
 use copyhound_core::ids::{ChapterId, PageId, PublisherId, SiteId, WorkId, sha256_hex};
 use copyhound_core::model::{
-    Chapter, FetchMeta, Language, Page, Publisher, PublisherKind, Task, TaskKind, Work, WorkKind,
+    Chapter, FetchMeta, Language, Page, Publisher, PublisherKind, Work, WorkKind,
 };
-use copyhound_core::ports::TaskHandler;
 use copyhound_fingerprint::{FingerprintConfig, Fingerprinter};
 use copyhound_index::MemoryFingerprintIndex;
 use copyhound_matcher::{MatcherHandler, MatcherPorts};
@@ -153,13 +152,6 @@ impl Harness {
         self.stores.pages.upsert_page(&page).await.unwrap();
         (page.id, content_sha256)
     }
-
-    async fn run(&self, kind: TaskKind) {
-        self.pipeline
-            .handle(&Task::new(kind, Utc::now()))
-            .await
-            .unwrap();
-    }
 }
 
 /// Fingerprints, indexes, compares and back-fills one chapter and one page of
@@ -170,25 +162,18 @@ async fn hostile_pipeline_peak(chars: usize) -> usize {
     let text = repeated_sentence(chars);
     let baseline = start_measure();
     let work_id = harness.register("w1", text.clone()).await;
-    harness
-        .run(TaskKind::FingerprintWork {
-            work_id: work_id.clone(),
-        })
-        .await;
+    harness.pipeline.fingerprint_work(&work_id).await.unwrap();
     let (page_id, content_sha256) = harness.crawl("http://pirate.example/1.html", text).await;
-    harness
-        .run(TaskKind::FingerprintPage {
-            page_id: page_id.clone(),
-            content_sha256: content_sha256.clone(),
-        })
-        .await;
-    harness
-        .run(TaskKind::ComparePage {
-            page_id: page_id.clone(),
-            content_sha256,
-        })
-        .await;
-    harness.run(TaskKind::BackfillWork { work_id }).await;
+    let pipeline = &harness.pipeline;
+    pipeline
+        .fingerprint_page(&page_id, &content_sha256)
+        .await
+        .unwrap();
+    pipeline
+        .compare_page(&page_id, &content_sha256)
+        .await
+        .unwrap();
+    pipeline.backfill_work(&work_id).await.unwrap();
     // The verifier ignores seeds repeated all over the chapter, so one sentence
     // repeated is no evidence: memory and time are the point here.
     peak_above(baseline)

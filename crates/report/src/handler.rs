@@ -11,13 +11,12 @@
 
 use std::sync::Arc;
 
-use async_trait::async_trait;
 use chrono::Utc;
 use copyhound_core::ids::{PublisherId, ReportId};
+use copyhound_core::model::ReportStatus;
 use copyhound_core::model::{AlertState, Language, Report, ReportFormat};
-use copyhound_core::model::{ReportStatus, Task, TaskKind};
 use copyhound_core::ports::{
-    MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, TaskHandler, WorkStore,
+    MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, WorkStore,
 };
 use copyhound_core::{Error, ErrorKind, Result};
 use tracing::{info, warn};
@@ -100,19 +99,16 @@ impl ReportHandler {
     }
 }
 
-#[async_trait]
-impl TaskHandler for ReportHandler {
-    async fn handle(&self, task: &Task) -> Result<()> {
-        let TaskKind::GenerateReport {
-            publisher_id,
-            report_id,
-        } = &task.kind
-        else {
-            return Err(Error::internal(format!(
-                "the report generator does not handle {} tasks",
-                task.kind.name()
-            )));
-        };
+/// The report stage's task (`generate_report`): the runtime's dispatcher
+/// matches the task kind (the one map from kind to stage) and calls these.
+impl ReportHandler {
+    /// Runs `generate_report`: renders the report, stores its artifact and
+    /// marks it ready (or failed), then e-mails it if its schedule asked to.
+    pub async fn generate_report(
+        &self,
+        publisher_id: &PublisherId,
+        report_id: &ReportId,
+    ) -> Result<()> {
         let mut report = self.reports.get_report(publisher_id, report_id).await?;
         if matches!(report.status, ReportStatus::Ready { .. }) {
             return self.mail_report(&report, None).await;
@@ -171,14 +167,14 @@ impl TaskHandler for ReportHandler {
         Ok(())
     }
 
-    async fn abandon(&self, task: &Task, reason: &str) -> Result<()> {
-        let TaskKind::GenerateReport {
-            publisher_id,
-            report_id,
-        } = &task.kind
-        else {
-            return Ok(());
-        };
+    /// A `generate_report` task that will not run to completion: a report
+    /// still queued is marked failed with `reason`.
+    pub async fn abandon_report(
+        &self,
+        publisher_id: &PublisherId,
+        report_id: &ReportId,
+        reason: &str,
+    ) -> Result<()> {
         let mut report = self.reports.get_report(publisher_id, report_id).await?;
         if !matches!(report.status, ReportStatus::Queued) {
             return Ok(());

@@ -15,7 +15,7 @@ use copyhound_core::ports::{FetchRequest, FetchedPage, Fetcher, TaskHandler, Tas
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_crawler::{CrawlHandler, Crawler, NoProgress};
 use copyhound_queue::LocalTaskQueue;
-use copyhound_runtime::{Worker, WorkerSettings};
+use copyhound_runtime::{Dispatcher, Worker, WorkerSettings};
 
 const ATTEMPTS: u32 = 2;
 
@@ -167,7 +167,9 @@ async fn a_crawl_that_panics_ends_its_run_failed_with_the_reason() {
         Utc::now(),
     );
     queue.enqueue(vec![task]).await.unwrap();
-    let handler = Arc::new(CrawlHandler::with_crawler(crawler, Arc::new(NoProgress)));
+    let handler = Arc::new(
+        Dispatcher::default().with_crawl(CrawlHandler::with_crawler(crawler, Arc::new(NoProgress))),
+    );
     let outcome = worker(queue.clone(), handler)
         .run_until_idle(|_| {})
         .await

@@ -16,7 +16,7 @@ use copyhound_core::ports::{FetchRequest, FetchedPage, Fetcher, TaskQueue};
 use copyhound_crawler::site::{SiteBuilder, SitePolicy};
 use copyhound_crawler::{CrawlHandler, Crawler, NoProgress};
 use copyhound_queue::LocalTaskQueue;
-use copyhound_runtime::{Worker, WorkerSettings};
+use copyhound_runtime::{Dispatcher, Worker, WorkerSettings};
 
 /// Every site is slow: each page answers after 300 ms; robots.txt is absent.
 #[derive(Debug)]
@@ -109,7 +109,9 @@ async fn a_publisher_past_its_share_waits_and_another_publisher_crawls_meanwhile
         max_attempts: 2,
         ..WorkerSettings::default()
     };
-    let handler = Arc::new(CrawlHandler::with_crawler(crawler, Arc::new(NoProgress)));
+    let handler = Arc::new(
+        Dispatcher::default().with_crawl(CrawlHandler::with_crawler(crawler, Arc::new(NoProgress))),
+    );
     let outcome = Worker::new(queue.clone(), handler, settings)
         .run_until_idle(|_| {})
         .await

@@ -18,7 +18,7 @@ use copyhound_fingerprint::{FingerprintConfig, Fingerprinter};
 use copyhound_index::MemoryFingerprintIndex;
 use copyhound_matcher::{MatcherHandler, MatcherPorts};
 use copyhound_queue::LocalTaskQueue;
-use copyhound_runtime::{Worker, WorkerSettings};
+use copyhound_runtime::{Dispatcher, Worker, WorkerSettings};
 use copyhound_store::Stores;
 
 const CHAPTER: &str = include_str!("../../cli/samples/registered-chapter.txt");
@@ -55,7 +55,8 @@ async fn harness() -> Harness {
         visibility: Duration::from_secs(30),
         ..WorkerSettings::default()
     };
-    let worker = Worker::new(queue.clone(), Arc::new(MatcherHandler::new(ports)), config);
+    let handler = Dispatcher::default().with_matcher(MatcherHandler::new(ports));
+    let worker = Worker::new(queue.clone(), Arc::new(handler), config);
     Harness {
         _dir: dir,
         stores,

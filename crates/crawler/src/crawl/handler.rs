@@ -1,10 +1,11 @@
 use std::sync::Arc;
 
-use async_trait::async_trait;
+use std::time::Duration;
+
 use copyhound_core::Result;
 use copyhound_core::config::CrawlerConfig;
-use copyhound_core::model::{Task, TaskKind};
-use copyhound_core::ports::{PageStore, SiteStore, TaskHandler, TaskQueue};
+use copyhound_core::ids::{CrawlRunId, SiteId};
+use copyhound_core::ports::{PageStore, SiteStore, TaskQueue};
 
 use super::{CrawlProgress, Crawler};
 use crate::HttpFetcher;
@@ -44,28 +45,57 @@ impl CrawlHandler {
     }
 }
 
-#[async_trait]
-impl TaskHandler for CrawlHandler {
-    async fn admit(&self, task: &Task) -> Result<Option<std::time::Duration>> {
-        match &task.kind {
-            TaskKind::CrawlSite { site_id, run_id } => {
-                self.crawler.admit_run(site_id, run_id).await
-            }
-            _ => Ok(None),
-        }
+/// The crawler stage's tasks, one method per kind: the runtime's dispatcher
+/// matches the task kind (the one map from kind to stage) and calls these.
+impl CrawlHandler {
+    /// Whether the `crawl_site` task of `run_id` may start now (its
+    /// publisher's share of crawl slots); `Some(delay)` puts it back.
+    pub async fn admit_crawl(
+        &self,
+        site_id: &SiteId,
+        run_id: &CrawlRunId,
+    ) -> Result<Option<Duration>> {
+        self.crawler.admit_run(site_id, run_id).await
     }
 
-    async fn handle(&self, task: &Task) -> Result<()> {
-        self.crawler.handle_task(task, self.progress.as_ref()).await
+    /// Runs `crawl_site`: crawls the site for the run, in a crawl slot of its
+    /// publisher's share while one is held.
+    pub async fn crawl_site(&self, site_id: &SiteId, run_id: &CrawlRunId) -> Result<()> {
+        let slot = self.crawler.hold_slot(site_id, run_id).await;
+        let crawled = self
+            .crawler
+            .run_crawl(site_id, run_id, self.progress.as_ref())
+            .await
+            .map(drop);
+        if let Some(slot) = slot {
+            slot.release().await;
+        }
+        crawled
     }
 
-    async fn abandon(&self, task: &Task, reason: &str) -> Result<()> {
-        match &task.kind {
-            TaskKind::CrawlSite { site_id, run_id } => {
-                self.crawler.abandon_run(site_id, run_id, reason).await
-            }
-            // A page task is one page of a run; its failure is that page's.
-            _ => Ok(()),
-        }
+    /// Runs `fetch_page`: one page of a run, and its links one level deeper.
+    pub async fn fetch_page(
+        &self,
+        site_id: &SiteId,
+        run_id: &CrawlRunId,
+        url: &str,
+        depth: u32,
+    ) -> Result<()> {
+        self.crawler
+            .handle_fetch_page(site_id, run_id, url, depth)
+            .await
+            .map(drop)
+    }
+
+    /// A `crawl_site` task that will not run to completion: ends its run
+    /// `failed` with `reason`. (A `fetch_page` task is one page of a run; its
+    /// failure is that page's, so it has nothing to abandon.)
+    pub async fn abandon_crawl(
+        &self,
+        site_id: &SiteId,
+        run_id: &CrawlRunId,
+        reason: &str,
+    ) -> Result<()> {
+        self.crawler.abandon_run(site_id, run_id, reason).await
     }
 }

@@ -146,7 +146,6 @@ impl Harness {
 
     /// Renders every queued report, as a worker would.
     pub async fn render_queued_reports(&self) {
-        use copyhound_core::ports::TaskHandler;
         let state = &self.state;
         let handler = copyhound_report::ReportHandler::new(
             state.publishers.clone(),
@@ -157,11 +156,15 @@ impl Harness {
             state.pages.clone(),
         );
         for task in self.enqueued().await {
-            if matches!(
-                task.kind,
-                copyhound_core::model::TaskKind::GenerateReport { .. }
-            ) {
-                handler.handle(&task).await.unwrap();
+            if let copyhound_core::model::TaskKind::GenerateReport {
+                publisher_id,
+                report_id,
+            } = &task.kind
+            {
+                handler
+                    .generate_report(publisher_id, report_id)
+                    .await
+                    .unwrap();
             }
         }
     }
