@@ -25,4 +25,4 @@ pub use dispatch::Dispatcher;
 pub use mail::SmtpMailTransport;
 pub use node::{Node, fingerprinter};
 pub use webhook::HttpWebhookTransport;
-pub use worker::{TickOutcome, Worker, WorkerSettings};
+pub use worker::{Ran, Tick, TickOutcome, Worker, WorkerSettings};

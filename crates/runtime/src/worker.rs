@@ -89,10 +89,28 @@ pub struct TickOutcome {
 
 /// How one delivery ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Ran {
+pub enum Ran {
+    /// The handler succeeded; the delivery was acknowledged.
     Succeeded,
+    /// The handler failed or panicked; the queue retries or dead-letters it.
     Failed,
+    /// Put back without an attempt (not its turn, see [`TaskHandler::admit`]).
     Deferred,
+}
+
+/// What one [`Worker::tick`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tick {
+    /// The queue delivered nothing.
+    Idle,
+    /// One task ran to its end: its kind ([`TaskKind::name`]) and how its
+    /// delivery ended (acknowledged, failed or deferred).
+    Ran {
+        /// The task's kind.
+        kind: &'static str,
+        /// How its delivery ended.
+        outcome: Ran,
+    },
 }
 
 /// When the loop ends on its own.
@@ -151,7 +169,42 @@ impl Worker {
         self.pull(never, Until::QueueEmpty, progress).await
     }
 
-    fn start(&self, received: ReceivedTask) -> impl Future<Output = Ran> + Send + 'static {
+    /// Does one unit of work and returns what it did: receives at most one
+    /// task, runs it to its end on the caller's task (its delivery extended
+    /// meanwhile) and acknowledges, fails or defers it. Deterministic, for
+    /// tests to step the worker instead of sleeping; the loop runs the same
+    /// delivery ([`Worker::run_delivery`]) in each of its slots.
+    pub async fn tick(&self) -> Result<Tick> {
+        let batch = time_async(
+            Stage::Queue,
+            self.queue.receive(1, self.settings.visibility),
+        )
+        .await?;
+        match batch.into_iter().next() {
+            Some(received) => Ok(Tick::Ran {
+                kind: received.task.kind.name(),
+                outcome: self.run_delivery(received).await,
+            }),
+            None => Ok(Tick::Idle),
+        }
+    }
+
+    /// Ticks until the queue delivers nothing; returns the totals.
+    pub async fn tick_until_idle(&self) -> Result<TickOutcome> {
+        let mut total = TickOutcome::default();
+        while let Tick::Ran { outcome, .. } = self.tick().await? {
+            total.received += 1;
+            count(&mut total, Ok(outcome));
+        }
+        Ok(total)
+    }
+
+    /// Runs one received delivery to its end and returns how it ended: what
+    /// each slot of the loop and a [`Worker::tick`] do with a task.
+    pub fn run_delivery(
+        &self,
+        received: ReceivedTask,
+    ) -> impl Future<Output = Ran> + Send + 'static {
         run_one(
             self.queue.clone(),
             self.handler.clone(),
@@ -193,7 +246,7 @@ impl Worker {
                         for received in batch {
                             let crawl = matches!(received.task.kind, TaskKind::CrawlSite { .. })
                                 && in_crawl_slots.len() < crawl_slots;
-                            let handle = running.spawn(self.start(received));
+                            let handle = running.spawn(self.run_delivery(received));
                             if crawl {
                                 in_crawl_slots.insert(handle.id());
                                 to_crawl_slots += 1;
@@ -246,7 +299,7 @@ impl Worker {
                         Err(error) => error.id(),
                     };
                     in_crawl_slots.remove(&id);
-                    count(&mut total, joined.map(|(_, succeeded)| succeeded));
+                    count(&mut total, joined.map(|(_, ran)| ran));
                     progress(&total);
                 }
                 _ = self.wait_for_work(), if poll_again => {}
