@@ -4,8 +4,10 @@
 //! lost task, no duplicated match).
 #![allow(clippy::unwrap_used)] // tests stop on the first error, with it
 
+use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use copyhound_core::test_services;
@@ -83,16 +85,20 @@ impl OwnRedis {
                 .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "2000"])
                 .args(["--cluster-config-file", "nodes.conf"]);
         }
-        let child = command
-            .stdout(Stdio::null())
+        let mut child = command
+            .stdout(Stdio::piped())
             .spawn()
             .expect("redis-server is installed (deploy/dev/services.sh installs it)");
+        // Ready when it says so; its log is read to the end meanwhile, so it
+        // never blocks on a full pipe.
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let ready = lines
+            .by_ref()
+            .map_while(std::result::Result::ok)
+            .any(|line| line.contains("Ready to accept connections"));
+        assert!(ready, "redis did not start");
+        std::thread::spawn(move || lines.for_each(drop));
         self.children[node] = Some(child);
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "redis did not start");
-            std::thread::sleep(Duration::from_millis(50));
-        }
     }
 
     fn wait_cluster_ok(&self) {
@@ -106,6 +112,7 @@ impl OwnRedis {
                 return;
             }
             assert!(Instant::now() < deadline, "the redis cluster never came up");
+            // The nodes agree on their slots in their own time: ask again shortly.
             std::thread::sleep(Duration::from_millis(100));
         }
     }
@@ -116,6 +123,7 @@ impl OwnRedis {
             child.kill().unwrap();
             child.wait().unwrap();
         }
+        // An outage the workers notice (its length is the behaviour under test).
         std::thread::sleep(Duration::from_millis(500));
         self.spawn(0);
     }
@@ -208,16 +216,30 @@ impl Env {
         String::from_utf8(output.stdout).unwrap()
     }
 
-    fn worker(&self, log: &Path) -> Child {
-        self.command(&["worker", "--concurrency", "2"])
+    /// Starts a worker logging to `log`; each task it finishes (done or
+    /// failed) is sent on `finished` with the worker's index.
+    fn worker(&self, index: usize, log: &Path, finished: mpsc::Sender<usize>) -> Child {
+        let mut child = self
+            .command(&["worker", "--concurrency", "2"])
             .env(
                 "RUST_LOG",
                 "copyhound_runtime=debug,copyhound_matcher=debug",
             )
             .stdout(Stdio::null())
-            .stderr(std::fs::File::create(log).unwrap())
+            .stderr(Stdio::piped())
             .spawn()
-            .unwrap()
+            .unwrap();
+        let stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut file = std::fs::File::create(log).unwrap();
+        std::thread::spawn(move || {
+            for line in stderr.lines().map_while(std::result::Result::ok) {
+                let _ = writeln!(file, "{line}");
+                if line.contains("task done") || line.contains("task failed") {
+                    let _ = finished.send(index);
+                }
+            }
+        });
+        child
     }
 }
 
@@ -296,9 +318,24 @@ fn workers_survive_a_kill_and_a_restart(dir: &Path, mut redis: OwnRedis, mongo: 
     let logs: Vec<PathBuf> = (0..3)
         .map(|index| dir.join(format!("worker{index}.log")))
         .collect();
-    let mut workers: Vec<Child> = logs.iter().map(|log| env.worker(log)).collect();
-    // Kill one worker in the middle of its batch, then restart Redis under the others.
-    std::thread::sleep(Duration::from_millis(1500));
+    let (finished, finishes) = mpsc::channel();
+    let mut workers: Vec<Child> = logs
+        .iter()
+        .enumerate()
+        .map(|(index, log)| env.worker(index, log, finished.clone()))
+        .collect();
+    drop(finished);
+    // Kill one worker in the middle of its batch, once every worker is up and
+    // has finished a task, then restart Redis under the others.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut working = [false; 3];
+    while working.contains(&false) {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match finishes.recv_timeout(left) {
+            Ok(index) => working[index] = true,
+            Err(error) => panic!("not every worker finished a task ({working:?}): {error}"),
+        }
+    }
     workers[0].kill().unwrap();
     workers[0].wait().unwrap();
     redis.restart();
@@ -313,7 +350,14 @@ fn workers_survive_a_kill_and_a_restart(dir: &Path, mut redis: OwnRedis, mongo: 
             Instant::now() < deadline,
             "the queue did not drain: {stats}"
         );
-        std::thread::sleep(Duration::from_millis(500));
+        // Look again when a worker finishes a task, or after a second at the
+        // most (a killed worker's deliveries come back when their visibility
+        // lapses, and the last task's acknowledgement follows its log line).
+        if let Err(mpsc::RecvTimeoutError::Disconnected) =
+            finishes.recv_timeout(Duration::from_secs(1))
+        {
+            panic!("the surviving workers exited");
+        }
     }
     for worker in &mut workers[1..] {
         let _ = Command::new("kill")
