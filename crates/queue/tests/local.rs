@@ -52,6 +52,7 @@ async fn reopen_resumes_pending_and_in_flight_work() {
     let stats = queue.stats().await.unwrap();
     assert_eq!((stats.depth, stats.in_flight, stats.retrying), (2, 1, 1));
     let mut received = queue.receive(10, LONG).await.unwrap();
+    // The retry's backoff (100 ms) is real time: wait it out.
     tokio::time::sleep(Duration::from_millis(150)).await;
     received.extend(queue.receive(10, LONG).await.unwrap());
     let by_task: Vec<(String, u32)> = received
@@ -121,6 +122,7 @@ where
         let out = waiting.await;
         (out, started.elapsed())
     });
+    // The wake-up's latency is what is measured: the enqueue comes 50 ms in.
     tokio::time::sleep(Duration::from_millis(50)).await;
     queue.enqueue(tasks(1)).await.unwrap();
     waiter.await.unwrap()

@@ -52,6 +52,9 @@ pub fn tasks(count: usize) -> Vec<Task> {
         .collect()
 }
 
+/// Lets real time pass. Every wait in the suite is time under test (a
+/// visibility, a backoff, a lease), never a wait for another task to act:
+/// the queue is only driven by the test itself.
 async fn sleep_ms(ms: u64) {
     tokio::time::sleep(Duration::from_millis(ms)).await;
 }
@@ -96,7 +99,7 @@ pub async fn visibility_timeout_redelivers(h: &Harness) {
         h.other.receive(1, VISIBILITY).await.unwrap().is_empty(),
         "hidden while visible"
     );
-    sleep_ms(350).await;
+    sleep_ms(350).await; // past the visibility (200 ms)
     let second = h.other.receive(1, VISIBILITY).await.unwrap();
     assert_eq!(ids(&second), ids(&first));
     assert_eq!(second[0].attempt, 2);
@@ -126,7 +129,7 @@ pub async fn visibility_timeout_redelivers(h: &Harness) {
 pub async fn extend_prevents_redelivery(h: &Harness) {
     h.queue.enqueue(tasks(1)).await.unwrap();
     let received = h.queue.receive(1, VISIBILITY).await.unwrap();
-    sleep_ms(120).await;
+    sleep_ms(120).await; // within the first visibility
     h.queue
         .extend(&received[0].ack_id, Duration::from_millis(500))
         .await
@@ -161,7 +164,7 @@ pub async fn fail_retries_after_backoff(h: &Harness) {
         h.queue.receive(1, LONG).await.unwrap().is_empty(),
         "backoff doubles"
     );
-    sleep_ms(250).await;
+    sleep_ms(250).await; // 330 ms: past the doubled backoff
     let third = h.queue.receive(1, LONG).await.unwrap();
     assert_eq!(third[0].attempt, 3);
     assert_eq!(third[0].task, first[0].task);
@@ -191,7 +194,7 @@ pub async fn dead_letters_after_max_attempts(h: &Harness) {
         (stats.depth, stats.in_flight, stats.retrying, stats.dead),
         (0, 0, 0, 1)
     );
-    sleep_ms(250).await;
+    sleep_ms(250).await; // past any backoff a live task would have
     assert!(
         h.queue.receive(1, LONG).await.unwrap().is_empty(),
         "dead tasks are not delivered"
@@ -216,7 +219,7 @@ pub async fn timeouts_count_as_attempts(h: &Harness) {
         assert_eq!(received[0].attempt, attempt);
         let short = Duration::from_millis(50);
         h.queue.extend(&received[0].ack_id, short).await.unwrap();
-        sleep_ms(120).await;
+        sleep_ms(120).await; // past the shortened visibility
     }
     assert!(
         h.queue.receive(1, LONG).await.unwrap().is_empty(),
@@ -384,7 +387,7 @@ pub async fn slots_are_shared_up_to_their_limit(h: &Harness) {
             .await
             .unwrap()
     );
-    sleep_ms(250).await;
+    sleep_ms(250).await; // past the dead holder's lease (100 ms)
     assert!(
         h.other
             .acquire_slot(&short, "waits", 1, lease)
@@ -416,7 +419,7 @@ pub async fn receive_within(
         if !received.is_empty() || tokio::time::Instant::now() >= deadline {
             return received;
         }
-        sleep_ms(20).await;
+        sleep_ms(20).await; // a backoff is running out
     }
 }
 
