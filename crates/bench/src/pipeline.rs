@@ -21,8 +21,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::args::BenchPipelineArgs;
 use crate::eval::{register_sites, scratch_namespace, site_owner};
 use crate::static_sites::StaticSites;
+use copyhound_intake::import::{self, import_works};
 use copyhound_runtime::Backends;
-use copyhound_runtime::import::{self, import_works};
 
 /// Clock ticks per second of `/proc` CPU counters (`USER_HZ`, 100 on Linux).
 const TICKS_PER_SECOND: f64 = 100.0;
@@ -157,7 +157,7 @@ async fn measure(
     let backends = Backends::open(&run_config).await?;
     let works = import::read_works(&set.join("works"))?;
     let owner = site_owner(&works)?;
-    import_works(&backends, works).await?;
+    import_works(&backends.ports(), works, "bench").await?;
     let sites = StaticSites::serve(&set.join("pages")).await?;
     register_sites(&backends, &sites.sites, &owner).await?;
     // The works' fingerprints first, not timed: the run measures pages.

@@ -10,16 +10,20 @@
 
 pub mod api_keys;
 pub mod backoff;
+pub mod charset;
 pub mod chromium;
 pub mod config;
 pub mod error;
 pub mod html;
 pub mod ids;
 pub mod model;
+pub mod net;
 pub mod ports;
 pub mod schedule;
+pub mod site;
 pub mod stages;
 pub mod test_services;
+pub mod urls;
 pub mod utf8;
 
 pub use error::{Error, ErrorKind, Result};

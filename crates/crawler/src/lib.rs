@@ -7,7 +7,7 @@
 // multi-byte character, so offsets must be checked (`str::get`, `split_at_checked`).
 #![deny(clippy::string_slice)]
 
-pub mod charset;
+pub use copyhound_core::{charset, site, urls};
 pub mod crawl;
 pub mod extract;
 mod extract_fallback;
@@ -16,10 +16,8 @@ pub mod fonts;
 pub mod pacer;
 pub mod render;
 pub mod scheduler;
-pub mod site;
 pub mod style;
 pub mod text;
-pub mod urls;
 
 pub use crawl::{CrawlHandler, CrawlProgress, Crawler, NoProgress, PageOutcome, PageReport};
 pub use fetch::HttpFetcher;

@@ -24,12 +24,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use chrono::Utc;
-use copyhound_core::ids::{CrawlRunId, SiteId};
-use copyhound_core::model::{
-    CrawlCounters, CrawlRun, CrawlRunStatus, Site, Task, TaskKind, Timestamp,
-};
+use copyhound_core::ids::CrawlRunId;
+use copyhound_core::model::{Site, Timestamp};
 use copyhound_core::ports::{PageRequest, SiteStore, TaskQueue, collect_all};
 use copyhound_core::{ErrorKind, Result};
+use copyhound_intake::crawls::{holds_the_site, queue_run};
 use tracing::{info, warn};
 
 use crate::site::{SitePolicy, last_slot, next_slot, parse_schedule};
@@ -47,44 +46,7 @@ pub struct Scheduler {
     policy: SitePolicy,
 }
 
-/// The run of a site that is still queued or running, if any: a site has one
-/// run at a time. A run created longer ago than `max_run` and an hour was
-/// abandoned (its worker died and the queue gave its task up) and no longer
-/// counts.
-pub async fn active_run(
-    sites: &dyn SiteStore,
-    site_id: &SiteId,
-    max_run: Duration,
-    now: Timestamp,
-) -> Result<Option<CrawlRun>> {
-    let latest = sites
-        .list_crawl_runs(
-            site_id,
-            &PageRequest {
-                after: None,
-                limit: 1,
-            },
-        )
-        .await?;
-    Ok(latest
-        .items
-        .into_iter()
-        .next()
-        .filter(|run| holds_the_site(run, max_run, now)))
-}
-
-/// Whether `run` still holds its site: queued or running, and younger than
-/// `max_run` and an hour (older, it was abandoned).
-fn holds_the_site(run: &CrawlRun, max_run: Duration, now: Timestamp) -> bool {
-    let stale_after = chrono::Duration::from_std(max_run + Duration::from_secs(3600))
-        .unwrap_or(chrono::Duration::MAX);
-    !run.status.is_finished() && now.signed_duration_since(run.created_at) < stale_after
-}
-
-/// Returns the run id of a site's scheduled slot; equal inputs give equal ids.
-pub fn scheduled_run_id(site_id: &SiteId, slot: Timestamp) -> CrawlRunId {
-    CrawlRunId::derive_from(&format!("scheduled/{site_id}/{}", slot.timestamp()))
-}
+pub use copyhound_intake::crawls::{active_run, scheduled_run_id};
 
 impl Scheduler {
     /// Returns a scheduler over the site store and the queue.
@@ -191,17 +153,16 @@ impl Scheduler {
             Err(error) if error.kind() == ErrorKind::NotFound => {}
             Err(error) => return Err(error),
         }
-        // Task first, run second: a crash in between leaves no run, so the next
-        // tick finds the slot still due and enqueues the same task id again,
-        // rather than a queued run that no task will ever execute.
-        let kind = TaskKind::CrawlSite {
-            site_id: site.id.clone(),
-            run_id: run_id.clone(),
-        };
-        self.queue.enqueue(vec![Task::new(kind, slot)]).await?;
-        self.sites
-            .put_crawl_run(&queued_run(&run_id, &site.id, slot))
-            .await?;
+        // A crash before the record leaves the slot due: the next tick queues
+        // the same run (and task id) again.
+        queue_run(
+            self.sites.as_ref(),
+            self.queue.as_ref(),
+            &site.id,
+            &run_id,
+            slot,
+        )
+        .await?;
         Ok(Some(run_id))
     }
 
@@ -210,18 +171,5 @@ impl Scheduler {
             self.sites.list_sites(None, &request).await
         })
         .await
-    }
-}
-
-fn queued_run(run_id: &CrawlRunId, site_id: &SiteId, slot: Timestamp) -> CrawlRun {
-    CrawlRun {
-        id: run_id.clone(),
-        site_id: site_id.clone(),
-        status: CrawlRunStatus::Queued,
-        created_at: slot,
-        started_at: None,
-        finished_at: None,
-        counters: CrawlCounters::default(),
-        recent_errors: Vec::new(),
     }
 }

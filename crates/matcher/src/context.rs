@@ -55,23 +55,6 @@ pub(crate) struct WorkContext {
     pub config: MatcherConfig,
 }
 
-/// Returns `config` with `thresholds` applied.
-pub fn with_policy(
-    config: &MatcherConfig,
-    thresholds: &copyhound_core::model::Thresholds,
-) -> MatcherConfig {
-    let mut effective = config.clone();
-    if let Some(chars) = thresholds.min_copied_chars {
-        effective.min_copied_chars = chars;
-        // A split chapter's part must still carry a share of the bar.
-        effective.min_part_copied_chars = config.min_part_copied_chars.min(chars);
-    }
-    if let Some(coverage) = thresholds.min_chapter_coverage {
-        effective.min_chapter_coverage = coverage;
-    }
-    effective
-}
-
 /// Loads the work and its publisher's policy, once per page and work.
 pub(crate) async fn work_context<'a>(
     ports: &MatcherPorts,
@@ -80,13 +63,9 @@ pub(crate) async fn work_context<'a>(
 ) -> copyhound_core::Result<&'a WorkContext> {
     if !works.contains_key(work_id) {
         let work = ports.works.get_work_any(work_id).await?;
-        let config = match ports.publishers.get_publisher(&work.publisher_id).await {
-            Ok(publisher) => with_policy(&ports.config, publisher.policy.for_kind(work.kind)),
-            Err(error) if error.kind() == copyhound_core::ErrorKind::NotFound => {
-                ports.config.clone()
-            }
-            Err(error) => return Err(error),
-        };
+        let config =
+            copyhound_intake::policy::for_work(ports.publishers.as_ref(), &ports.config, &work)
+                .await?;
         works.insert(work_id.clone(), WorkContext { work, config });
     }
     works

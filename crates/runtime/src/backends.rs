@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use copyhound_core::config::{Backend, Config, mask_url};
-use copyhound_core::ports::{FingerprintIndex, TaskQueue};
+use copyhound_core::ports::{FingerprintIndex, Ports, TaskQueue};
 use copyhound_index::{MemoryFingerprintIndex, RedisFingerprintIndex};
 use copyhound_queue::{LocalTaskQueue, RedisTaskQueue};
 use copyhound_store::{StoreLimits, Stores};
@@ -174,6 +174,11 @@ impl Backends {
             queue,
             data_lock,
         })
+    }
+
+    /// Returns the ports every stage takes.
+    pub fn ports(&self) -> Ports {
+        self.stores.ports(self.index.clone(), self.queue.clone())
     }
 
     /// Re-enqueues what a killed process may have left without its task (works

@@ -14,7 +14,6 @@
 
 mod backends;
 mod dispatch;
-pub mod import;
 mod mail;
 mod node;
 mod webhook;

@@ -9,8 +9,8 @@ use std::path::Path;
 use copyhound_core::config::Config;
 use copyhound_core::model::{FingerprintOwner, ReportFormat, ReportScheduleSetting};
 use copyhound_core::ports::{EntryKind, IndexEntry};
+use copyhound_intake::import::{import_works, read_works};
 use copyhound_runtime::Node;
-use copyhound_runtime::import::{import_works, read_works};
 
 fn write_work(dir: &Path, publisher: &str, chapters: &[&str]) {
     let folder = dir.join("works/w1");
@@ -42,7 +42,7 @@ async fn a_reimport_edits_the_work_and_keeps_the_publishers_profile() {
     let backends = node.backends();
     let first = tempfile::tempdir().unwrap();
     write_work(first.path(), "P01", &["c1", "c2"]);
-    import_works(backends, read_works(first.path()).unwrap())
+    import_works(&backends.ports(), read_works(first.path()).unwrap(), "test")
         .await
         .unwrap();
     let publisher_id = "P01".parse().unwrap();
@@ -86,9 +86,13 @@ async fn a_reimport_edits_the_work_and_keeps_the_publishers_profile() {
 
     let second = tempfile::tempdir().unwrap();
     write_work(second.path(), "P01", &["c1", "c3"]);
-    import_works(backends, read_works(second.path()).unwrap())
-        .await
-        .unwrap();
+    import_works(
+        &backends.ports(),
+        read_works(second.path()).unwrap(),
+        "test",
+    )
+    .await
+    .unwrap();
     let stored = backends
         .stores
         .publishers
@@ -120,7 +124,7 @@ async fn a_reimport_edits_the_work_and_keeps_the_publishers_profile() {
     // Another publisher's folder cannot take the id.
     let third = tempfile::tempdir().unwrap();
     write_work(third.path(), "P02", &["c9"]);
-    let error = import_works(backends, read_works(third.path()).unwrap())
+    let error = import_works(&backends.ports(), read_works(third.path()).unwrap(), "test")
         .await
         .unwrap_err()
         .to_string();

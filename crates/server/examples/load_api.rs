@@ -11,7 +11,7 @@ use chrono::Utc;
 use copyhound_core::config::ServerConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
 use copyhound_core::model::{CopiedSpan, Match, MatchStatus, Publisher, PublisherKind, Role};
-use copyhound_crawler::site::SitePolicy;
+use copyhound_core::site::SitePolicy;
 use copyhound_queue::LocalTaskQueue;
 use copyhound_server::AppState;
 use copyhound_server::auth::issue_key;
@@ -40,9 +40,9 @@ async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
         report_schedules: Vec::new(),
         profile: Default::default(),
     };
-    state.publishers.put_publisher(&publisher).await?;
+    state.ports.publishers.put_publisher(&publisher).await?;
     let issued = issue_key(publisher_id.clone(), Role::Publisher);
-    state.publishers.put_api_key(&issued.record).await?;
+    state.ports.publishers.put_api_key(&issued.record).await?;
     let work_id: WorkId = "w_load".parse()?;
     let site_id: SiteId = "site_load".parse()?;
     let chapter_id: ChapterId = "c_0001".parse()?;
@@ -82,7 +82,7 @@ async fn seed(state: &AppState, matches: usize) -> anyhow::Result<String> {
             first_seen: seen,
             last_seen: seen,
         };
-        state.matches.upsert_match(&found).await?;
+        state.ports.matches.upsert_match(&found).await?;
     }
     Ok(issued.key)
 }
@@ -96,18 +96,11 @@ async fn main() -> anyhow::Result<()> {
     let dir = tempfile::tempdir()?;
     let stores = copyhound_store::Stores::local(dir.path())?;
     copyhound_store::migrate_up(&stores).await?;
+    let queue =
+        Arc::new(LocalTaskQueue::open(&dir.path().join("queue"), &Default::default()).await?);
+    let index = Arc::new(copyhound_index::MemoryFingerprintIndex::new(3)?);
     let state = AppState {
-        publishers: stores.publishers,
-        works: stores.works,
-        sites: stores.sites,
-        pages: stores.pages,
-        matches: stores.matches,
-        fingerprints: stores.fingerprints,
-        reports: stores.reports,
-        queue: Arc::new(
-            LocalTaskQueue::open(&dir.path().join("queue"), &Default::default()).await?,
-        ),
-        index: None,
+        ports: stores.ports(index, queue),
         config: ServerConfig::default(),
         site_policy: SitePolicy::default(),
         matcher: copyhound_core::config::MatcherConfig::default(),

@@ -12,7 +12,7 @@ use axum::http::{Request, header};
 use copyhound_core::config::ServerConfig;
 use copyhound_core::ids::PublisherId;
 use copyhound_core::model::{Publisher, PublisherKind, Role};
-use copyhound_crawler::site::SitePolicy;
+use copyhound_core::site::SitePolicy;
 use copyhound_queue::LocalTaskQueue;
 use copyhound_server::AppState;
 use copyhound_server::auth::issue_key;
@@ -53,16 +53,9 @@ async fn main() -> anyhow::Result<()> {
     copyhound_store::migrate_up(&stores).await?;
     let queue =
         Arc::new(LocalTaskQueue::open(&dir.path().join("queue"), &Default::default()).await?);
+    let index = Arc::new(copyhound_index::MemoryFingerprintIndex::new(3)?);
     let state = AppState {
-        publishers: stores.publishers,
-        works: stores.works,
-        sites: stores.sites,
-        pages: stores.pages,
-        matches: stores.matches,
-        fingerprints: stores.fingerprints,
-        reports: stores.reports,
-        queue,
-        index: None,
+        ports: stores.ports(index, queue),
         config: ServerConfig {
             max_upload_bytes: 64 << 20,
             ..ServerConfig::default()
@@ -73,6 +66,7 @@ async fn main() -> anyhow::Result<()> {
     };
     let publisher_id: PublisherId = "pub_rss".parse()?;
     state
+        .ports
         .publishers
         .put_publisher(&Publisher {
             id: publisher_id.clone(),
@@ -86,7 +80,7 @@ async fn main() -> anyhow::Result<()> {
         })
         .await?;
     let issued = issue_key(publisher_id, Role::Publisher);
-    state.publishers.put_api_key(&issued.record).await?;
+    state.ports.publishers.put_api_key(&issued.record).await?;
     let console = copyhound_server::ui::ConsoleState::default();
     let session = console.sessions.create(&issued.record.id.to_string());
     let router = copyhound_server::router_with_console(state, console);

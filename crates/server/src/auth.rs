@@ -109,7 +109,7 @@ fn operator() -> Caller {
 
 /// Returns the stored record of a key that is not revoked.
 async fn live_key(state: &AppState, id: &ApiKeyId) -> Result<ApiKey> {
-    match state.publishers.get_api_key(id).await {
+    match state.ports.publishers.get_api_key(id).await {
         Ok(record) if !record.revoked => Ok(record),
         Ok(_) => Err(invalid_key()),
         Err(error) if error.kind() == ErrorKind::NotFound => Err(invalid_key()),

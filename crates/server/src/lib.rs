@@ -17,7 +17,6 @@ pub mod error;
 pub mod evidence;
 pub mod metrics;
 pub mod openapi;
-pub mod register;
 pub mod routes;
 pub mod ui;
 pub mod uploads;
@@ -36,12 +35,9 @@ use axum::extract::DefaultBodyLimit;
 use axum::http::{Method, Uri};
 use axum::response::{IntoResponse, Response};
 use copyhound_core::config::ServerConfig;
-use copyhound_core::ports::{
-    FingerprintIndex, FingerprintStore, MatchStore, PageStore, PublisherStore, ReportStore,
-    SiteStore, TaskQueue, WorkStore,
-};
+use copyhound_core::ports::Ports;
+use copyhound_core::site::SitePolicy;
 use copyhound_core::{Error, ErrorKind, Result};
-use copyhound_crawler::site::SitePolicy;
 use tokio::net::TcpListener;
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::trace::TraceLayer;
@@ -49,27 +45,11 @@ use tower_http::trace::TraceLayer;
 use crate::connections::ConnectionLimits;
 use crate::error::ApiError;
 
-/// Everything a request handler may touch: ports as trait objects plus the config.
+/// Everything a request handler may touch: the ports plus the config.
 #[derive(Clone, Debug)]
 pub struct AppState {
-    /// Publishers and API keys.
-    pub publishers: Arc<dyn PublisherStore>,
-    /// Works and chapters.
-    pub works: Arc<dyn WorkStore>,
-    /// Sites and crawl runs.
-    pub sites: Arc<dyn SiteStore>,
-    /// Crawled pages (evidence context of matches).
-    pub pages: Arc<dyn PageStore>,
-    /// Matches and reviews.
-    pub matches: Arc<dyn MatchStore>,
-    /// Fingerprint records (dropped with their work).
-    pub fingerprints: Arc<dyn FingerprintStore>,
-    /// Reports.
-    pub reports: Arc<dyn ReportStore>,
-    /// Where registrations, crawls and reports are enqueued.
-    pub queue: Arc<dyn TaskQueue>,
-    /// The segment index, when this node can reach it (health, work deletion).
-    pub index: Option<Arc<dyn FingerprintIndex>>,
+    /// Stores, index and queue.
+    pub ports: Ports,
     /// Listen address, bootstrap admin key, upload limit.
     pub config: ServerConfig,
     /// What registered sites may point at: the crawlers' address policy

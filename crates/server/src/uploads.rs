@@ -1,5 +1,5 @@
 //! The bounded pool that parses uploads. Parsing a TXT or EPUB file is CPU work
-//! of up to a second or so within the budgets of [`crate::register::limits`];
+//! of up to a second or so within the budgets of [`copyhound_intake::formats::limits`];
 //! run inline it would hold an async worker thread, and two uploads would stall
 //! every other request, `/health` included. So parsing runs on the blocking
 //! thread pool, at most `workers` at once; up to [`QUEUE_PER_WORKER`] more per

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use copyhound_core::ErrorKind;
-use copyhound_server::register::{HeadingPattern, decode_text, parse_epub, split_txt_chapters};
+use copyhound_intake::formats::{HeadingPattern, decode_text, parse_epub, split_txt_chapters};
 use zip::write::SimpleFileOptions;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -144,26 +144,20 @@ async fn upload_router(dir: &std::path::Path) -> (axum::Router, String, String) 
     let queue = copyhound_queue::LocalTaskQueue::open(&dir.join("queue"), &Default::default())
         .await
         .unwrap();
+    let index = std::sync::Arc::new(copyhound_index::MemoryFingerprintIndex::new(3).unwrap());
     let state = copyhound_server::AppState {
-        publishers: stores.publishers,
-        works: stores.works,
-        sites: stores.sites,
-        pages: stores.pages,
-        matches: stores.matches,
-        fingerprints: stores.fingerprints,
-        reports: stores.reports,
-        queue: std::sync::Arc::new(queue),
-        index: None,
+        ports: stores.ports(index, std::sync::Arc::new(queue)),
         config: copyhound_core::config::ServerConfig {
             max_upload_bytes: 64 << 20,
             ..Default::default()
         },
-        site_policy: copyhound_crawler::site::SitePolicy::new(true),
+        site_policy: copyhound_core::site::SitePolicy::new(true),
         matcher: Default::default(),
         mail: None,
     };
     let publisher_id: copyhound_core::ids::PublisherId = "pub_m".parse().unwrap();
     state
+        .ports
         .publishers
         .put_publisher(&Publisher {
             id: publisher_id.clone(),
@@ -178,7 +172,12 @@ async fn upload_router(dir: &std::path::Path) -> (axum::Router, String, String) 
         .await
         .unwrap();
     let issued = copyhound_server::auth::issue_key(publisher_id, Role::Publisher);
-    state.publishers.put_api_key(&issued.record).await.unwrap();
+    state
+        .ports
+        .publishers
+        .put_api_key(&issued.record)
+        .await
+        .unwrap();
     let console = copyhound_server::ui::ConsoleState::default();
     let session = console.sessions.create(&issued.record.id.to_string());
     let router = copyhound_server::router_with_console(state, console);

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use copyhound_core::Result;
 use copyhound_core::ports::{
-    FingerprintStore, MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, WorkStore,
+    FingerprintIndex, FingerprintStore, MatchStore, PageStore, Ports, PublisherStore, ReportStore,
+    SiteStore, TaskQueue, WorkStore,
 };
 
 use crate::codec::StoreLimits;
@@ -35,6 +36,21 @@ pub struct Stores {
 }
 
 impl Stores {
+    /// Returns the ports every stage takes: these stores with `index` and `queue`.
+    pub fn ports(&self, index: Arc<dyn FingerprintIndex>, queue: Arc<dyn TaskQueue>) -> Ports {
+        Ports {
+            publishers: self.publishers.clone(),
+            works: self.works.clone(),
+            sites: self.sites.clone(),
+            pages: self.pages.clone(),
+            fingerprints: self.fingerprints.clone(),
+            matches: self.matches.clone(),
+            reports: self.reports.clone(),
+            index,
+            queue,
+        }
+    }
+
     /// Returns the bundle of one value implementing every port.
     pub fn from_backend<S>(backend: Arc<S>) -> Self
     where

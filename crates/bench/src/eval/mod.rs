@@ -16,10 +16,12 @@ use anyhow::Context;
 use chrono::Utc;
 use copyhound_core::config::Config;
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
-use copyhound_core::model::{CrawlRun, CrawlRunStatus, Publisher, PublisherKind, Task, TaskKind};
+use copyhound_core::model::WorkKind;
 use copyhound_core::ports::Pages;
+use copyhound_core::site::SitePolicy;
 use copyhound_core::stages::{self, Stage, StageTime};
-use copyhound_crawler::site::{SiteBuilder, SitePolicy};
+use copyhound_intake::crawls::queue_run;
+use copyhound_intake::sites::{SiteSettings, create_site};
 use copyhound_runtime::{Backends, Node};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
@@ -27,7 +29,7 @@ use serde::Serialize;
 use crate::args::{EvalArgs, EvalBackends};
 use crate::progress::PageCounter;
 use crate::static_sites::{ServedSite, StaticSites};
-use copyhound_runtime::import::{self, import_works};
+use copyhound_intake::import::{self, import_works};
 
 /// One line of the predictions file.
 #[derive(Debug, Serialize)]
@@ -197,19 +199,23 @@ pub async fn run_pipeline(
     let backends = node.backends().clone();
     let works = import::read_works(&set.join("works"))?;
     let owner = site_owner(&works)?;
-    let (work_count, chapter_count) = import_works(&backends, works).await?;
+    let (work_count, chapter_count) = import_works(&backends.ports(), works, "eval").await?;
     eprintln!("registered {work_count} works ({chapter_count} chapters)");
     let sites = StaticSites::serve(&set.join("pages")).await?;
-    let crawls = register_sites(&backends, &sites.sites, &owner).await?;
-    let run_ids: Vec<CrawlRunId> = crawls
-        .iter()
-        .filter_map(|task| match &task.kind {
-            TaskKind::CrawlSite { run_id, .. } => Some(run_id.clone()),
-            _ => None,
-        })
-        .collect();
+    let site_ids = register_sites(&backends, &sites.sites, &owner).await?;
     let crawl_started = Instant::now();
-    backends.queue.enqueue(crawls).await?;
+    let mut run_ids: Vec<CrawlRunId> = Vec::new();
+    for site_id in &site_ids {
+        let run = queue_run(
+            backends.stores.sites.as_ref(),
+            backends.queue.as_ref(),
+            site_id,
+            &CrawlRunId::generate(),
+            Utc::now(),
+        )
+        .await?;
+        run_ids.push(run.id);
+    }
 
     let bar = ProgressBar::new_spinner().with_style(
         ProgressStyle::with_template("{spinner} {elapsed} {msg} | {prefix}")
@@ -281,75 +287,52 @@ async fn print_reading(backends: &Backends, run_ids: &[CrawlRunId]) -> anyhow::R
 /// Who watches the set's sites: the publisher of its works when they all
 /// have one (the demo: its users see the sites their matches are on), else
 /// the evaluation publisher.
-pub(crate) fn site_owner(works: &[import::ImportedWork]) -> anyhow::Result<Publisher> {
+pub(crate) fn site_owner(works: &[import::ImportedWork]) -> anyhow::Result<PublisherId> {
     match works.first() {
-        Some(first) if works.iter().all(|w| w.publisher.id == first.publisher.id) => {
-            Ok(first.publisher.clone())
+        Some(first) if works.iter().all(|w| w.publisher_id == first.publisher_id) => {
+            Ok(first.publisher_id.clone())
         }
-        _ => eval_publisher(),
+        _ => Ok("evaluation".parse::<PublisherId>()?),
     }
 }
 
-/// The publisher that watches benchmark sites of several publishers.
-fn eval_publisher() -> anyhow::Result<Publisher> {
-    Ok(Publisher {
-        id: "evaluation".parse::<PublisherId>()?,
-        name: "evaluation".into(),
-        kind: PublisherKind::Books,
-        created_at: Utc::now(),
-        policy: Default::default(),
-        alerts: Default::default(),
-        report_schedules: Vec::new(),
-        profile: Default::default(),
-    })
-}
-
-/// Registers the served sites for `publisher` and returns a queued crawl
-/// task per site (not enqueued).
+/// Registers the served sites for `publisher` (created when missing) through
+/// intake, as `POST /sites` would; returns their ids.
 pub(crate) async fn register_sites(
     backends: &Backends,
     sites: &[ServedSite],
-    publisher: &Publisher,
-) -> anyhow::Result<Vec<Task>> {
-    backends.stores.publishers.put_publisher(publisher).await?;
-    let mut tasks = Vec::new();
+    publisher: &PublisherId,
+) -> anyhow::Result<Vec<SiteId>> {
+    let ports = backends.ports();
+    copyhound_intake::import::ensure_publisher(&ports, publisher, WorkKind::Novel).await?;
+    let mut ids = Vec::new();
     for served in sites {
         let site_id: SiteId = served
             .name
             .parse()
             .with_context(|| format!("site folder {:?}", served.name))?;
-        let site = SiteBuilder::new(
-            publisher.id.clone(),
-            served.name.clone(),
-            vec![format!("{}/index.html", served.base_url)],
-        )
-        .id(site_id.clone())
-        // The benchmark's sites are served on loopback by this process.
-        .policy(SitePolicy::new(true))
-        .limits(12, 20_000)
-        .politeness(500.0, 4)
-        .build()?;
-        backends.stores.sites.put_site(&site).await?;
-        let run = CrawlRun {
-            id: CrawlRunId::generate(),
-            site_id: site_id.clone(),
-            status: CrawlRunStatus::Queued,
-            created_at: Utc::now(),
-            started_at: None,
-            finished_at: None,
-            counters: Default::default(),
-            recent_errors: Vec::new(),
+        let settings = SiteSettings {
+            name: Some(served.name.clone()),
+            seeds: Some(vec![format!("{}/index.html", served.base_url)]),
+            max_depth: Some(12),
+            max_pages_per_run: Some(20_000),
+            rate_limit_per_second: Some(500.0),
+            concurrency: Some(4),
+            ..SiteSettings::default()
         };
-        backends.stores.sites.put_crawl_run(&run).await?;
-        tasks.push(Task::new(
-            TaskKind::CrawlSite {
-                site_id,
-                run_id: run.id,
-            },
-            Utc::now(),
-        ));
+        // The benchmark's sites are served on loopback by this process.
+        let site = create_site(
+            &ports,
+            publisher,
+            Some(site_id),
+            settings,
+            &SitePolicy::new(true),
+            "eval",
+        )
+        .await?;
+        ids.push(site.id);
     }
-    Ok(tasks)
+    Ok(ids)
 }
 
 /// Reads every match of every crawled page, in the scorer's terms.

@@ -12,12 +12,12 @@ use tracing::info;
 
 use crate::cli::{ImportArgs, IndexCommand, MigrateCommand, TasksCommand, WorkerArgs};
 use copyhound_bench::PageCounter;
-use copyhound_runtime::import;
+use copyhound_intake::import;
 
 pub async fn import(config: &Config, args: ImportArgs) -> anyhow::Result<ExitCode> {
     let works = import::read_works(&args.dir)?;
     let node = Node::open(config).await?;
-    let summary = import::import_works(node.backends(), works).await?;
+    let summary = import::import_works(&node.backends().ports(), works, "works import").await?;
     println!(
         "imported {} works, {} chapters; fingerprinting queued",
         summary.0, summary.1

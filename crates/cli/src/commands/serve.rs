@@ -8,7 +8,7 @@
 use std::process::ExitCode;
 
 use copyhound_core::config::{Backend, Config};
-use copyhound_crawler::site::SitePolicy;
+use copyhound_core::site::SitePolicy;
 use copyhound_runtime::Node;
 use copyhound_server::AppState;
 use tokio::sync::watch;
@@ -79,17 +79,8 @@ pub async fn serve(config: &Config, args: ServeArgs) -> anyhow::Result<ExitCode>
 /// The API's view of the node.
 fn app_state(node: &Node) -> anyhow::Result<AppState> {
     let backends = node.backends();
-    let stores = &backends.stores;
     Ok(AppState {
-        publishers: stores.publishers.clone(),
-        works: stores.works.clone(),
-        sites: stores.sites.clone(),
-        pages: stores.pages.clone(),
-        matches: stores.matches.clone(),
-        fingerprints: stores.fingerprints.clone(),
-        reports: stores.reports.clone(),
-        queue: backends.queue.clone(),
-        index: Some(backends.index.clone()),
+        ports: backends.ports(),
         config: node.config().server.clone(),
         site_policy: SitePolicy::for_crawler(&node.config().crawler),
         matcher: node.config().matcher.clone(),

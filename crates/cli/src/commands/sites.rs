@@ -13,8 +13,9 @@ use copyhound_core::config::{Backend, Config};
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
 use copyhound_core::model::{CrawlRunStatus, ExtractionHints, Match, Render};
 use copyhound_core::ports::{MatchFilter, MatchFilterInput, PageRequest, collect_all};
-use copyhound_crawler::site::{SiteBuilder, SitePolicy};
+use copyhound_core::site::SitePolicy;
 use copyhound_crawler::{CrawlProgress, Crawler, HttpFetcher};
+use copyhound_intake::sites::{SiteSettings, create_site, update_site};
 use copyhound_runtime::Node;
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -30,35 +31,39 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
         SitesCommand::Add(args) => {
             let publisher_id: PublisherId = args.publisher.parse()?;
             known_publisher(config, backends, &publisher_id).await?;
-            let mut builder = SiteBuilder::new(publisher_id, args.name.clone(), args.seeds.clone())
-                .allow_patterns(args.allow.clone())
-                .deny_patterns(args.deny.clone())
-                .limits(args.max_depth, args.max_pages)
-                .politeness(args.rate_limit, args.concurrency)
-                .policy(SitePolicy::for_crawler(&config.crawler));
-            if let Some(id) = &args.id {
-                builder = builder.id(id.parse()?);
-            }
-            if let Some(schedule) = &args.schedule {
-                builder = builder.schedule(schedule.clone());
-            }
-            if let Some(charset) = &args.charset {
-                builder = builder.charset_override(charset.clone());
-            }
             let render = match args.render {
                 _ if args.render_chromium => Render::Chromium,
                 RenderArg::Auto => Render::Auto,
                 RenderArg::Never => Render::Never,
                 RenderArg::Chromium => Render::Chromium,
             };
-            if render != Render::default() {
-                builder = builder.extraction(ExtractionHints {
+            let settings = SiteSettings {
+                name: Some(args.name.clone()),
+                seeds: Some(args.seeds.clone()),
+                allow_patterns: Some(args.allow.clone()),
+                deny_patterns: Some(args.deny.clone()),
+                max_depth: Some(args.max_depth),
+                max_pages_per_run: Some(args.max_pages),
+                schedule: Some(args.schedule.clone()),
+                rate_limit_per_second: Some(args.rate_limit),
+                concurrency: Some(args.concurrency),
+                charset_override: Some(args.charset.clone()),
+                extraction: Some(ExtractionHints {
                     render,
                     ..ExtractionHints::default()
-                });
-            }
-            let site = builder.build()?;
-            sites.put_site(&site).await?;
+                }),
+                ..SiteSettings::default()
+            };
+            let id = args.id.as_deref().map(str::parse::<SiteId>).transpose()?;
+            let site = create_site(
+                &backends.ports(),
+                &publisher_id,
+                id,
+                settings,
+                &SitePolicy::for_crawler(&config.crawler),
+                "sites add",
+            )
+            .await?;
             println!("added site {} ({})", site.id, site.name);
         }
         SitesCommand::List => {
@@ -116,10 +121,20 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
             }
         }
         SitesCommand::Disable { site } => {
-            let mut found = sites.get_site(&site.parse()?).await?;
-            found.enabled = false;
-            sites.put_site(&found).await?;
-            println!("disabled site {}", found.id);
+            let found = sites.get_site(&site.parse()?).await?;
+            let disabled = update_site(
+                &backends.ports(),
+                &found.publisher_id,
+                &found.id,
+                SiteSettings {
+                    enabled: Some(false),
+                    ..SiteSettings::default()
+                },
+                &SitePolicy::for_crawler(&config.crawler),
+                "sites disable",
+            )
+            .await?;
+            println!("disabled site {}", disabled.id);
         }
     }
     backends.persist().await?;

@@ -205,6 +205,22 @@ pub struct CrawlRun {
     pub recent_errors: Vec<String>,
 }
 
+impl CrawlRun {
+    /// Returns a run queued at `at`, nothing fetched yet.
+    pub fn queued(id: CrawlRunId, site_id: SiteId, at: Timestamp) -> Self {
+        Self {
+            id,
+            site_id,
+            status: CrawlRunStatus::Queued,
+            created_at: at,
+            started_at: None,
+            finished_at: None,
+            counters: CrawlCounters::default(),
+            recent_errors: Vec::new(),
+        }
+    }
+}
+
 super::persisted::persisted_v1!(Site => "site", CrawlRun => "crawl_run");
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! ([`crate::ErrorKind::Unavailable`]), never a partial success reported as
 //! success; `check_connectivity` is cheap and used by `/health`.
 
+mod bundle;
 mod fetcher;
 mod handler;
 mod index;
@@ -15,6 +16,7 @@ mod paging;
 mod queue;
 mod store;
 
+pub use bundle::Ports;
 pub use fetcher::{FetchRequest, FetchedPage, Fetcher, Resource};
 pub use handler::TaskHandler;
 pub use index::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};

@@ -121,33 +121,6 @@ impl Crawler {
         self
     }
 
-    /// Handles a `CrawlSite` or `FetchPage` task; other kinds are `InvalidInput`.
-    pub async fn handle_task(&self, task: &Task, progress: &dyn CrawlProgress) -> Result<()> {
-        match &task.kind {
-            TaskKind::CrawlSite { site_id, run_id } => {
-                let slot = self.hold_slot(site_id, run_id).await;
-                let crawled = self.run_crawl(site_id, run_id, progress).await.map(drop);
-                if let Some(slot) = slot {
-                    slot.release().await;
-                }
-                crawled
-            }
-            TaskKind::FetchPage {
-                site_id,
-                run_id,
-                url,
-                depth,
-            } => self
-                .handle_fetch_page(site_id, run_id, url, *depth)
-                .await
-                .map(drop),
-            other => Err(Error::invalid(format!(
-                "the crawler does not handle {} tasks",
-                other.name()
-            ))),
-        }
-    }
-
     /// Crawls a site for a run and returns the finished run (see the module docs).
     pub async fn run_crawl(
         &self,
@@ -461,15 +434,8 @@ impl Crawler {
     }
 }
 
+/// The record of a run whose task came before its record (see
+/// `copyhound_intake::crawls`): queued now.
 fn new_run(run_id: &CrawlRunId, site_id: &SiteId) -> CrawlRun {
-    CrawlRun {
-        id: run_id.clone(),
-        site_id: site_id.clone(),
-        status: CrawlRunStatus::Queued,
-        created_at: Utc::now(),
-        started_at: None,
-        finished_at: None,
-        counters: CrawlCounters::default(),
-        recent_errors: Vec::new(),
-    }
+    CrawlRun::queued(run_id.clone(), site_id.clone(), Utc::now())
 }

@@ -78,7 +78,7 @@ pub async fn create_publisher(
         Some(raw) => parse_id::<PublisherId>("id", raw)?,
         None => PublisherId::generate(),
     };
-    match state.publishers.get_publisher(&id).await {
+    match state.ports.publishers.get_publisher(&id).await {
         Ok(_) => {
             return Err(Error::new(ErrorKind::Conflict, format!("publisher {id} exists")).into());
         }
@@ -95,7 +95,7 @@ pub async fn create_publisher(
         report_schedules: Vec::new(),
         profile: Default::default(),
     };
-    state.publishers.put_publisher(&publisher).await?;
+    state.ports.publishers.put_publisher(&publisher).await?;
     tracing::info!(publisher_id = %publisher.id, by = %caller.key_id, "publisher created");
     Ok((StatusCode::CREATED, Json(publisher)))
 }
@@ -120,7 +120,7 @@ pub async fn list_publishers(
     let page = page_request(query.after, query.limit)?;
     if let AdminScope::Publisher(own) = admin.scope() {
         // A publisher's admin sees its own publisher only.
-        let publisher = state.publishers.get_publisher(&own).await?;
+        let publisher = state.ports.publishers.get_publisher(&own).await?;
         let items = if page.after.is_none() {
             vec![publisher]
         } else {
@@ -130,6 +130,7 @@ pub async fn list_publishers(
     }
     Ok(Json(
         state
+            .ports
             .publishers
             .list_publishers(&page)
             .await
@@ -206,8 +207,8 @@ pub async fn list_keys(
 ) -> ApiResult<Json<Vec<KeySummary>>> {
     let publisher_id = parse_id::<PublisherId>("publisher_id", &publisher_id)?;
     admin.check_covers(&publisher_id)?;
-    state.publishers.get_publisher(&publisher_id).await?;
-    let keys = state.publishers.list_api_keys(&publisher_id).await?;
+    state.ports.publishers.get_publisher(&publisher_id).await?;
+    let keys = state.ports.publishers.list_api_keys(&publisher_id).await?;
     Ok(Json(
         keys.into_iter()
             .map(|key| KeySummary {
@@ -245,7 +246,7 @@ pub async fn create_key(
     let publisher_id = parse_id::<PublisherId>("publisher_id", &publisher_id)?;
     admin.check_covers(&publisher_id)?;
     let caller = admin.0;
-    state.publishers.get_publisher(&publisher_id).await?;
+    state.ports.publishers.get_publisher(&publisher_id).await?;
     let name = body
         .name
         .as_deref()
@@ -253,7 +254,7 @@ pub async fn create_key(
         .transpose()?;
     let mut issued = issue_key(publisher_id, body.role);
     issued.record.name = name;
-    state.publishers.put_api_key(&issued.record).await?;
+    state.ports.publishers.put_api_key(&issued.record).await?;
     tracing::info!(key_id = %issued.record.id, publisher_id = %issued.record.publisher_id, by = %caller.key_id, "api key created");
     let record = issued.record;
     Ok((
@@ -287,14 +288,14 @@ pub async fn revoke_key(
     ApiPath(key_id): ApiPath<String>,
 ) -> ApiResult<StatusCode> {
     let key_id = parse_id::<ApiKeyId>("key_id", &key_id)?;
-    let mut record = state.publishers.get_api_key(&key_id).await?;
+    let mut record = state.ports.publishers.get_api_key(&key_id).await?;
     // Another publisher's key answers exactly as a missing one.
     if !admin.scope().covers(&record.publisher_id) {
         return Err(Error::not_found(format!("api key {key_id}")).into());
     }
     let caller = admin.0;
     record.revoked = true;
-    state.publishers.put_api_key(&record).await?;
+    state.ports.publishers.put_api_key(&record).await?;
     tracing::info!(key_id = %key_id, by = %caller.key_id, "api key revoked");
     Ok(StatusCode::NO_CONTENT)
 }

@@ -30,7 +30,7 @@ pub async fn load_alerts(
     state: &AppState,
     publisher_id: &PublisherId,
 ) -> copyhound_core::Result<AlertsView> {
-    let publisher = state.publishers.get_publisher(publisher_id).await?;
+    let publisher = state.ports.publishers.get_publisher(publisher_id).await?;
     Ok(AlertsView {
         settings: publisher.alerts,
         mail_server: state.mail.is_some(),
@@ -50,9 +50,13 @@ pub async fn save_alerts(
         ));
     }
     settings.validate()?;
-    let mut publisher = state.publishers.get_publisher(&caller.publisher_id).await?;
+    let mut publisher = state
+        .ports
+        .publishers
+        .get_publisher(&caller.publisher_id)
+        .await?;
     publisher.alerts = settings;
-    state.publishers.put_publisher(&publisher).await?;
+    state.ports.publishers.put_publisher(&publisher).await?;
     tracing::info!(publisher_id = %caller.publisher_id, by = %caller.key_id, recipients = publisher.alerts.email_to.len(), "alert settings updated");
     Ok(AlertsView {
         settings: publisher.alerts,
@@ -131,7 +135,11 @@ pub async fn send_test_email(
             "only the publisher's admin keys send test e-mails",
         ));
     }
-    let publisher = state.publishers.get_publisher(&caller.publisher_id).await?;
+    let publisher = state
+        .ports
+        .publishers
+        .get_publisher(&caller.publisher_id)
+        .await?;
     let refused = |detail: &str| TestDelivery {
         delivered: false,
         detail: detail.to_string(),

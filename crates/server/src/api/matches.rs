@@ -183,6 +183,7 @@ pub async fn list_matches(
     let filter = match_filter(&caller.publisher_id, &query)?;
     let page = page_request(query.after.clone(), query.limit)?;
     let found = state
+        .ports
         .matches
         .list_matches(&filter, &page)
         .await
@@ -225,18 +226,29 @@ pub async fn load_match_detail(
     publisher_id: &PublisherId,
     match_id: &MatchId,
 ) -> Result<MatchDetail> {
-    let found = state.matches.get_match(publisher_id, match_id).await?;
-    let work = optional(state.works.get_work(publisher_id, &found.work_id).await)?;
+    let found = state
+        .ports
+        .matches
+        .get_match(publisher_id, match_id)
+        .await?;
+    let work = optional(
+        state
+            .ports
+            .works
+            .get_work(publisher_id, &found.work_id)
+            .await,
+    )?;
     let chapter = match &work {
         Some(_) => optional(
             state
+                .ports
                 .works
                 .get_chapter(&found.work_id, &found.chapter_id)
                 .await,
         )?,
         None => None,
     };
-    let page = optional(state.pages.get_page(&found.page_id).await)?;
+    let page = optional(state.ports.pages.get_page(&found.page_id).await)?;
     let chapter_segments = chapter
         .as_ref()
         .map(|chapter| {
@@ -360,14 +372,23 @@ pub async fn evidence(
     match_id: &MatchId,
     part: EvidencePart,
 ) -> Result<Response> {
-    let found = state.matches.get_match(publisher_id, match_id).await?;
-    let page = state.pages.get_page(&found.page_id).await.map_err(|err| {
-        if err.kind() == ErrorKind::NotFound {
-            Error::not_found(format!("the stored page of match {match_id}"))
-        } else {
-            err
-        }
-    })?;
+    let found = state
+        .ports
+        .matches
+        .get_match(publisher_id, match_id)
+        .await?;
+    let page = state
+        .ports
+        .pages
+        .get_page(&found.page_id)
+        .await
+        .map_err(|err| {
+            if err.kind() == ErrorKind::NotFound {
+                Error::not_found(format!("the stored page of match {match_id}"))
+            } else {
+                err
+            }
+        })?;
     let file = format!("match-{match_id}.warc");
     let captured = page.last_seen;
     let package = evidence_package(&[(page, vec![MatchRef::of(&found)])], &file, captured);
@@ -454,6 +475,7 @@ pub async fn review(
         note,
     };
     let updated = state
+        .ports
         .matches
         .review_match(&caller.publisher_id, match_id, &review)
         .await?;

@@ -106,11 +106,7 @@ pub async fn owned_site(
     publisher_id: &PublisherId,
     site_id: &SiteId,
 ) -> Result<Site> {
-    let site = state.sites.get_site(site_id).await?;
-    if &site.publisher_id != publisher_id {
-        return Err(Error::not_found(format!("site {site_id}")));
-    }
-    Ok(site)
+    copyhound_intake::sites::owned_site(&state.ports, publisher_id, site_id).await
 }
 
 /// Returns the crawl run and its site if the site belongs to `publisher_id`, else `NotFound`.
@@ -119,7 +115,7 @@ pub async fn owned_run(
     publisher_id: &PublisherId,
     run_id: &CrawlRunId,
 ) -> Result<(CrawlRun, Site)> {
-    let run = state.sites.get_crawl_run(run_id).await?;
+    let run = state.ports.sites.get_crawl_run(run_id).await?;
     let site = owned_site(state, publisher_id, &run.site_id)
         .await
         .map_err(|error| {

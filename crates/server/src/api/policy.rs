@@ -47,14 +47,12 @@ pub struct PolicyView {
     pub defaults: EffectiveThresholds,
 }
 
+/// What applies, read from the one resolution the comparison workers use.
 fn effective(defaults: &MatcherConfig, thresholds: &Thresholds) -> EffectiveThresholds {
+    let resolved = copyhound_intake::policy::resolve(defaults, thresholds);
     EffectiveThresholds {
-        min_copied_chars: thresholds
-            .min_copied_chars
-            .unwrap_or(defaults.min_copied_chars),
-        min_chapter_coverage: thresholds
-            .min_chapter_coverage
-            .unwrap_or(defaults.min_chapter_coverage),
+        min_copied_chars: resolved.min_copied_chars,
+        min_chapter_coverage: resolved.min_chapter_coverage,
     }
 }
 
@@ -74,7 +72,7 @@ pub async fn load_policy(
     state: &AppState,
     publisher_id: &PublisherId,
 ) -> copyhound_core::Result<PolicyView> {
-    let publisher = state.publishers.get_publisher(publisher_id).await?;
+    let publisher = state.ports.publishers.get_publisher(publisher_id).await?;
     Ok(view(&state.matcher, publisher.policy))
 }
 
@@ -90,12 +88,14 @@ pub async fn save_policy(
             "only the publisher's admin keys edit its infringement policy",
         ));
     }
-    policy.validate()?;
-    let mut publisher = state.publishers.get_publisher(&caller.publisher_id).await?;
-    publisher.policy = policy;
-    state.publishers.put_publisher(&publisher).await?;
-    tracing::info!(publisher_id = %caller.publisher_id, by = %caller.key_id, policy = ?publisher.policy, "infringement policy updated");
-    Ok(view(&state.matcher, publisher.policy))
+    let policy = copyhound_intake::policy::save(
+        state.ports.publishers.as_ref(),
+        &caller.publisher_id,
+        policy,
+        &caller.key_id,
+    )
+    .await?;
+    Ok(view(&state.matcher, policy))
 }
 
 /// `GET /api/v1/policy`: the caller's infringement policy.

@@ -18,7 +18,12 @@ pub async fn load_profile(
     state: &AppState,
     publisher_id: &PublisherId,
 ) -> copyhound_core::Result<PublisherProfile> {
-    Ok(state.publishers.get_publisher(publisher_id).await?.profile)
+    Ok(state
+        .ports
+        .publishers
+        .get_publisher(publisher_id)
+        .await?
+        .profile)
 }
 
 /// Stores `profile` for the caller's publisher (admin keys only).
@@ -34,9 +39,13 @@ pub async fn save_profile(
         ));
     }
     profile.validate()?;
-    let mut publisher = state.publishers.get_publisher(&caller.publisher_id).await?;
+    let mut publisher = state
+        .ports
+        .publishers
+        .get_publisher(&caller.publisher_id)
+        .await?;
     publisher.profile = profile;
-    state.publishers.put_publisher(&publisher).await?;
+    state.ports.publishers.put_publisher(&publisher).await?;
     tracing::info!(publisher_id = %caller.publisher_id, by = %caller.key_id, "publisher profile updated");
     Ok(publisher.profile)
 }

@@ -71,7 +71,7 @@ pub async fn load_schedules(
     state: &AppState,
     publisher_id: &PublisherId,
 ) -> copyhound_core::Result<ReportSchedulesView> {
-    let publisher = state.publishers.get_publisher(publisher_id).await?;
+    let publisher = state.ports.publishers.get_publisher(publisher_id).await?;
     Ok(view(&publisher.report_schedules))
 }
 
@@ -91,9 +91,13 @@ pub async fn save_schedules(
         schedule.cron = schedule.cron.trim().to_string();
     }
     validate_report_schedules(&schedules, Utc::now())?;
-    let mut publisher = state.publishers.get_publisher(&caller.publisher_id).await?;
+    let mut publisher = state
+        .ports
+        .publishers
+        .get_publisher(&caller.publisher_id)
+        .await?;
     publisher.report_schedules = schedules;
-    state.publishers.put_publisher(&publisher).await?;
+    state.ports.publishers.put_publisher(&publisher).await?;
     tracing::info!(publisher_id = %caller.publisher_id, by = %caller.key_id, schedules = publisher.report_schedules.len(), "report schedules updated");
     Ok(view(&publisher.report_schedules))
 }

@@ -78,6 +78,7 @@ pub async fn list_reports(
     let page = page_request(query.after, query.limit)?;
     Ok(Json(
         state
+            .ports
             .reports
             .list_reports(&caller.publisher_id, &page)
             .await
@@ -97,7 +98,11 @@ const QUEUED_FOR_LONG: chrono::Duration = chrono::Duration::hours(1);
 async fn queued_reports(state: &AppState, publisher_id: &PublisherId) -> Result<usize> {
     let now = Utc::now();
     let reports = copyhound_core::ports::collect_all(200, |request| async move {
-        state.reports.list_reports(publisher_id, &request).await
+        state
+            .ports
+            .reports
+            .list_reports(publisher_id, &request)
+            .await
     })
     .await?;
     Ok(reports
@@ -140,7 +145,11 @@ pub async fn create_report(
         .map(|raw| parse_id::<SiteId>("site_id", raw))
         .transpose()?;
     if let Some(work_id) = &work_id {
-        state.works.get_work(&caller.publisher_id, work_id).await?;
+        state
+            .ports
+            .works
+            .get_work(&caller.publisher_id, work_id)
+            .await?;
     }
     if let Some(site_id) = &site_id {
         owned_site(&state, &caller.publisher_id, site_id).await?;
@@ -175,7 +184,7 @@ pub async fn create_report(
         created_at: Utc::now(),
         finished_at: None,
     };
-    state.reports.put_report(&report).await?;
+    state.ports.reports.put_report(&report).await?;
     let task = Task::new(
         TaskKind::GenerateReport {
             publisher_id: report.scope.publisher_id.clone(),
@@ -183,7 +192,7 @@ pub async fn create_report(
         },
         report.created_at,
     );
-    state.queue.enqueue(vec![task]).await?;
+    state.ports.queue.enqueue(vec![task]).await?;
     tracing::info!(report_id = %report.id, by = %caller.key_id, "report queued");
     Ok((StatusCode::ACCEPTED, Json(report)))
 }
@@ -209,6 +218,7 @@ pub async fn get_report(
     let report_id = parse_id::<ReportId>("report_id", &report_id)?;
     Ok(Json(
         state
+            .ports
             .reports
             .get_report(&caller.publisher_id, &report_id)
             .await?,
@@ -246,6 +256,7 @@ pub async fn get_artifact(
 ) -> ApiResult<Response> {
     let report_id = parse_id::<ReportId>("report_id", &report_id)?;
     let report = state
+        .ports
         .reports
         .get_report(&caller.publisher_id, &report_id)
         .await?;
@@ -256,7 +267,7 @@ pub async fn get_artifact(
         )
         .into());
     }
-    let bytes = state.reports.get_artifact(&report_id).await?;
+    let bytes = state.ports.reports.get_artifact(&report_id).await?;
     let content_type = report.format.content_type();
     Ok(([(header::CONTENT_TYPE, content_type)], bytes).into_response())
 }

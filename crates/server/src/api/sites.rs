@@ -1,23 +1,18 @@
-//! Watched sites and their crawl runs. A crawl started here is a `Queued` run
-//! plus a `CrawlSite` task; the crawler moves the run through its states and
-//! fills its counters. Sites are checked by the crawler's own validation
-//! ([`copyhound_crawler::site::validate_site`], the one `copyhound sites add`
-//! uses) under the deployment's address policy, so nothing is stored that the
-//! crawler would refuse; refusals are 400 `invalid_input` naming the field and
-//! never echo credentials.
+//! The sites routes: watched sites and their crawl runs. Sites are created,
+//! edited and crawled through `copyhound_intake` (the same functions
+//! `copyhound sites add` and the scheduler use), under the deployment's
+//! address policy, so nothing is stored that the crawler would refuse;
+//! refusals are 400 `invalid_input` naming the field and never echo
+//! credentials.
 
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use chrono::Utc;
-use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
-use copyhound_core::model::{
-    CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Site, Task, TaskKind,
-};
-use copyhound_core::ports::{MatchFilter, PageRequest, Paged};
-use copyhound_core::{Error, ErrorKind, Result};
-use copyhound_crawler::site::validate_site;
-use copyhound_crawler::site::{
+use copyhound_core::Result;
+use copyhound_core::ids::{CrawlRunId, SiteId};
+use copyhound_core::model::{CrawlRun, ExtractionHints, Site};
+use copyhound_core::ports::Paged;
+use copyhound_core::site::{
     MAX_CONCURRENCY, MAX_DEPTH, MAX_NAME_CHARS, MAX_PAGES_PER_RUN, MAX_PATTERN_CHARS, MAX_PATTERNS,
     MAX_RATE_LIMIT_PER_SECOND, MAX_SEEDS,
 };
@@ -26,6 +21,8 @@ use utoipa::ToSchema;
 use utoipa::openapi::schema::{
     AdditionalProperties, ArrayBuilder, ObjectBuilder, Schema, SchemaFormat, Type,
 };
+
+use copyhound_intake::sites::SiteSettings;
 
 use super::{ListQuery, owned_run, owned_site, page_request};
 use crate::AppState;
@@ -37,7 +34,7 @@ use crate::openapi::{non_blank, non_blank_pattern, nullable};
 /// A seed: an http(s) URL on a host name or address (hosts on loopback,
 /// private or reserved addresses are refused unless the deployment allows
 /// them); the crawler's site validation holds every seed to it.
-pub use copyhound_crawler::site::SEED_PATTERN;
+pub use copyhound_core::site::SEED_PATTERN;
 
 fn custom_string(format: &str, max_chars: usize, description: &str) -> ObjectBuilder {
     ObjectBuilder::new()
@@ -326,6 +323,7 @@ pub async fn list_sites(
 ) -> ApiResult<Json<Paged<Site>>> {
     let page = page_request(query.after, query.limit)?;
     let sites = state
+        .ports
         .sites
         .list_sites(Some(&caller.publisher_id), &page)
         .await
@@ -351,31 +349,15 @@ pub async fn create_site(
     caller: PublisherCaller,
     ApiJson(body): ApiJson<CreateSite>,
 ) -> ApiResult<(StatusCode, Json<Site>)> {
-    let site = Site {
-        id: SiteId::generate(),
-        publisher_id: caller.publisher_id.clone(),
-        name: body.name.trim().to_string(),
-        seeds: body.seeds,
-        allow_patterns: body.allow_patterns,
-        deny_patterns: body.deny_patterns,
-        max_depth: body.max_depth.unwrap_or(Site::DEFAULT_MAX_DEPTH),
-        max_pages_per_run: body
-            .max_pages_per_run
-            .unwrap_or(Site::DEFAULT_MAX_PAGES_PER_RUN),
-        schedule: body.schedule.filter(|schedule| !schedule.trim().is_empty()),
-        rate_limit_per_second: body
-            .rate_limit_per_second
-            .unwrap_or(Site::DEFAULT_RATE_LIMIT_PER_SECOND),
-        concurrency: body.concurrency.unwrap_or(Site::DEFAULT_CONCURRENCY),
-        charset_override: body.charset_override,
-        extraction: body.extraction,
-        enabled: body.enabled.unwrap_or(true),
-        created_at: Utc::now(),
-        audience: body.audience,
-    };
-    validate_site(&site, &state.site_policy)?;
-    state.sites.put_site(&site).await?;
-    tracing::info!(site_id = %site.id, by = %caller.key_id, "site created");
+    let site = copyhound_intake::sites::create_site(
+        &state.ports,
+        &caller.publisher_id,
+        None,
+        body.into(),
+        &state.site_policy,
+        &caller.key_id,
+    )
+    .await?;
     Ok((StatusCode::CREATED, Json(site)))
 }
 
@@ -425,185 +407,67 @@ pub async fn update_site(
     ApiJson(body): ApiJson<UpdateSite>,
 ) -> ApiResult<Json<Site>> {
     let site_id = parse_id::<SiteId>("site_id", &site_id)?;
-    let mut site = owned_site(&state, &caller.publisher_id, &site_id).await?;
-    // Disabling alone is always allowed, so a site stored before a rule existed
-    // can still be switched off.
-    let disables_only = body.disables_only();
-    let audience_before = site.audience;
-    apply_update(&mut site, body);
-    if !disables_only {
-        validate_site(&site, &state.site_policy)?;
-    }
-    state.sites.put_site(&site).await?;
-    tracing::info!(site_id = %site.id, enabled = site.enabled, by = %caller.key_id, "site updated");
-    if site.audience != audience_before {
-        rescore_site(&state, &caller.publisher_id, &site.id).await?;
-    }
+    let site = copyhound_intake::sites::update_site(
+        &state.ports,
+        &caller.publisher_id,
+        &site_id,
+        body.into(),
+        &state.site_policy,
+        &caller.key_id,
+    )
+    .await?;
     Ok(Json(site))
 }
 
-impl UpdateSite {
-    /// Returns whether the update is exactly `{"enabled": false}`.
-    fn disables_only(&self) -> bool {
-        self.enabled == Some(false)
-            && self.name.is_none()
-            && self.seeds.is_none()
-            && self.allow_patterns.is_none()
-            && self.deny_patterns.is_none()
-            && self.max_depth.is_none()
-            && self.max_pages_per_run.is_none()
-            && self.schedule.is_none()
-            && self.rate_limit_per_second.is_none()
-            && self.concurrency.is_none()
-            && self.charset_override.is_none()
-            && self.extraction.is_none()
-            && self.audience.is_none()
+impl From<CreateSite> for SiteSettings {
+    fn from(body: CreateSite) -> Self {
+        Self {
+            name: Some(body.name),
+            seeds: Some(body.seeds),
+            allow_patterns: Some(body.allow_patterns),
+            deny_patterns: Some(body.deny_patterns),
+            max_depth: body.max_depth,
+            max_pages_per_run: body.max_pages_per_run,
+            schedule: Some(body.schedule),
+            rate_limit_per_second: body.rate_limit_per_second,
+            concurrency: body.concurrency,
+            charset_override: Some(body.charset_override),
+            extraction: Some(body.extraction),
+            enabled: body.enabled,
+            audience: Some(body.audience),
+        }
     }
 }
 
-fn apply_update(site: &mut Site, update: UpdateSite) {
-    if let Some(name) = update.name {
-        site.name = name.trim().to_string();
-    }
-    if let Some(seeds) = update.seeds {
-        site.seeds = seeds;
-    }
-    if let Some(patterns) = update.allow_patterns {
-        site.allow_patterns = patterns;
-    }
-    if let Some(patterns) = update.deny_patterns {
-        site.deny_patterns = patterns;
-    }
-    site.max_depth = update.max_depth.unwrap_or(site.max_depth);
-    site.max_pages_per_run = update.max_pages_per_run.unwrap_or(site.max_pages_per_run);
-    if let Some(schedule) = update.schedule {
-        site.schedule = schedule.filter(|schedule| !schedule.trim().is_empty());
-    }
-    site.rate_limit_per_second = update
-        .rate_limit_per_second
-        .unwrap_or(site.rate_limit_per_second);
-    site.concurrency = update.concurrency.unwrap_or(site.concurrency);
-    if let Some(charset) = update.charset_override {
-        site.charset_override = charset;
-    }
-    if let Some(extraction) = update.extraction {
-        site.extraction = extraction;
-    }
-    site.enabled = update.enabled.unwrap_or(site.enabled);
-    if let Some(audience) = update.audience {
-        site.audience = audience;
+impl From<UpdateSite> for SiteSettings {
+    fn from(body: UpdateSite) -> Self {
+        Self {
+            name: body.name,
+            seeds: body.seeds,
+            allow_patterns: body.allow_patterns,
+            deny_patterns: body.deny_patterns,
+            max_depth: body.max_depth,
+            max_pages_per_run: body.max_pages_per_run,
+            schedule: body.schedule,
+            rate_limit_per_second: body.rate_limit_per_second,
+            concurrency: body.concurrency,
+            charset_override: body.charset_override,
+            extraction: body.extraction,
+            enabled: body.enabled,
+            audience: body.audience,
+        }
     }
 }
 
-/// Pages compared again per enqueue when a site is rescored.
-const RESCORE_BATCH: usize = 500;
-
-/// Compares again every page of the site that carries one of the
-/// publisher's matches, so their scores take the site's new reach (the
-/// comparison is idempotent: the same matches, rescored).
-async fn rescore_site(
-    state: &AppState,
-    publisher_id: &PublisherId,
-    site_id: &SiteId,
-) -> Result<()> {
-    let filter = MatchFilter {
-        site_id: Some(site_id.clone()),
-        ..MatchFilter::of_publisher(publisher_id.clone())
-    };
-    let mut pages = std::collections::BTreeSet::new();
-    let mut request = PageRequest {
-        after: None,
-        limit: 200,
-    };
-    loop {
-        let listed = state.matches.list_matches(&filter, &request).await?;
-        pages.extend(listed.items.into_iter().map(|found| found.page_id));
-        match listed.next {
-            Some(next) => request.after = Some(next),
-            None => break,
-        }
-    }
-    let mut tasks = Vec::new();
-    for page_id in &pages {
-        match state.pages.get_page(page_id).await {
-            Ok(page) => tasks.push(Task::new(
-                TaskKind::ComparePage {
-                    page_id: page_id.clone(),
-                    content_sha256: page.content_sha256,
-                },
-                Utc::now(),
-            )),
-            Err(error) if error.kind() == ErrorKind::NotFound => {}
-            Err(error) => return Err(error),
-        }
-        if tasks.len() >= RESCORE_BATCH {
-            state.queue.enqueue(std::mem::take(&mut tasks)).await?;
-        }
-    }
-    if !tasks.is_empty() {
-        state.queue.enqueue(tasks).await?;
-    }
-    tracing::info!(site_id = %site_id, pages = pages.len(), "site's matches queued for rescoring");
-    Ok(())
-}
-
-/// Creates a queued run of an enabled site and enqueues its `CrawlSite` task.
+/// Starts a crawl of a site now (`Conflict` when disabled or already running).
 pub async fn enqueue_crawl(state: &AppState, site: &Site) -> Result<CrawlRun> {
-    if !site.enabled {
-        return Err(Error::new(
-            ErrorKind::Conflict,
-            format!("site {} is disabled; enable it first", site.id),
-        ));
-    }
-    // One run per site at a time: overlapping runs fetch every page twice.
-    if let Some(active) = copyhound_crawler::scheduler::active_run(
-        state.sites.as_ref(),
-        &site.id,
+    copyhound_intake::crawls::crawl_now(
+        state.ports.sites.as_ref(),
+        state.ports.queue.as_ref(),
+        site,
         state.site_policy.max_run,
-        Utc::now(),
     )
-    .await?
-    {
-        return Err(Error::new(
-            ErrorKind::Conflict,
-            format!(
-                "site {} has a crawl {} ({}); a new one can start when it ends",
-                site.id,
-                active.status.as_str(),
-                active.id
-            ),
-        ));
-    }
-    let run = CrawlRun {
-        id: CrawlRunId::generate(),
-        site_id: site.id.clone(),
-        status: CrawlRunStatus::Queued,
-        created_at: Utc::now(),
-        started_at: None,
-        finished_at: None,
-        counters: CrawlCounters::default(),
-        recent_errors: Vec::new(),
-    };
-    state.sites.put_crawl_run(&run).await?;
-    let task = Task::new(
-        TaskKind::CrawlSite {
-            site_id: site.id.clone(),
-            run_id: run.id.clone(),
-        },
-        run.created_at,
-    );
-    if let Err(error) = state.queue.enqueue(vec![task]).await {
-        // No task will run it: the run ends here, so it blocks no later one.
-        let mut failed = run;
-        failed.status = CrawlRunStatus::Failed;
-        failed.finished_at = Some(Utc::now());
-        failed.recent_errors = vec![format!("could not be queued: {error}")];
-        if let Err(put_error) = state.sites.put_crawl_run(&failed).await {
-            tracing::warn!(run_id = %failed.id, error = %put_error, "a run that could not be queued stays queued until it is stale");
-        }
-        return Err(error);
-    }
-    Ok(run)
+    .await
 }
 
 /// `POST /api/v1/sites/{site_id}/crawls`: starts a crawl now.
@@ -656,6 +520,7 @@ pub async fn list_crawls(
     let page = page_request(query.after, query.limit)?;
     Ok(Json(
         state
+            .ports
             .sites
             .list_crawl_runs(&site_id, &page)
             .await

@@ -50,11 +50,9 @@ pub async fn health(State(state): State<AppState>) -> Response {
         };
         checks.insert(name, value);
     };
-    record("store", state.publishers.check_connectivity().await);
-    record("queue", state.queue.check_connectivity().await);
-    if let Some(index) = &state.index {
-        record("index", index.check_connectivity().await);
-    }
+    record("store", state.ports.publishers.check_connectivity().await);
+    record("queue", state.ports.queue.check_connectivity().await);
+    record("index", state.ports.index.check_connectivity().await);
     let status = if healthy {
         StatusCode::OK
     } else {
@@ -79,7 +77,7 @@ pub async fn health(State(state): State<AppState>) -> Response {
     )
 )]
 pub async fn metrics(State(state): State<AppState>) -> Response {
-    match state.queue.stats().await {
+    match state.ports.queue.stats().await {
         Ok(stats) => {
             metrics::gauge!(crate::metrics::QUEUE_TASKS, "state" => "queued")
                 .set(stats.depth as f64);

@@ -1,18 +1,15 @@
-//! Registering works: JSON, TXT and EPUB uploads, news articles, previews,
-//! re-registration, deletion and the licensed-hosts list.
-//!
-//! Registration stores the work and its chapters (fingerprint status `pending`)
-//! and enqueues one `FingerprintWork` task; the worker fingerprints, indexes and
-//! follows with a back-fill against pages already crawled. Deleting a work
-//! removes it and its chapters, and drops the chapters' entries from the index
-//! when the node has one; stored fingerprint records are left to the next index
-//! rebuild (they are keyed by chapter and never match a deleted work).
+//! The works routes: JSON, TXT and EPUB uploads, news articles, previews,
+//! re-registration, deletion and the licensed-hosts list. Each route parses
+//! its request and hands it to `copyhound_intake::works`, where registration
+//! is checked and written (the same function `works import` and the console
+//! use); the worker fingerprints, indexes and back-fills against pages
+//! already crawled.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::{Extension, Json};
 use copyhound_core::ids::{ChapterId, WorkId};
-use copyhound_core::model::{Chapter, FingerprintOwner, Language, Work, WorkKind};
+use copyhound_core::model::{Chapter, Language, Work, WorkKind};
 use copyhound_core::ports::Paged;
 use serde::{Deserialize, Serialize};
 use utoipa::openapi::schema::{ArrayBuilder, ObjectBuilder, Schema, SchemaFormat, Type};
@@ -26,14 +23,14 @@ use crate::error::{
     ApiBytes, ApiError, ApiJson, ApiPath, ApiQuery, ApiResult, ErrorBody, json_from_bytes, parse_id,
 };
 use crate::openapi::{bounded, id_string, non_blank, non_blank_text_pattern, nullable};
-use crate::register::limits::{
+use crate::uploads::UploadPool;
+use copyhound_intake::formats::limits::{
     MAX_AUTHOR_CHARS, MAX_CHAPTER_CHARS, MAX_CHAPTER_TITLE_CHARS, MAX_TITLE_CHARS,
 };
-use crate::register::{self, ChapterDraft, ChapterPreview, HeadingPattern};
-use crate::uploads::UploadPool;
+use copyhound_intake::formats::{self, ChapterDraft, ChapterPreview, HeadingPattern};
 
-/// Longest news article headline, characters.
-pub const MAX_ARTICLE_TITLE_CHARS: usize = 500;
+pub use copyhound_intake::works::MAX_ARTICLE_TITLE_CHARS;
+use copyhound_intake::works::NewArticle;
 
 fn nullable_id_schema() -> Schema {
     nullable(id_string())
@@ -74,7 +71,7 @@ fn body_text_schema() -> Schema {
 fn heading_pattern_schema() -> Schema {
     ObjectBuilder::new()
         .schema_type(Type::String)
-        .max_length(Some(register::MAX_PATTERN_LEN))
+        .max_length(Some(formats::MAX_PATTERN_LEN))
         .format(Some(SchemaFormat::Custom("heading-regex".to_string())))
         .description(Some(
             "Heading regex (Rust `regex` syntax) matched against short lines; blank: the built-in \
@@ -93,7 +90,9 @@ fn licensed_hosts_schema() -> Schema {
 fn host_schema() -> ObjectBuilder {
     ObjectBuilder::new()
         .schema_type(Type::String)
-        .max_length(Some(crate::register::limits::MAX_HOST_INPUT_BYTES))
+        .max_length(Some(
+            copyhound_intake::formats::limits::MAX_HOST_INPUT_BYTES,
+        ))
         .pattern(Some(HOST_PATTERN))
         .description(Some(
             "A host name (`licensed.example`); the server also reduces a URL to its host",
@@ -158,12 +157,12 @@ pub struct RegisterWork {
     pub chapters: Vec<ChapterInput>,
 }
 
-/// Reads at most [`MAX_CHAPTERS`](register::limits::MAX_CHAPTERS) chapters, refusing more while parsing.
+/// Reads at most [`MAX_CHAPTERS`](formats::limits::MAX_CHAPTERS) chapters, refusing more while parsing.
 fn chapters_within_limit<'de, D: serde::Deserializer<'de>>(
     deserializer: D,
 ) -> Result<Vec<ChapterInput>, D::Error> {
-    register::limits::deserialize_at_most(deserializer, register::limits::MAX_CHAPTERS, || {
-        format!("more than {} chapters", register::limits::MAX_CHAPTERS)
+    formats::limits::deserialize_at_most(deserializer, formats::limits::MAX_CHAPTERS, || {
+        format!("more than {} chapters", formats::limits::MAX_CHAPTERS)
     })
 }
 
@@ -226,6 +225,7 @@ pub async fn list_works(
     let page = page_request(query.after, query.limit)?;
     Ok(Json(
         state
+            .ports
             .works
             .list_works(&caller.publisher_id, &page)
             .await
@@ -265,7 +265,7 @@ pub(crate) async fn register_parsed(
     caller: &PublisherCaller,
     body: RegisterWork,
 ) -> ApiResult<(StatusCode, Json<WorkDetail>)> {
-    let meta = WorkMeta::from_request(&body)?;
+    let meta = service::meta_of_request(&body)?;
     let drafts = drafts_of(body.chapters)?;
     let detail = register_work(state, caller, meta, drafts, None, Vec::new()).await?;
     Ok((StatusCode::CREATED, Json(detail)))
@@ -363,8 +363,8 @@ fn split_txt(
     pattern: Option<&str>,
 ) -> copyhound_core::Result<(&'static str, Vec<ChapterDraft>, Vec<String>)> {
     let pattern = HeadingPattern::from_option(pattern)?;
-    let decoded = register::decode_text(bytes)?;
-    let (chapters, split_warnings) = register::split_txt_chapters(&decoded.text, &pattern)?;
+    let decoded = formats::decode_text(bytes)?;
+    let (chapters, split_warnings) = formats::split_txt_chapters(&decoded.text, &pattern)?;
     if chapters.is_empty() {
         return Err(copyhound_core::Error::invalid("the file holds no text"));
     }
@@ -388,8 +388,8 @@ pub(crate) async fn split_txt_off_runtime(
 pub(crate) async fn parse_epub_off_runtime(
     pool: &UploadPool,
     body: axum::body::Bytes,
-) -> ApiResult<register::EpubBook> {
-    Ok(pool.run(move || register::parse_epub(&body)).await?)
+) -> ApiResult<formats::EpubBook> {
+    Ok(pool.run(move || formats::parse_epub(&body)).await?)
 }
 
 /// `POST /api/v1/works/preview/txt`: shows how a TXT upload would be split.
@@ -414,7 +414,7 @@ pub async fn preview_txt(
     ApiBytes(body): ApiBytes,
 ) -> ApiResult<Json<SplitPreview>> {
     let (encoding, chapters, warnings) = split_txt_off_runtime(&pool, body, query.pattern).await?;
-    let chapters = register::preview(&chapters);
+    let chapters = formats::preview(&chapters);
     Ok(Json(SplitPreview {
         encoding,
         title: None,
@@ -444,7 +444,7 @@ pub async fn preview_epub(
     ApiBytes(body): ApiBytes,
 ) -> ApiResult<Json<SplitPreview>> {
     let book = parse_epub_off_runtime(&pool, body).await?;
-    let chapters = register::preview(&book.chapters);
+    let chapters = formats::preview(&book.chapters);
     Ok(Json(SplitPreview {
         encoding: "UTF-8",
         title: book.title,
@@ -478,10 +478,10 @@ pub async fn import_txt(
     ApiBytes(body): ApiBytes,
 ) -> ApiResult<(StatusCode, Json<WorkDetail>)> {
     // Metadata first: a bad field is refused before the file is parsed.
-    let meta = WorkMeta::from_query(
+    let meta = service::meta_of_query(
         &query.metadata(),
-        query.title.clone(),
-        query.author.clone().unwrap_or_default(),
+        &query.title,
+        query.author.as_deref().unwrap_or_default(),
     )?;
     let (encoding, chapters, warnings) =
         split_txt_off_runtime(&pool, body, query.pattern.clone()).await?;
@@ -519,7 +519,7 @@ pub async fn import_epub(
         ApiError::invalid("the EPUB has no dc:title; pass `title` as a query parameter")
     })?;
     let author = query.author.clone().or(book.author).unwrap_or_default();
-    let meta = WorkMeta::from_query(&query, title, author)?;
+    let meta = service::meta_of_query(&query, &title, &author)?;
     let drafts = book
         .chapters
         .into_iter()
@@ -593,8 +593,12 @@ pub(crate) async fn replace_parsed(
             "the body `id` differs from the path; omit it or repeat the path id",
         ));
     }
-    let existing = state.works.get_work(&caller.publisher_id, &work_id).await?;
-    let mut meta = WorkMeta::from_request(&body)?;
+    let existing = state
+        .ports
+        .works
+        .get_work(&caller.publisher_id, &work_id)
+        .await?;
+    let mut meta = service::meta_of_request(&body)?;
     meta.id = Some(work_id);
     let drafts = drafts_of(body.chapters)?;
     Ok(Json(
@@ -621,33 +625,8 @@ pub async fn delete_work(
     ApiPath(work_id): ApiPath<String>,
 ) -> ApiResult<StatusCode> {
     let work_id = parse_id::<WorkId>("work_id", &work_id)?;
-    state.works.get_work(&caller.publisher_id, &work_id).await?;
-    let chapters = state.works.list_chapters(&work_id).await?;
-    // What hangs off the work goes first and the work record last: a delete cut
-    // short leaves the work in place, and repeating the call finishes it. Nothing
-    // of this work survives for a later owner of the same id to inherit.
-    service::unindex_chapters(
-        &state,
-        &work_id,
-        chapters.iter().map(|chapter| chapter.id.clone()),
-    )
-    .await;
-    for chapter in &chapters {
-        let owner = FingerprintOwner::Chapter {
-            work_id: work_id.clone(),
-            chapter_id: chapter.id.clone(),
-        };
-        state.fingerprints.delete_fingerprints(&owner).await?;
-    }
-    let matches = state
-        .matches
-        .delete_matches_of_work(&caller.publisher_id, &work_id)
+    copyhound_intake::works::delete_work(&state.ports, service::registrant(&caller), &work_id)
         .await?;
-    state
-        .works
-        .delete_work(&caller.publisher_id, &work_id)
-        .await?;
-    tracing::info!(work_id = %work_id, matches, by = %caller.key_id, "work deleted");
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -671,8 +650,14 @@ pub async fn get_chapter(
 ) -> ApiResult<Json<Chapter>> {
     let work_id = parse_id::<WorkId>("work_id", &work_id)?;
     let chapter_id = parse_id::<ChapterId>("chapter_id", &chapter_id)?;
-    state.works.get_work(&caller.publisher_id, &work_id).await?;
-    Ok(Json(state.works.get_chapter(&work_id, &chapter_id).await?))
+    state
+        .ports
+        .works
+        .get_work(&caller.publisher_id, &work_id)
+        .await?;
+    Ok(Json(
+        state.ports.works.get_chapter(&work_id, &chapter_id).await?,
+    ))
 }
 
 /// One news article.
@@ -724,10 +709,47 @@ pub async fn add_article(
 ) -> ApiResult<(StatusCode, Json<ArticlesAdded>)> {
     let work_id = parse_id::<WorkId>("work_id", &work_id)?;
     // The work first: an unknown work is 404 whatever the body holds.
-    state.works.get_work(&caller.publisher_id, &work_id).await?;
+    state
+        .ports
+        .works
+        .get_work(&caller.publisher_id, &work_id)
+        .await?;
     let article = json_from_bytes::<ArticleInput>(&headers, &body)?;
-    let added = service::add_articles(&state, &caller, &work_id, vec![article]).await?;
+    let added = add_articles(&state, &caller, &work_id, vec![article]).await?;
     Ok((StatusCode::CREATED, Json(added)))
+}
+
+/// Appends articles through intake, their ids parsed by position.
+async fn add_articles(
+    state: &AppState,
+    caller: &PublisherCaller,
+    work_id: &WorkId,
+    articles: Vec<ArticleInput>,
+) -> ApiResult<ArticlesAdded> {
+    let mut parsed = Vec::with_capacity(articles.len());
+    for (position, article) in articles.into_iter().enumerate() {
+        let id = article
+            .id
+            .as_deref()
+            .map(|raw| parse_id::<ChapterId>(&format!("article {} id", position + 1), raw))
+            .transpose()?;
+        parsed.push(NewArticle {
+            id,
+            title: article.title,
+            text: article.text,
+        });
+    }
+    let chapter_ids = copyhound_intake::works::add_articles(
+        &state.ports,
+        service::registrant(caller),
+        work_id,
+        parsed,
+    )
+    .await?;
+    Ok(ArticlesAdded {
+        work_id: work_id.clone(),
+        chapter_ids,
+    })
 }
 
 /// Most articles of one bulk request.
@@ -776,7 +798,7 @@ pub async fn add_articles_bulk(
     if articles.is_empty() {
         return Err(ApiError::invalid("the body holds no JSON lines"));
     }
-    let added = service::add_articles(&state, &caller, &work_id, articles).await?;
+    let added = add_articles(&state, &caller, &work_id, articles).await?;
     Ok((StatusCode::CREATED, Json(added)))
 }
 
@@ -808,7 +830,11 @@ pub async fn get_licensed_hosts(
     ApiPath(work_id): ApiPath<String>,
 ) -> ApiResult<Json<LicensedHosts>> {
     let work_id = parse_id::<WorkId>("work_id", &work_id)?;
-    let work = state.works.get_work(&caller.publisher_id, &work_id).await?;
+    let work = state
+        .ports
+        .works
+        .get_work(&caller.publisher_id, &work_id)
+        .await?;
     Ok(Json(LicensedHosts {
         hosts: work.licensed_hosts,
     }))
@@ -836,13 +862,14 @@ pub async fn put_licensed_hosts(
     ApiJson(body): ApiJson<LicensedHosts>,
 ) -> ApiResult<Json<LicensedHosts>> {
     let work_id = parse_id::<WorkId>("work_id", &work_id)?;
-    let mut work = state.works.get_work(&caller.publisher_id, &work_id).await?;
-    work.licensed_hosts = normalize_hosts(&body.hosts)?;
-    state.works.put_work(&work).await?;
-    tracing::info!(work_id = %work_id, by = %caller.key_id, hosts = work.licensed_hosts.len(), "licensed hosts updated");
-    Ok(Json(LicensedHosts {
-        hosts: work.licensed_hosts,
-    }))
+    let hosts = copyhound_intake::works::set_licensed_hosts(
+        &state.ports,
+        service::registrant(&caller),
+        &work_id,
+        &body.hosts,
+    )
+    .await?;
+    Ok(Json(LicensedHosts { hosts }))
 }
 
 /// Request body of the TXT routes: the file's bytes.
@@ -896,10 +923,4 @@ impl utoipa::PartialSchema for JsonLines {
 impl ToSchema for JsonLines {}
 
 #[doc(hidden)]
-pub fn owner_key(work_id: &WorkId, chapter_id: &ChapterId) -> String {
-    FingerprintOwner::Chapter {
-        work_id: work_id.clone(),
-        chapter_id: chapter_id.clone(),
-    }
-    .index_key()
-}
+pub use copyhound_intake::works::owner_key;

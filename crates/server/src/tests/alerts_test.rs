@@ -38,6 +38,7 @@ async fn admins_set_who_gets_e_mail_alerts() {
     assert_eq!(view["settings"], wanted);
     let stored = harness
         .state
+        .ports
         .publishers
         .get_publisher(&harness.publisher_a)
         .await
@@ -94,6 +95,7 @@ async fn admins_set_who_gets_e_mail_alerts() {
     assert!(html.contains("id=\"no-mail-server\""), "{html}");
     let stored = harness
         .state
+        .ports
         .publishers
         .get_publisher(&harness.publisher_a)
         .await

@@ -105,6 +105,7 @@ async fn review_a_match_in_headless_chromium() {
         .unwrap();
     let stored = harness
         .state
+        .ports
         .matches
         .get_match(&harness.publisher_a, &match_id)
         .await
@@ -206,6 +207,7 @@ async fn a_publisher_runs_the_console_flows_in_headless_chromium() {
         .to_string();
     let chapters = harness
         .state
+        .ports
         .works
         .list_chapters(&work_id.parse().unwrap())
         .await

@@ -244,6 +244,7 @@ async fn a_site_page_shows_what_the_site_copied_and_matches_are_reviewed_in_bulk
     for (index, id) in ids.iter().enumerate() {
         let stored = harness
             .state
+            .ports
             .matches
             .get_match(&harness.publisher_a, id)
             .await
@@ -327,6 +328,7 @@ async fn reports_are_generated_listed_and_downloaded_from_the_console() {
     // A worker renders it; the console then offers the download.
     let reports = harness
         .state
+        .ports
         .reports
         .list_reports(
             &harness.publisher_a,
@@ -340,6 +342,7 @@ async fn reports_are_generated_listed_and_downloaded_from_the_console() {
     let mut report = reports.items[0].clone();
     harness
         .state
+        .ports
         .reports
         .put_artifact(&report.id, b"match_id,page_url\n")
         .await
@@ -348,7 +351,13 @@ async fn reports_are_generated_listed_and_downloaded_from_the_console() {
         artifact: report.id.to_string(),
         bytes: 18,
     };
-    harness.state.reports.put_report(&report).await.unwrap();
+    harness
+        .state
+        .ports
+        .reports
+        .put_report(&report)
+        .await
+        .unwrap();
     let listed = send(&harness, "GET", "/ui/reports", &key, None).await;
     let link = format!("/ui/reports/{}/artifact", report.id);
     assert!(listed.body.contains(&link), "{}", listed.body);
@@ -643,6 +652,7 @@ async fn admins_add_named_people_whose_reviews_carry_their_name() {
     assert_eq!(status, StatusCode::OK);
     let stored = harness
         .state
+        .ports
         .matches
         .get_match(&harness.publisher_a, &found)
         .await
@@ -900,6 +910,7 @@ async fn the_operator_creates_a_publisher_and_its_first_admin_from_the_console()
     assert!(
         harness
             .state
+            .ports
             .publishers
             .get_publisher(&"pub_sneaky".parse().unwrap())
             .await
@@ -977,6 +988,7 @@ async fn admins_schedule_reports_from_the_api_and_the_console() {
     assert_eq!(saved.body.matches("class=\"muted next-run\">20").count(), 2);
     let stored = harness
         .state
+        .ports
         .publishers
         .get_publisher(&harness.publisher_a)
         .await
@@ -1151,6 +1163,7 @@ async fn a_registered_work_is_retitled_and_its_chapters_edited_from_the_console(
     );
     let stored = harness
         .state
+        .ports
         .works
         .get_work(&harness.publisher_a, &work)
         .await
@@ -1161,7 +1174,13 @@ async fn a_registered_work_is_retitled_and_its_chapters_edited_from_the_console(
         ["partner.example"],
         "licensed hosts stay"
     );
-    let chapters = harness.state.works.list_chapters(&work).await.unwrap();
+    let chapters = harness
+        .state
+        .ports
+        .works
+        .list_chapters(&work)
+        .await
+        .unwrap();
     assert_eq!(chapters.len(), 1);
     assert_eq!(chapters[0].title, "第一章 新题");
     assert!(chapters[0].text.contains("远处传来钟声"));
@@ -1197,6 +1216,7 @@ async fn a_registered_work_is_retitled_and_its_chapters_edited_from_the_console(
     assert_eq!(
         harness
             .state
+            .ports
             .works
             .list_chapters(&work)
             .await
@@ -1255,7 +1275,7 @@ async fn a_sites_audience_is_set_and_its_matches_are_compared_again() {
     };
     let cleared = edit("").await;
     assert_eq!(cleared.status, StatusCode::SEE_OTHER, "{}", cleared.body);
-    let stored = harness.state.sites.get_site(&site).await.unwrap();
+    let stored = harness.state.ports.sites.get_site(&site).await.unwrap();
     assert_eq!(stored.audience, None);
     let set = edit("120000").await;
     assert_eq!(set.status, StatusCode::SEE_OTHER, "{}", set.body);
@@ -1394,7 +1414,7 @@ async fn a_sites_runs_show_rendered_and_unreadable_pages() {
     run.counters.render_ms = 1_500;
     run.counters.unreadable.insert("private_use".into(), 2);
     run.counters.unreadable.insert("script_not_run".into(), 1);
-    harness.state.sites.put_crawl_run(&run).await.unwrap();
+    harness.state.ports.sites.put_crawl_run(&run).await.unwrap();
     let page = send(
         &harness,
         "GET",
@@ -1443,13 +1463,20 @@ async fn a_match_page_says_how_the_text_was_read() {
     );
     let mut found = harness
         .state
+        .ports
         .matches
         .get_match(&harness.publisher_a, &match_id)
         .await
         .unwrap();
     found.page_reading.rendered = true;
     found.page_reading.font_decoded_chars = 640;
-    harness.state.matches.upsert_match(&found).await.unwrap();
+    harness
+        .state
+        .ports
+        .matches
+        .upsert_match(&found)
+        .await
+        .unwrap();
     let page = send(
         &harness,
         "GET",

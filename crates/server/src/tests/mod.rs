@@ -9,7 +9,6 @@ mod connections_test;
 mod console_test;
 mod csrf_test;
 mod first_hour_test;
-mod fuzz_test;
 mod headers_test;
 mod openapi_test;
 mod policy_test;
@@ -32,7 +31,7 @@ use chrono::{Duration, Utc};
 use copyhound_core::config::ServerConfig;
 use copyhound_core::ids::{ChapterId, MatchId, PageId, PublisherId, SiteId, WorkId};
 use copyhound_core::model::{CopiedSpan, EvidenceExcerpt, FetchMeta, Match, MatchStatus, Page};
-use copyhound_crawler::site::SitePolicy;
+use copyhound_core::site::SitePolicy;
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
@@ -78,16 +77,9 @@ pub(crate) async fn embedded_state(dir: &std::path::Path) -> (AppState, Arc<Loca
             .await
             .unwrap(),
     );
+    let index = Arc::new(copyhound_index::MemoryFingerprintIndex::new(3).unwrap());
     let state = AppState {
-        publishers: stores.publishers,
-        works: stores.works,
-        sites: stores.sites,
-        pages: stores.pages,
-        matches: stores.matches,
-        fingerprints: stores.fingerprints,
-        reports: stores.reports,
-        queue: queue.clone(),
-        index: None,
+        ports: stores.ports(index, queue.clone()),
         config: config(),
         // Loopback tests: sites on 127.0.0.1 are registered.
         site_policy: SitePolicy::new(true),
@@ -148,12 +140,12 @@ impl Harness {
     pub async fn render_queued_reports(&self) {
         let state = &self.state;
         let handler = copyhound_report::ReportHandler::new(
-            state.publishers.clone(),
-            state.reports.clone(),
-            state.matches.clone(),
-            state.works.clone(),
-            state.sites.clone(),
-            state.pages.clone(),
+            state.ports.publishers.clone(),
+            state.ports.reports.clone(),
+            state.ports.matches.clone(),
+            state.ports.works.clone(),
+            state.ports.sites.clone(),
+            state.ports.pages.clone(),
         );
         for task in self.enqueued().await {
             if let copyhound_core::model::TaskKind::GenerateReport {
@@ -356,7 +348,7 @@ impl Harness {
             fetch: FetchMeta::default(),
             previous_versions: Vec::new(),
         };
-        self.state.pages.upsert_page(&page).await.unwrap();
+        self.state.ports.pages.upsert_page(&page).await.unwrap();
         let chapter_id: ChapterId = "c_0001".parse().unwrap();
         let id = MatchId::for_pair(owner, &page_id, work_id, &chapter_id, 1);
         let span = CopiedSpan {
@@ -366,6 +358,7 @@ impl Harness {
             page_end: page_start + 22,
         };
         self.state
+            .ports
             .matches
             .upsert_match(&Match {
                 id: id.clone(),

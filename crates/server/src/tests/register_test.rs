@@ -164,7 +164,7 @@ async fn txt_without_headings_is_one_chapter_with_a_warning_and_custom_patterns_
 #[tokio::test]
 async fn epub_imports_in_spine_order_and_corrupt_archives_are_refused() {
     for harness in Harness::each().await {
-        let epub = crate::register::epub_for_test();
+        let epub = copyhound_intake::formats::epub_for_test();
         let (status, preview) = harness
             .send(
                 "POST",
@@ -436,6 +436,7 @@ async fn a_repeated_registration_answers_the_stored_work_and_re_enqueues_while_p
             let status = copyhound_core::model::FingerprintStatus::Indexed { version: 1 };
             harness
                 .state
+                .ports
                 .works
                 .set_fingerprint_status(&work_id, &chapter.parse().unwrap(), &status)
                 .await
@@ -480,7 +481,13 @@ async fn chapters_left_by_an_unfinished_registration_do_not_join_a_new_one() {
             "残章".into(),
             "上次没有写完的注册。".into(),
         );
-        harness.state.works.put_chapters(&[leftover]).await.unwrap();
+        harness
+            .state
+            .ports
+            .works
+            .put_chapters(&[leftover])
+            .await
+            .unwrap();
         let (status, work) = harness
             .call(
                 "POST",
@@ -490,7 +497,13 @@ async fn chapters_left_by_an_unfinished_registration_do_not_join_a_new_one() {
             )
             .await;
         assert_eq!(status, StatusCode::CREATED, "{work}");
-        let chapters = harness.state.works.list_chapters(&work_id).await.unwrap();
+        let chapters = harness
+            .state
+            .ports
+            .works
+            .list_chapters(&work_id)
+            .await
+            .unwrap();
         let ids: Vec<&str> = chapters.iter().map(|chapter| chapter.id.as_str()).collect();
         assert_eq!(ids, ["c_0001"]);
     }

@@ -200,6 +200,7 @@ async fn the_console_scopes_reports_offers_notices_and_edits_the_profile() {
     assert_eq!(queued.status, StatusCode::SEE_OTHER, "{}", queued.body);
     let reports = harness
         .state
+        .ports
         .reports
         .list_reports(
             &harness.publisher_a,
@@ -248,6 +249,7 @@ async fn the_console_scopes_reports_offers_notices_and_edits_the_profile() {
     );
     let publisher = harness
         .state
+        .ports
         .publishers
         .get_publisher(&harness.publisher_a)
         .await
@@ -296,6 +298,7 @@ async fn a_schedule_is_set_to_e_mail_its_reports() {
     assert_eq!(view["schedules"][1]["email"], false);
     let stored = harness
         .state
+        .ports
         .publishers
         .get_publisher(&harness.publisher_a)
         .await
@@ -322,6 +325,7 @@ async fn a_schedule_is_set_to_e_mail_its_reports() {
     assert_eq!(saved.status, StatusCode::OK, "{}", saved.body);
     let stored = harness
         .state
+        .ports
         .publishers
         .get_publisher(&harness.publisher_a)
         .await

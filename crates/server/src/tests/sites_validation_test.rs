@@ -7,7 +7,7 @@ use axum::http::StatusCode;
 use chrono::Utc;
 use copyhound_core::ids::SiteId;
 use copyhound_core::model::{ExtractionHints, Site};
-use copyhound_crawler::site::SitePolicy;
+use copyhound_core::site::SitePolicy;
 use serde_json::{Value, json};
 
 use super::{Harness, assert_error};
@@ -215,7 +215,7 @@ async fn a_site_stored_before_the_rules_can_still_be_disabled() {
         created_at: Utc::now(),
         audience: None,
     };
-    harness.state.sites.put_site(&legacy).await.unwrap();
+    harness.state.ports.sites.put_site(&legacy).await.unwrap();
     let path = format!("/api/v1/sites/{}", legacy.id);
     let (status, body) = harness
         .call(

@@ -10,14 +10,9 @@ async fn state_with_a_dead_store(harness: &Harness) -> crate::AppState {
     )
     .await
     .unwrap();
+    let live = &harness.state.ports;
     crate::AppState {
-        publishers: dead.publishers,
-        works: dead.works,
-        sites: dead.sites,
-        pages: dead.pages,
-        matches: dead.matches,
-        fingerprints: dead.fingerprints,
-        reports: dead.reports,
+        ports: dead.ports(live.index.clone(), live.queue.clone()),
         ..harness.state.clone()
     }
 }

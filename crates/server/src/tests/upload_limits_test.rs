@@ -33,7 +33,7 @@ async fn dom_bomb_uploads_are_refused_while_health_stays_fast() {
     idle.sort();
     let idle_median = idle[idle.len() / 2];
     // Two million `<b>a</b>`: 16 MB of markup in a 30 KB upload.
-    let bomb = crate::register::dom_bomb_epub_for_test(2_000_000);
+    let bomb = copyhound_intake::formats::dom_bomb_epub_for_test(2_000_000);
     let uploads: Vec<_> = (0..2)
         .map(|_| {
             let harness = harness.clone();

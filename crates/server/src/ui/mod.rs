@@ -281,7 +281,12 @@ impl FromRequestParts<AppState> for UiCaller {
         }
         let caller = PublisherCaller::from_caller(caller)
             .map_err(|error| UiError::from(error).into_response())?;
-        let publisher_name = match state.publishers.get_publisher(&caller.publisher_id).await {
+        let publisher_name = match state
+            .ports
+            .publishers
+            .get_publisher(&caller.publisher_id)
+            .await
+        {
             Ok(publisher) => publisher.name,
             Err(error) if error.kind() == copyhound_core::ErrorKind::NotFound => {
                 caller.publisher_id.to_string()

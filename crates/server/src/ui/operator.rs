@@ -231,6 +231,7 @@ pub(super) async fn create_admin_key(
     let outcome = match issue_admin_key(&state, &admin, &publisher_id, &form.holder).await {
         Ok(key) => {
             let publisher = state
+                .ports
                 .publishers
                 .get_publisher(&key.publisher_id)
                 .await

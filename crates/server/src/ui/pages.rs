@@ -44,10 +44,12 @@ async fn works_and_sites(
     UiError,
 > {
     let works = state
+        .ports
         .works
         .list_works(publisher_id, &first_page(LISTED))
         .await?;
     let sites = state
+        .ports
         .sites
         .list_sites(Some(publisher_id), &first_page(LISTED))
         .await?;
@@ -78,7 +80,7 @@ async fn titled_rows(
     found: &[copyhound_core::model::Match],
 ) -> Result<Vec<serde_json::Value>, UiError> {
     let titles = copyhound_report::Titles::load(
-        state.works.as_ref(),
+        state.ports.works.as_ref(),
         publisher_id,
         found.iter().map(|m| (&m.work_id, &m.chapter_id)),
     )
@@ -115,7 +117,7 @@ pub(super) async fn dashboard(
     let mut page = first_page(200);
     let mut read = 0usize;
     loop {
-        let batch = state.matches.list_matches(&filter, &page).await?;
+        let batch = state.ports.matches.list_matches(&filter, &page).await?;
         for found in &batch.items {
             *per_status.entry(found.status.as_str()).or_default() += 1;
             if found.first_seen.date_naive() >= start_day {
@@ -145,6 +147,7 @@ pub(super) async fn dashboard(
         ..filter
     };
     let newest = state
+        .ports
         .matches
         .list_matches(&newest_filter, &first_page(10))
         .await?;
@@ -164,6 +167,7 @@ pub(super) async fn dashboard(
 
 pub(super) async fn works(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
     let works = state
+        .ports
         .works
         .list_works(&caller.publisher_id, &first_page(LISTED))
         .await?;
@@ -195,6 +199,7 @@ async fn work_page(
         ..MatchQuery::default()
     };
     let matches = state
+        .ports
         .matches
         .list_matches(
             &match_filter(&caller.publisher_id, &query)?,
@@ -261,6 +266,7 @@ pub(super) async fn set_licensed_hosts(
 
 pub(super) async fn sites(State(state): State<AppState>, UiCaller(caller): UiCaller) -> UiResult {
     let sites = state
+        .ports
         .sites
         .list_sites(Some(&caller.publisher_id), &first_page(LISTED))
         .await?;
@@ -346,6 +352,7 @@ pub(super) async fn create_site(
         Err(message) => {
             // The form again, with what was typed and why it was refused.
             let sites = state
+                .ports
                 .sites
                 .list_sites(Some(&caller.publisher_id), &first_page(LISTED))
                 .await?;
@@ -374,7 +381,7 @@ async fn copied_by_site(
     let mut found = Vec::new();
     let mut page = first_page(200);
     loop {
-        let listed = state.matches.list_matches(&filter, &page).await?;
+        let listed = state.ports.matches.list_matches(&filter, &page).await?;
         found.extend(
             listed
                 .items
@@ -386,7 +393,7 @@ async fn copied_by_site(
             next => {
                 let truncated = next.is_some();
                 let titles = copyhound_report::Titles::load(
-                    state.works.as_ref(),
+                    state.ports.works.as_ref(),
                     publisher_id,
                     found.iter().map(|m| (&m.work_id, &m.chapter_id)),
                 )
@@ -532,6 +539,7 @@ async fn site_page(
     let site_id = parse_id::<SiteId>("site_id", site_id)?;
     let site = owned_site(state, &caller.publisher_id, &site_id).await?;
     let runs = state
+        .ports
         .sites
         .list_crawl_runs(&site_id, &first_page(20))
         .await?;
@@ -577,7 +585,7 @@ async fn render_matches(
     }
     let filter = match_filter(&caller.publisher_id, &query)?;
     let page = crate::api::page_request(query.after.clone(), query.limit)?;
-    let found = state.matches.list_matches(&filter, &page).await?;
+    let found = state.ports.matches.list_matches(&filter, &page).await?;
     let items = titled_rows(state, &caller.publisher_id, &found.items).await?;
     let (works, sites) = works_and_sites(state, &caller.publisher_id).await?;
     // The filters again, for the next-page link and the way back from a review.
@@ -684,7 +692,7 @@ pub(super) async fn match_page(
 ) -> UiResult {
     let match_id = parse_id::<MatchId>("match_id", &match_id)?;
     let detail = load_match_detail(&state, &caller.publisher_id, &match_id).await?;
-    let site_name = match state.sites.get_site(&detail.found.site_id).await {
+    let site_name = match state.ports.sites.get_site(&detail.found.site_id).await {
         Ok(site) => Some(site.name),
         Err(error) if error.kind() == copyhound_core::ErrorKind::NotFound => None,
         Err(error) => return Err(error.into()),
@@ -855,6 +863,7 @@ async fn render_reports(
     schedule: ScheduleOutcome,
 ) -> UiResult {
     let reports = state
+        .ports
         .reports
         .list_reports(&caller.publisher_id, &first_page(100))
         .await?;
@@ -1021,7 +1030,11 @@ pub(super) async fn report_artifact(
     axum::extract::Path(report_id): axum::extract::Path<String>,
 ) -> UiResult {
     let id = parse_id::<copyhound_core::ids::ReportId>("report_id", &report_id)?;
-    let report = state.reports.get_report(&caller.publisher_id, &id).await?;
+    let report = state
+        .ports
+        .reports
+        .get_report(&caller.publisher_id, &id)
+        .await?;
     let extension = report.format.file_extension();
     let mut response =
         crate::api::reports::get_artifact(State(state), caller, crate::error::ApiPath(report_id))

@@ -7,7 +7,7 @@
 use serde::Deserialize;
 
 use super::work_editor::MAX_PREVIEW_CHAPTERS;
-use crate::register::limits::deserialize_at_most;
+use copyhound_intake::formats::limits::deserialize_at_most;
 
 /// A work as the preview reads it; other fields are ignored.
 #[derive(Debug, Deserialize)]

@@ -17,7 +17,7 @@ use super::{UiCaller, UiError, render};
 use crate::AppState;
 use crate::auth::PublisherCaller;
 use crate::error::parse_id;
-use crate::register;
+use copyhound_intake::formats;
 
 type UiResult = Result<Response, UiError>;
 
@@ -208,8 +208,8 @@ struct TxtPreview {
 /// Decodes a TXT upload, reads its front matter and splits the rest as the
 /// API's TXT import would (blocking work: run it on the upload pool).
 fn split_txt(bytes: &[u8], pattern: Option<&str>) -> copyhound_core::Result<TxtPreview> {
-    let pattern = register::HeadingPattern::from_option(pattern)?;
-    let decoded = register::decode_text(bytes)?;
+    let pattern = formats::HeadingPattern::from_option(pattern)?;
+    let decoded = formats::decode_text(bytes)?;
     let (front_matter, lines, rest) = front_matter::split(&decoded.text);
     // Blank lines in its place keep the line numbers of warnings the file's.
     let text = if lines == 0 {
@@ -217,7 +217,7 @@ fn split_txt(bytes: &[u8], pattern: Option<&str>) -> copyhound_core::Result<TxtP
     } else {
         std::borrow::Cow::Owned("\n".repeat(lines) + rest)
     };
-    let (drafts, split_warnings) = register::split_txt_chapters(&text, &pattern)?;
+    let (drafts, split_warnings) = formats::split_txt_chapters(&text, &pattern)?;
     if drafts.is_empty() {
         return Err(copyhound_core::Error::invalid("the file holds no text"));
     }
@@ -398,8 +398,12 @@ pub(super) async fn edit_work(
     axum::extract::Path(work_id): axum::extract::Path<String>,
 ) -> UiResult {
     let work_id = parse_id::<WorkId>("work_id", &work_id)?;
-    let work = state.works.get_work(&caller.publisher_id, &work_id).await?;
-    let chapters = state.works.list_chapters(&work_id).await?;
+    let work = state
+        .ports
+        .works
+        .get_work(&caller.publisher_id, &work_id)
+        .await?;
+    let chapters = state.ports.works.list_chapters(&work_id).await?;
     if chapters.len() > MAX_PREVIEW_CHAPTERS {
         return Err(UiError::from(copyhound_core::Error::invalid(format!(
             "this work has more than {MAX_PREVIEW_CHAPTERS} chapters; replace it through the API (PUT /api/v1/works/{work_id})"
@@ -437,7 +441,11 @@ pub(super) async fn replace_work(
     Form(form): Form<BTreeMap<String, String>>,
 ) -> UiResult {
     let id = parse_id::<WorkId>("work_id", &work_id)?;
-    let work = state.works.get_work(&caller.publisher_id, &id).await?;
+    let work = state
+        .ports
+        .works
+        .get_work(&caller.publisher_id, &id)
+        .await?;
     let (body, chapters) = work_from_form(
         &form,
         json!({ "language": work.language, "licensed_hosts": work.licensed_hosts }),

@@ -5,7 +5,7 @@
 use copyhound_core::ErrorKind;
 use proptest::prelude::*;
 
-use crate::register::{
+use crate::formats::{
     HeadingPattern, decode_text, epub_with_document_for_test, parse_epub, split_txt_chapters,
 };
 
@@ -21,7 +21,7 @@ fn markup() -> impl Strategy<Value = String> {
 }
 
 fn assert_parse_outcome(
-    result: copyhound_core::Result<crate::register::EpubBook>,
+    result: copyhound_core::Result<crate::formats::EpubBook>,
 ) -> Result<(), TestCaseError> {
     match result {
         Ok(book) => {
@@ -117,7 +117,7 @@ proptest! {
 
     #[test]
     fn mutated_epubs_never_panic(position in 0usize..4096, value in any::<u8>()) {
-        let mut bytes = crate::register::epub_for_test();
+        let mut bytes = crate::formats::epub_for_test();
         let index = position % bytes.len();
         bytes[index] = value;
         assert_parse_outcome(parse_epub(&bytes))?;

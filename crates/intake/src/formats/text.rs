@@ -1,8 +1,8 @@
 //! Upload decoding (the crawler's charset rules, plus what an upload refuses)
 //! and paragraph normalization shared by the TXT and EPUB paths.
 
+use copyhound_core::charset;
 use copyhound_core::{Error, Result};
-use copyhound_crawler::charset;
 use encoding_rs::Encoding;
 
 use super::limits::{MAX_FILE_BYTES, too_large};
@@ -22,7 +22,7 @@ pub struct Decoded {
 const MAX_REPLACEMENT_RATIO: f64 = 0.01;
 
 /// Decodes a text upload with the crawler's rules for undeclared charsets
-/// (`copyhound_crawler::charset::decode_unlabelled`): a BOM wins, then valid
+/// (`copyhound_core::charset::decode_unlabelled`): a BOM wins, then valid
 /// UTF-8, then UTF-8 with a few invalid bytes (with a warning saying how many
 /// were replaced), then detection (GBK and GB2312 as their superset GB18030).
 /// Binary data, text that decodes to mostly garbage and files over

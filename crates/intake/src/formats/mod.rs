@@ -5,8 +5,7 @@
 //! `InvalidInput` (or `TooLarge`) error with a message a publisher can act on,
 //! and recoverable oddities (no headings, empty chapters, replaced bytes) become
 //! warnings. Every parser runs under the budgets of [`limits`], so a hostile file
-//! costs bounded time and memory; the API runs them on a bounded blocking pool
-//! ([`crate::uploads`]).
+//! costs bounded time and memory; the API runs them on a bounded blocking pool.
 
 mod epub;
 pub mod limits;
@@ -17,22 +16,22 @@ mod xhtml;
 pub use epub::{EpubBook, parse_epub};
 
 /// Returns a small valid EPUB (tests).
-#[cfg(test)]
-pub(crate) fn epub_for_test() -> Vec<u8> {
+#[cfg(any(test, feature = "testsuite"))]
+pub fn epub_for_test() -> Vec<u8> {
     epub::tests::build_epub(
         "测试",
         &[("第一章", &["甲乙丙丁", "戊己庚辛"]), ("第二章", &["壬癸"])],
     )
 }
 /// Returns an EPUB whose one spine document is `xhtml` (tests).
-#[cfg(test)]
-pub(crate) fn epub_with_document_for_test(xhtml: &[u8]) -> Vec<u8> {
+#[cfg(any(test, feature = "testsuite"))]
+pub fn epub_with_document_for_test(xhtml: &[u8]) -> Vec<u8> {
     epub::tests::epub_with_document(xhtml)
 }
 
 /// Returns an EPUB whose chapter is `<b>a</b>` repeated `repeats` times (tests).
-#[cfg(test)]
-pub(crate) fn dom_bomb_epub_for_test(repeats: usize) -> Vec<u8> {
+#[cfg(any(test, feature = "testsuite"))]
+pub fn dom_bomb_epub_for_test(repeats: usize) -> Vec<u8> {
     epub::tests::dom_bomb_epub(repeats)
 }
 
@@ -54,7 +53,8 @@ pub struct ChapterDraft {
 pub const PREVIEW_EXCERPT_CHARS: usize = 80;
 
 /// One line of a split preview.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, utoipa::ToSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ChapterPreview {
     /// 1-based position.
     pub index: u32,
@@ -79,3 +79,6 @@ pub fn preview(drafts: &[ChapterDraft]) -> Vec<ChapterPreview> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod fuzz_test;

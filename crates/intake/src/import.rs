@@ -15,36 +15,36 @@ use anyhow::{Context, bail};
 use chrono::Utc;
 use copyhound_core::ErrorKind;
 use copyhound_core::ids::{ChapterId, PublisherId, WorkId};
-use copyhound_core::model::{
-    Chapter, FingerprintOwner, Language, Publisher, PublisherKind, Work, WorkKind,
-};
-use copyhound_core::model::{Task, TaskKind};
+use copyhound_core::model::{Language, Publisher, PublisherKind, WorkKind};
+use copyhound_core::ports::Ports;
 use serde::Deserialize;
 
-use crate::Backends;
+use crate::formats::ChapterDraft;
+use crate::formats::limits::{
+    MAX_CHAPTER_CHARS, MAX_CHAPTER_TITLE_CHARS, MAX_CHAPTERS, MAX_TEXT_CHARS,
+};
+use crate::works::{
+    MAX_AUTHOR_CHARS, MAX_TITLE_CHARS, NewChapter, Registrant, WorkMeta, register_or_replace,
+};
 
 /// Largest `meta.json`.
 pub const MAX_META_BYTES: u64 = 4 << 20;
-/// Largest chapter file.
-pub const MAX_CHAPTER_FILE_BYTES: u64 = 8 << 20;
-/// Most chapter bytes of one work.
-pub const MAX_WORK_BYTES: u64 = 256 << 20;
-/// Most chapters of one work.
-pub const MAX_CHAPTERS: usize = 50_000;
-/// Longest title, characters.
-pub const MAX_TITLE_CHARS: usize = 500;
-/// Longest author, characters.
-pub const MAX_AUTHOR_CHARS: usize = 200;
+/// Largest chapter file: a UTF-8 character is at most 4 bytes, so a longer
+/// file cannot hold a chapter the registration accepts.
+pub const MAX_CHAPTER_FILE_BYTES: u64 = 4 * MAX_CHAPTER_CHARS as u64;
+/// Most chapter bytes of one work, by the same reasoning.
+pub const MAX_WORK_BYTES: u64 = 4 * MAX_TEXT_CHARS as u64;
 
-/// One work read from disk, with its publisher and chapters.
+/// One work read from disk: who owns it, what it says about itself and its
+/// chapters, not yet checked against the registration's limits.
 #[derive(Debug)]
 pub struct ImportedWork {
     /// The publisher that owns the work.
-    pub publisher: Publisher,
-    /// The work record.
-    pub work: Work,
-    /// Its chapters, text included.
-    pub chapters: Vec<Chapter>,
+    pub publisher_id: PublisherId,
+    /// The work's metadata (licensed hosts: kept, a folder cannot say them).
+    pub meta: WorkMeta,
+    /// Its chapters in reading order.
+    pub chapters: Vec<NewChapter>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -209,11 +209,17 @@ fn read_work(folder: &Path) -> anyhow::Result<ImportedWork> {
             meta_path.display()
         ),
     };
-    let now = Utc::now();
-    let mut chapters = Vec::with_capacity(meta.chapters.len());
+    let mut entries: Vec<&MetaChapter> = meta.chapters.iter().collect();
+    entries.sort_by_key(|entry| entry.index);
+    let mut chapters = Vec::with_capacity(entries.len());
     let mut total_bytes = 0_u64;
-    for entry in &meta.chapters {
-        bounded_text(&meta_path, "chapter title", &entry.title, MAX_TITLE_CHARS)?;
+    for entry in entries {
+        bounded_text(
+            &meta_path,
+            "chapter title",
+            &entry.title,
+            MAX_CHAPTER_TITLE_CHARS,
+        )?;
         let path = chapter_path(folder, &entry.file)?;
         let bytes = read_bounded(&path, MAX_CHAPTER_FILE_BYTES, "chapter file")?;
         total_bytes += bytes.len() as u64;
@@ -229,135 +235,109 @@ fn read_work(folder: &Path) -> anyhow::Result<ImportedWork> {
             .chapter_id
             .parse()
             .with_context(|| invalid("chapter_id"))?;
-        chapters.push(Chapter::new(
-            work_id.clone(),
-            chapter_id,
-            entry.index,
-            entry.title.clone(),
-            text,
+        chapters.push((
+            Some(chapter_id),
+            ChapterDraft {
+                title: entry.title.clone(),
+                text,
+            },
         ));
     }
-    let publisher = Publisher {
-        id: publisher_id.clone(),
-        name: publisher_id.to_string(),
-        kind: if kind == WorkKind::News {
-            PublisherKind::News
-        } else {
-            PublisherKind::Books
-        },
-        created_at: now,
-        policy: Default::default(),
-        alerts: Default::default(),
-        report_schedules: Vec::new(),
-        profile: Default::default(),
-    };
-    let work = Work {
-        id: work_id,
-        publisher_id,
-        title: meta.title,
-        author: meta.author,
+    let meta = WorkMeta::new(
+        Some(work_id),
+        &meta.title,
+        &meta.author,
         kind,
-        language,
-        licensed_hosts: Vec::new(),
-        created_at: now,
-        updated_at: now,
-    };
+        Some(language),
+        None,
+    )
+    .with_context(|| format!("{}: invalid work", meta_path.display()))?;
     Ok(ImportedWork {
-        publisher,
-        work,
+        publisher_id,
+        meta,
         chapters,
     })
 }
 
-/// Stores works with their publishers and chapters and queues their fingerprinting.
+/// Registers works read from folders, creating their publishers when missing,
+/// through the registration every other door uses ([`register_or_replace`]).
 ///
 /// A publisher that exists keeps its profile (name, policy, alerts, report
-/// schedules): a folder only names it. A work that exists is edited the way
-/// `PUT /works/{id}` edits it: its chapters are replaced in one store write,
-/// the chapters the folder no longer has leave the index, and what a folder
-/// cannot say (licensed hosts, creation time) is kept. A work id that belongs
-/// to another publisher is refused before anything is written.
+/// schedules): a folder only names it. A work that exists is replaced the way
+/// `PUT /works/{id}` replaces it: chapters the folder no longer has leave the
+/// store and the index; what a folder cannot say (licensed hosts, creation
+/// time) is kept. A work id of another publisher is refused before anything
+/// is written. Returns the works and chapters registered.
 pub async fn import_works(
-    backends: &Backends,
+    ports: &Ports,
     works: Vec<ImportedWork>,
+    by: &str,
 ) -> anyhow::Result<(usize, usize)> {
-    let stores = &backends.stores;
-    let mut existing = Vec::with_capacity(works.len());
     for imported in &works {
-        let stored = match stores.works.get_work_any(&imported.work.id).await {
-            Ok(stored) if stored.publisher_id != imported.work.publisher_id => bail!(
-                "work id {} belongs to another publisher; choose another work_id",
-                imported.work.id
-            ),
-            Ok(stored) => Some(stored),
-            Err(error) if error.kind() == ErrorKind::NotFound => None,
-            Err(error) => return Err(error.into()),
+        let Some(id) = &imported.meta.id else {
+            continue;
         };
-        existing.push(stored);
-    }
-    let mut chapters = 0;
-    let mut tasks = Vec::new();
-    let count = works.len();
-    for (mut imported, stored) in works.into_iter().zip(existing) {
-        match stores
-            .publishers
-            .get_publisher(&imported.publisher.id)
-            .await
-        {
-            Ok(_) => {}
-            Err(error) if error.kind() == ErrorKind::NotFound => {
-                stores.publishers.put_publisher(&imported.publisher).await?;
+        match ports.works.get_work_any(id).await {
+            Ok(stored) if stored.publisher_id != imported.publisher_id => {
+                bail!("work id {id} belongs to another publisher; choose another work_id")
             }
+            Ok(_) => {}
+            Err(error) if error.kind() == ErrorKind::NotFound => {}
             Err(error) => return Err(error.into()),
         }
-        match stored {
-            Some(stored) => {
-                imported.work.licensed_hosts = stored.licensed_hosts;
-                imported.work.created_at = stored.created_at;
-                let kept: std::collections::BTreeSet<&ChapterId> = imported
-                    .chapters
-                    .iter()
-                    .map(|chapter| &chapter.id)
-                    .collect();
-                let removed: Vec<String> = stores
-                    .works
-                    .list_chapters(&stored.id)
-                    .await?
-                    .into_iter()
-                    .filter(|chapter| !kept.contains(&chapter.id))
-                    .map(|chapter| {
-                        FingerprintOwner::Chapter {
-                            work_id: stored.id.clone(),
-                            chapter_id: chapter.id,
-                        }
-                        .index_key()
-                    })
-                    .collect();
-                stores
-                    .works
-                    .replace_work(&imported.work, &imported.chapters)
-                    .await?;
-                if !removed.is_empty() {
-                    backends.index.remove_owners(&removed).await?;
-                }
-            }
-            None => {
-                // Chapters first: the work record commits the registration, and a node
-                // start re-enqueues works whose chapters are pending (`Backends::recover`).
-                stores.works.put_chapters(&imported.chapters).await?;
-                stores.works.put_work(&imported.work).await?;
-            }
-        }
-        chapters += imported.chapters.len();
-        tasks.push(Task::new(
-            TaskKind::FingerprintWork {
-                work_id: imported.work.id.clone(),
-            },
-            Utc::now(),
-        ));
     }
-    backends.queue.enqueue(tasks).await?;
+    let count = works.len();
+    let mut chapters = 0;
+    for imported in works {
+        ensure_publisher(ports, &imported.publisher_id, imported.meta.kind).await?;
+        let id = imported.meta.id.clone();
+        let registered = register_or_replace(
+            ports,
+            Registrant {
+                publisher_id: &imported.publisher_id,
+                by,
+            },
+            imported.meta,
+            imported.chapters,
+        )
+        .await
+        .with_context(|| match &id {
+            Some(id) => format!("cannot register work {id}"),
+            None => "cannot register a work".to_string(),
+        })?;
+        chapters += registered.chapters.len();
+    }
     Ok((count, chapters))
+}
+
+/// Creates a publisher named by its id when it does not exist; an existing
+/// one is left as it is.
+pub async fn ensure_publisher(
+    ports: &Ports,
+    publisher_id: &PublisherId,
+    kind: WorkKind,
+) -> copyhound_core::Result<()> {
+    match ports.publishers.get_publisher(publisher_id).await {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == ErrorKind::NotFound => {
+            let publisher = Publisher {
+                id: publisher_id.clone(),
+                name: publisher_id.to_string(),
+                kind: if kind == WorkKind::News {
+                    PublisherKind::News
+                } else {
+                    PublisherKind::Books
+                },
+                created_at: Utc::now(),
+                policy: Default::default(),
+                alerts: Default::default(),
+                report_schedules: Vec::new(),
+                profile: Default::default(),
+            };
+            ports.publishers.put_publisher(&publisher).await
+        }
+        Err(error) => Err(error),
+    }
 }
 
 #[cfg(test)]
@@ -378,8 +358,8 @@ mod tests {
         .unwrap();
         let works = read_works(dir.path()).unwrap();
         assert_eq!(works.len(), 1);
-        assert_eq!(works[0].chapters[0].chars, 9);
-        assert_eq!(works[0].work.publisher_id.as_str(), "P01");
+        assert_eq!(works[0].chapters[0].1.text, "第一段。\n第二段。");
+        assert_eq!(works[0].publisher_id.as_str(), "P01");
 
         std::fs::write(work.join("meta.json"), r#"{"work_id":"w 1"}"#).unwrap();
         let error = read_works(dir.path()).unwrap_err();
@@ -440,7 +420,7 @@ mod tests {
         std::os::unix::fs::symlink(work.join("chapters/c1.txt"), work.join("chapters/link.txt"))
             .unwrap();
         assert_eq!(
-            read_works(dir.path()).unwrap()[0].chapters[0].text,
+            read_works(dir.path()).unwrap()[0].chapters[0].1.text,
             "正文。"
         );
     }

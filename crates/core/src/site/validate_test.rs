@@ -1,7 +1,7 @@
 use std::time::Instant;
 
-use copyhound_core::ErrorKind;
-use copyhound_core::model::ExtractionHints;
+use crate::ErrorKind;
+use crate::model::ExtractionHints;
 
 use super::*;
 use crate::site::SiteBuilder;

@@ -1,5 +1,7 @@
+#![allow(clippy::unwrap_used)]
 use std::io::Write;
 
+#[cfg(test)]
 use copyhound_core::ErrorKind;
 use zip::write::SimpleFileOptions;
 
@@ -182,6 +184,7 @@ fn epub_with(opf: &str, entries: &[(&str, &[u8])]) -> Vec<u8> {
     writer.finish().unwrap().into_inner()
 }
 
+#[cfg(test)]
 fn assert_too_large(bytes: &[u8], fragment: &str) {
     let error = parse_epub(bytes).unwrap_err();
     assert_eq!(error.kind(), ErrorKind::TooLarge, "{error}");

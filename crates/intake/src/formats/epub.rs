@@ -374,5 +374,5 @@ fn percent_decode(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-#[cfg(test)]
+#[cfg(any(test, feature = "testsuite"))]
 pub(crate) mod tests;

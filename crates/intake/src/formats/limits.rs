@@ -84,7 +84,7 @@ pub(crate) fn check_chapter_chars(what: &str, chars: usize) -> Result<(), Error>
 /// as it arrives: a body of a million tiny chapters fails after `max + 1` of
 /// them instead of after a million (40 times its size on the heap). The
 /// refusal, `refusal()`, becomes the deserializer's error.
-pub(crate) fn deserialize_at_most<'de, D, T>(
+pub fn deserialize_at_most<'de, D, T>(
     deserializer: D,
     max: usize,
     refusal: fn() -> String,

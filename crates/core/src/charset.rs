@@ -11,15 +11,15 @@
 //! UTF-8 with a few invalid bytes (a truncated body, one corrupt byte) stays
 //! UTF-8, decoded lossily: a detector never picks UTF-8 for invalid bytes, and
 //! would turn the whole page into windows-1252 mojibake that matches nothing.
-//! `copyhound_core::utf8` tells such damage from text in another encoding. The
+//! `crate::utf8` tells such damage from text in another encoding. The
 //! detector reads at most [`MAX_DETECTION_BYTES`], cut at a line end.
 //!
 //! Uploaded text files (no header, no markup) go through the same rules by
 //! [`decode_unlabelled`], which also says what was replaced so the upload can
 //! report it or refuse garbage: one decoder for crawled pages and uploads.
 
+use crate::utf8::damaged_utf8;
 use chardetng::{EncodingDetector, Iso2022JpDetection, Utf8Detection};
-use copyhound_core::utf8::damaged_utf8;
 use encoding_rs::{Encoding, GB18030, UTF_8};
 
 /// How far into the body `<meta>` charset declarations are looked for.

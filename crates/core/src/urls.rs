@@ -1,5 +1,5 @@
 //! URL normalization: one spelling per page, so a page has one id
-//! ([`copyhound_core::ids::PageId::for_url`]) however a link spells it.
+//! ([`crate::ids::PageId::for_url`]) however a link spells it.
 //!
 //! Rules: only `http` and `https`; host lowercased and default port dropped (the
 //! `url` crate does both); dot segments resolved; the fragment removed; an empty
@@ -8,7 +8,7 @@
 //! carrying credentials (`user:pass@`) are refused, so the crawler never sends
 //! them, and error messages never echo a URL that might hold them.
 
-use copyhound_core::{Error, Result};
+use crate::{Error, Result};
 use url::Url;
 
 /// Longest URL the crawler follows, in bytes; longer links are crawler traps.
@@ -41,7 +41,7 @@ pub fn resolve_link(base: &Url, href: &str) -> Option<String> {
 /// `url` without its fragment when it is on the same site as `page` (scheme
 /// http(s), host and port): what a page may have the crawler fetch for it
 /// (its style sheets, its fonts).
-pub(crate) fn same_site_url(mut url: Url, page: &Url) -> Option<String> {
+pub fn same_site_url(mut url: Url, page: &Url) -> Option<String> {
     let same_site = matches!(url.scheme(), "http" | "https")
         && url.host_str() == page.host_str()
         && url.port_or_known_default() == page.port_or_known_default();

@@ -11,10 +11,10 @@
 
 mod validate;
 
+use crate::ids::{PublisherId, SiteId};
+use crate::model::{ExtractionHints, Site, Timestamp};
+use crate::{Error, Result};
 use chrono::Utc;
-use copyhound_core::ids::{PublisherId, SiteId};
-use copyhound_core::model::{ExtractionHints, Site, Timestamp};
-use copyhound_core::{Error, Result};
 use regex::{RegexBuilder, RegexSet, RegexSetBuilder};
 use url::Url;
 
@@ -37,28 +37,37 @@ pub struct SiteBuilder {
     policy: SitePolicy,
 }
 
+/// Returns a site of `publisher_id` with every default and a new id: no name,
+/// no seeds, enabled, unscheduled.
+pub fn default_site(publisher_id: PublisherId) -> Site {
+    Site {
+        id: SiteId::generate(),
+        publisher_id,
+        name: String::new(),
+        seeds: Vec::new(),
+        allow_patterns: Vec::new(),
+        deny_patterns: Vec::new(),
+        max_depth: Site::DEFAULT_MAX_DEPTH,
+        max_pages_per_run: Site::DEFAULT_MAX_PAGES_PER_RUN,
+        schedule: None,
+        rate_limit_per_second: Site::DEFAULT_RATE_LIMIT_PER_SECOND,
+        concurrency: Site::DEFAULT_CONCURRENCY,
+        charset_override: None,
+        extraction: ExtractionHints::default(),
+        enabled: true,
+        created_at: Utc::now(),
+        audience: None,
+    }
+}
+
 impl SiteBuilder {
     /// Starts a site of `publisher_id` named `name`, crawled from `seeds`.
     pub fn new(publisher_id: PublisherId, name: impl Into<String>, seeds: Vec<String>) -> Self {
+        let mut site = default_site(publisher_id);
+        site.name = name.into();
+        site.seeds = seeds;
         Self {
-            site: Site {
-                id: SiteId::generate(),
-                publisher_id,
-                name: name.into(),
-                seeds,
-                allow_patterns: Vec::new(),
-                deny_patterns: Vec::new(),
-                max_depth: Site::DEFAULT_MAX_DEPTH,
-                max_pages_per_run: Site::DEFAULT_MAX_PAGES_PER_RUN,
-                schedule: None,
-                rate_limit_per_second: Site::DEFAULT_RATE_LIMIT_PER_SECOND,
-                concurrency: Site::DEFAULT_CONCURRENCY,
-                charset_override: None,
-                extraction: ExtractionHints::default(),
-                enabled: true,
-                created_at: Utc::now(),
-                audience: None,
-            },
+            site,
             policy: SitePolicy::default(),
         }
     }
@@ -139,7 +148,7 @@ impl SiteBuilder {
     }
 }
 
-pub use copyhound_core::schedule::{last_slot, next_slot, parse_schedule};
+pub use crate::schedule::{last_slot, next_slot, parse_schedule};
 
 /// The compiled allow/deny rules of a site.
 #[derive(Clone, Debug)]
@@ -289,7 +298,7 @@ mod tests {
         ];
         for (case, field) in cases {
             let err = case.build().unwrap_err();
-            assert_eq!(err.kind(), copyhound_core::ErrorKind::InvalidInput);
+            assert_eq!(err.kind(), crate::ErrorKind::InvalidInput);
             assert!(err.to_string().contains(field), "{err} should name {field}");
         }
     }

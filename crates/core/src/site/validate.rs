@@ -7,14 +7,14 @@
 //! (`seeds[2]`, `allow_patterns[0]`, `extraction.content_selector`) and never
 //! echo credentials.
 
+use crate::config::CrawlerConfig;
+use crate::model::Site;
+use crate::{Error, Result};
 use chrono::Utc;
-use copyhound_core::config::CrawlerConfig;
-use copyhound_core::model::Site;
-use copyhound_core::{Error, Result};
 use url::Url;
 
 use super::{UrlRules, next_slot, parse_schedule};
-use crate::fetch::is_public_host;
+use crate::net::is_public_host;
 use crate::urls::{MAX_URL_LEN, normalize_url};
 
 /// Longest site name, in characters.
@@ -283,7 +283,7 @@ fn validate_schedule(cron: &str, policy: &SitePolicy) -> Result<()> {
             quoted(cron)
         )));
     }
-    copyhound_core::schedule::check_floor(&parsed, policy.min_schedule_interval, "schedule")
+    crate::schedule::check_floor(&parsed, policy.min_schedule_interval, "schedule")
 }
 
 fn validate_limits(site: &Site) -> Result<()> {
