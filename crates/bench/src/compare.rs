@@ -262,14 +262,7 @@ async fn run_corpus(
     let setup_seconds = started.elapsed().as_secs_f64();
 
     let pipeline = MatcherHandler::new(MatcherPorts {
-        works: stores.works.clone(),
-        publishers: stores.publishers.clone(),
-        pages: stores.pages.clone(),
-        sites: stores.sites.clone(),
-        fingerprints: stores.fingerprints.clone(),
-        matches: stores.matches.clone(),
-        index: index.clone(),
-        queue,
+        ports: stores.ports(index.clone(), queue),
         fingerprinter: engine.clone(),
         config: MatcherConfig::default(),
     });

@@ -1,10 +1,7 @@
 use std::sync::Arc;
 
 use copyhound_core::config::MatcherConfig;
-use copyhound_core::ports::{
-    FingerprintIndex, FingerprintStore, MatchStore, PageStore, PublisherStore, SiteStore,
-    TaskQueue, WorkStore,
-};
+use copyhound_core::ports::Ports;
 use copyhound_fingerprint::Fingerprinter;
 
 /// Returns the page if it still has `content_sha256`; `None` when it changed since
@@ -22,29 +19,25 @@ pub(crate) async fn page_at(
     Ok(Some(page))
 }
 
-/// The ports and settings the comparison handlers need.
+/// What the comparison handlers need: the ports bundle (which this derefs
+/// to, so `ports.works` reads as everywhere else), the fingerprint engine and
+/// the installation's thresholds.
 #[derive(Clone, Debug)]
 pub struct MatcherPorts {
-    /// Registered works and chapters.
-    pub works: Arc<dyn WorkStore>,
-    /// Publishers, for their infringement policies.
-    pub publishers: Arc<dyn PublisherStore>,
-    /// Crawled pages.
-    pub pages: Arc<dyn PageStore>,
-    /// Watched sites, for their reach.
-    pub sites: Arc<dyn SiteStore>,
-    /// Fingerprints of chapters and pages.
-    pub fingerprints: Arc<dyn FingerprintStore>,
-    /// Matches.
-    pub matches: Arc<dyn MatchStore>,
-    /// The segment index.
-    pub index: Arc<dyn FingerprintIndex>,
-    /// The task queue, for follow-up tasks.
-    pub queue: Arc<dyn TaskQueue>,
+    /// Stores, index and queue.
+    pub ports: Ports,
     /// The fingerprint engine, built once.
     pub fingerprinter: Arc<Fingerprinter>,
     /// Evidence thresholds.
     pub config: MatcherConfig,
+}
+
+impl std::ops::Deref for MatcherPorts {
+    type Target = Ports;
+
+    fn deref(&self) -> &Ports {
+        &self.ports
+    }
 }
 
 /// A candidate's work and the bar its publisher sets for it.

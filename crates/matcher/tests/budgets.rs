@@ -75,14 +75,7 @@ async fn harness() -> Harness {
             .unwrap(),
     );
     let ports = MatcherPorts {
-        works: stores.works.clone(),
-        publishers: stores.publishers.clone(),
-        pages: stores.pages.clone(),
-        sites: stores.sites.clone(),
-        fingerprints: stores.fingerprints.clone(),
-        matches: stores.matches.clone(),
-        index: Arc::new(MemoryFingerprintIndex::new(3).unwrap()),
-        queue,
+        ports: stores.ports(Arc::new(MemoryFingerprintIndex::new(3).unwrap()), queue),
         fingerprinter: Arc::new(Fingerprinter::new(FingerprintConfig::default()).unwrap()),
         config: MatcherConfig::default(),
     };

@@ -51,7 +51,7 @@ pub use pdf::{render_pdf, render_pdf_with_chromium};
 pub use report_mail::{
     MAX_REPORT_ATTACHMENT_BYTES, ReportMailContext, build_report_email, build_test_email,
 };
-pub use scheduler::{ReportScheduler, SchedulerStores};
+pub use scheduler::ReportScheduler;
 pub use takedown::{
     TakedownNotice, TakedownOptions, TakedownTemplates, render_takedown_document,
     render_takedown_mbox, render_takedown_notices,

@@ -24,7 +24,7 @@ use copyhound_core::model::{
     Timestamp,
 };
 use copyhound_core::ports::{
-    MatchFilter, MatchStore, PageRequest, PublisherStore, ReportStore, TaskQueue, WorkStore,
+    MatchFilter, MatchStore, PageRequest, Ports, PublisherStore, ReportStore, TaskQueue, WorkStore,
     collect_all,
 };
 use copyhound_core::schedule::{Cron, last_slot, parse_schedule};
@@ -56,19 +56,6 @@ impl Channel<'_> {
     }
 }
 
-/// The stores a scheduler reads and writes.
-#[derive(Clone, Debug)]
-pub struct SchedulerStores {
-    /// Reports and alert state.
-    pub reports: Arc<dyn ReportStore>,
-    /// Confirmed matches.
-    pub matches: Arc<dyn MatchStore>,
-    /// Publishers' own alert settings, names and languages.
-    pub publishers: Arc<dyn PublisherStore>,
-    /// Works and chapters, for the titles alert e-mails name.
-    pub works: Arc<dyn WorkStore>,
-}
-
 /// Runs the `[reports]` schedules and alerts.
 #[derive(Debug)]
 pub struct ReportScheduler {
@@ -94,18 +81,19 @@ impl ReportScheduler {
     /// alert has `email_to`; without it publishers' own e-mail alerts wait).
     pub fn new(
         config: &Config,
-        stores: SchedulerStores,
-        queue: Arc<dyn TaskQueue>,
+        ports: &Ports,
         transport: Arc<dyn WebhookTransport>,
         mail: Option<Arc<dyn MailTransport>>,
     ) -> anyhow::Result<Self> {
         let settings = config.reports.clone();
-        let SchedulerStores {
+        let Ports {
             reports,
             matches,
             publishers,
             works,
-        } = stores;
+            queue,
+            ..
+        } = ports.clone();
         let crons = settings
             .schedules
             .iter()
@@ -556,6 +544,11 @@ impl ReportScheduler {
 
 #[cfg(test)]
 mod tests {
+    /// An empty in-memory index: the scheduler never reads it.
+    fn test_index() -> Arc<dyn copyhound_core::ports::FingerprintIndex> {
+        Arc::new(copyhound_index::MemoryFingerprintIndex::new(3).unwrap())
+    }
+
     use super::*;
 
     #[derive(Debug)]
@@ -590,13 +583,7 @@ mod tests {
         let build = |config: &Config| {
             ReportScheduler::new(
                 config,
-                SchedulerStores {
-                    reports: stores.reports.clone(),
-                    matches: stores.matches.clone(),
-                    publishers: stores.publishers.clone(),
-                    works: stores.works.clone(),
-                },
-                queue.clone(),
+                &stores.ports(test_index(), queue.clone()),
                 Arc::new(NoTransport),
                 None,
             )
@@ -691,13 +678,7 @@ mod tests {
         let outbox = Arc::new(Outbox::default());
         let scheduler = ReportScheduler::new(
             &config,
-            SchedulerStores {
-                reports: stores.reports.clone(),
-                matches: stores.matches.clone(),
-                publishers: stores.publishers.clone(),
-                works: stores.works.clone(),
-            },
-            queue,
+            &stores.ports(test_index(), queue),
             Arc::new(NoTransport),
             Some(outbox.clone()),
         )

@@ -89,16 +89,8 @@ impl Node {
 
     /// Returns the matcher stage's handler (fingerprinting, comparison, back-fill).
     pub fn matcher(&self) -> anyhow::Result<MatcherHandler> {
-        let stores = &self.backends.stores;
         Ok(MatcherHandler::new(MatcherPorts {
-            works: stores.works.clone(),
-            publishers: stores.publishers.clone(),
-            pages: stores.pages.clone(),
-            sites: stores.sites.clone(),
-            fingerprints: stores.fingerprints.clone(),
-            matches: stores.matches.clone(),
-            index: self.backends.index.clone(),
-            queue: self.backends.queue.clone(),
+            ports: self.backends.ports(),
             fingerprinter: fingerprinter()?,
             config: self.config.matcher.clone(),
         }))
@@ -159,16 +151,9 @@ impl Node {
 
     /// Returns the report scheduler: `[reports]`, and what publishers set up.
     pub fn report_scheduler(&self) -> anyhow::Result<ReportScheduler> {
-        let stores = &self.backends.stores;
         ReportScheduler::new(
             &self.config,
-            copyhound_report::SchedulerStores {
-                reports: stores.reports.clone(),
-                matches: stores.matches.clone(),
-                publishers: stores.publishers.clone(),
-                works: stores.works.clone(),
-            },
-            self.backends.queue.clone(),
+            &self.backends.ports(),
             Arc::new(HttpWebhookTransport::new()?),
             self.mail()?,
         )

@@ -47,14 +47,7 @@ async fn harness() -> Harness {
     let index = Arc::new(MemoryFingerprintIndex::new(3).unwrap());
     let fingerprinter = Arc::new(Fingerprinter::new(FingerprintConfig::default()).unwrap());
     let ports = MatcherPorts {
-        works: stores.works.clone(),
-        publishers: stores.publishers.clone(),
-        pages: stores.pages.clone(),
-        sites: stores.sites.clone(),
-        fingerprints: stores.fingerprints.clone(),
-        matches: stores.matches.clone(),
-        index: index.clone(),
-        queue: queue.clone(),
+        ports: stores.ports(index.clone(), queue.clone()),
         fingerprinter: fingerprinter.clone(),
         config: MatcherConfig::default(),
     };
