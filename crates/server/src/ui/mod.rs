@@ -35,6 +35,8 @@ pub use session::{SESSION_COOKIE, Sessions};
 pub use test_mail::{TEST_MAIL_INTERVAL, TestMailThrottle};
 pub use throttle::{CLIENT_BURST as LOGIN_BURST_PER_CLIENT, LoginThrottle};
 
+use pages::{alerts, dashboard, keys, matches, policy, reports, sites, works};
+
 use crate::AppState;
 use crate::auth::{PublisherCaller, authenticate_key_id};
 use crate::error::ApiError;
@@ -59,47 +61,50 @@ pub fn routes() -> Router<AppState> {
             post(work_editor::replace_work),
         );
     Router::new()
-        .route("/", get(pages::dashboard))
+        .route("/", get(dashboard::dashboard))
         .route("/ui/lang/{lang}", get(i18n::switch))
-        .route("/ui/works", get(pages::works))
-        .route("/ui/works/{work_id}", get(pages::work))
-        .route("/ui/works/{work_id}/delete", post(pages::delete_work))
+        .route("/ui/works", get(works::works))
+        .route("/ui/works/{work_id}", get(works::work))
+        .route("/ui/works/{work_id}/delete", post(works::delete_work))
         .route("/ui/works/{work_id}/edit", get(work_editor::edit_work))
         .route(
             "/ui/works/{work_id}/licensed-hosts",
-            post(pages::set_licensed_hosts),
+            post(works::set_licensed_hosts),
         )
-        .route("/ui/sites", get(pages::sites).post(pages::create_site))
-        .route("/ui/sites/{site_id}", get(pages::site))
-        .route("/ui/sites/{site_id}/crawl", post(pages::crawl_site))
-        .route("/ui/sites/{site_id}/edit", post(pages::edit_site))
-        .route("/ui/sites/{site_id}/enabled", post(pages::set_site_enabled))
+        .route("/ui/sites", get(sites::sites).post(sites::create_site))
+        .route("/ui/sites/{site_id}", get(sites::site))
+        .route("/ui/sites/{site_id}/crawl", post(sites::crawl_site))
+        .route("/ui/sites/{site_id}/edit", post(sites::edit_site))
+        .route("/ui/sites/{site_id}/enabled", post(sites::set_site_enabled))
         .route("/ui/operator", get(operator::publishers))
         .route("/ui/operator/publishers", post(operator::create_publisher))
         .route(
             "/ui/operator/publishers/{publisher_id}/keys",
             post(operator::create_admin_key),
         )
-        .route("/ui/reports/schedules", post(pages::save_report_schedules))
-        .route("/ui/alerts", get(pages::alerts).post(pages::save_alerts))
-        .route("/ui/alerts/profile", post(pages::save_profile))
+        .route(
+            "/ui/reports/schedules",
+            post(reports::save_report_schedules),
+        )
+        .route("/ui/alerts", get(alerts::alerts).post(alerts::save_alerts))
+        .route("/ui/alerts/profile", post(alerts::save_profile))
         .route("/ui/alerts/test", post(test_mail::send))
-        .route("/ui/policy", get(pages::policy).post(pages::save_policy))
-        .route("/ui/keys", get(pages::keys).post(pages::create_key))
-        .route("/ui/keys/{key_id}/revoke", post(pages::revoke_key))
+        .route("/ui/policy", get(policy::policy).post(policy::save_policy))
+        .route("/ui/keys", get(keys::keys).post(keys::create_key))
+        .route("/ui/keys/{key_id}/revoke", post(keys::revoke_key))
         .route(
             "/ui/reports",
-            get(pages::reports).post(pages::create_report),
+            get(reports::reports).post(reports::create_report),
         )
         .route(
             "/ui/reports/{report_id}/artifact",
-            get(pages::report_artifact),
+            get(reports::report_artifact),
         )
-        .route("/ui/matches", get(pages::matches))
-        .route("/ui/matches/review", post(pages::bulk_review))
-        .route("/ui/matches/{match_id}", get(pages::match_page))
-        .route("/ui/matches/{match_id}/review", post(pages::review))
-        .route("/ui/matches/{match_id}/evidence", get(pages::evidence))
+        .route("/ui/matches", get(matches::matches))
+        .route("/ui/matches/review", post(matches::bulk_review))
+        .route("/ui/matches/{match_id}", get(matches::match_page))
+        .route("/ui/matches/{match_id}/review", post(matches::review))
+        .route("/ui/matches/{match_id}/evidence", get(matches::evidence))
         .route("/ui/{*rest}", any(not_found::page))
         .layer(DefaultBodyLimit::max(crate::routes::MAX_BODY_BYTES))
         .merge(public)

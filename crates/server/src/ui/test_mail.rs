@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use axum::response::IntoResponse;
 use copyhound_core::ids::PublisherId;
 
-use super::pages::{AlertsOutcome, render_alerts};
+use super::pages::alerts::{AlertsOutcome, render_alerts};
 use super::{ConsoleState, UiCaller, UiError};
 use crate::AppState;
 use crate::api::alerts::TestDelivery;

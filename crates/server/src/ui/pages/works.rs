@@ -1,0 +1,130 @@
+//! The works list and a work's page: where a publisher checks what is being
+//! protected, which hosts may carry it lawfully, and what was found copying it.
+
+use std::collections::BTreeMap;
+
+use axum::Form;
+use axum::extract::State;
+use axum::response::{IntoResponse, Redirect};
+use copyhound_core::ids::WorkId;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::{LISTED, UiResult, first_page, refused};
+use crate::AppState;
+use crate::api::matches::{MatchQuery, MatchSummary, match_filter};
+use crate::api::works::load_work_detail;
+use crate::auth::PublisherCaller;
+use crate::error::parse_id;
+use crate::ui::{UiCaller, render};
+
+pub(in crate::ui) async fn works(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+) -> UiResult {
+    let works = state
+        .ports
+        .works
+        .list_works(&caller.publisher_id, &first_page(LISTED))
+        .await?;
+    Ok(render(
+        "works.html",
+        json!({ "publisher": caller.publisher_id, "works": works.items, "more": works.next.is_some() }),
+    ))
+}
+
+pub(in crate::ui) async fn work(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(work_id): axum::extract::Path<String>,
+) -> UiResult {
+    work_page(&state, &caller, &work_id, None).await
+}
+
+/// A work's page: its chapters' state, licensed hosts (and their form), matches.
+async fn work_page(
+    state: &AppState,
+    caller: &PublisherCaller,
+    work_id: &str,
+    error: Option<String>,
+) -> UiResult {
+    let work_id = parse_id::<WorkId>("work_id", work_id)?;
+    let detail = load_work_detail(state, &caller.publisher_id, &work_id).await?;
+    let query = MatchQuery {
+        work_id: Some(work_id.to_string()),
+        ..MatchQuery::default()
+    };
+    let matches = state
+        .ports
+        .matches
+        .list_matches(
+            &match_filter(&caller.publisher_id, &query)?,
+            &first_page(50),
+        )
+        .await?;
+    let matches: Vec<MatchSummary> = matches.items.iter().map(MatchSummary::from).collect();
+    // The work's own chapters name its matches' chapters: no lookup more.
+    let chapter_titles: BTreeMap<String, &str> = detail
+        .chapters
+        .iter()
+        .map(|chapter| (chapter.id.to_string(), chapter.title.as_str()))
+        .collect();
+    Ok(render(
+        "work.html",
+        json!({ "publisher": caller.publisher_id, "detail": detail, "matches": matches,
+                "chapter_titles": chapter_titles, "error": error }),
+    ))
+}
+
+#[derive(Debug, Deserialize)]
+pub(in crate::ui) struct HostsForm {
+    #[serde(default)]
+    hosts: String,
+}
+
+/// Replaces a work's licensed hosts (one per line) as the API route does.
+pub(in crate::ui) async fn set_licensed_hosts(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(work_id): axum::extract::Path<String>,
+    Form(form): Form<HostsForm>,
+) -> UiResult {
+    let body = crate::api::works::LicensedHosts {
+        hosts: form
+            .hosts
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty())
+            .map(str::to_string)
+            .collect(),
+    };
+    let saved = crate::api::works::put_licensed_hosts(
+        State(state.clone()),
+        caller.clone(),
+        crate::error::ApiPath(work_id.clone()),
+        crate::error::ApiJson(body),
+    )
+    .await;
+    match saved {
+        Ok(_) => Ok(Redirect::to(&format!("/ui/works/{work_id}")).into_response()),
+        Err(error) if error.0.kind() == copyhound_core::ErrorKind::InvalidInput => Ok(refused(
+            work_page(
+                &state,
+                &caller,
+                &work_id,
+                Some(error.0.message().to_string()),
+            )
+            .await?,
+        )),
+        Err(error) => Err(error.into()),
+    }
+}
+
+pub(in crate::ui) async fn delete_work(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(work_id): axum::extract::Path<String>,
+) -> UiResult {
+    crate::api::works::delete_work(State(state), caller, crate::error::ApiPath(work_id)).await?;
+    Ok(Redirect::to("/ui/works").into_response())
+}
