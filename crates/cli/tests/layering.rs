@@ -11,7 +11,7 @@ use std::process::Command;
 const LAYERS: &[&[&str]] = &[
     &["copyhound-fingerprint"],
     &["copyhound-core"],
-    &["copyhound-redis", "copyhound-redb"],
+    &["copyhound-redis", "copyhound-redb", "copyhound-intake"],
     &[
         "copyhound-store",
         "copyhound-index",
@@ -140,6 +140,18 @@ fn only_the_runtime_and_tooling_name_concrete_backends() {
                 "{name} depends on backend crate {backend}; take the core port instead"
             );
         }
+    }
+}
+
+/// What enters the system goes through intake: the HTTP crate neither fetches
+/// nor crawls, so it never links the crawler (or its HTTP client and browser).
+#[test]
+fn the_server_is_http_over_intake_not_the_crawler() {
+    let deps = normal_dependencies();
+    let server = &deps["copyhound-server"];
+    assert!(server.contains("copyhound-intake"), "{server:?}");
+    for linked in ["copyhound-crawler", "reqwest"] {
+        assert!(!server.contains(linked), "the server links {linked}");
     }
 }
 
