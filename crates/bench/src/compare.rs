@@ -168,6 +168,7 @@ async fn run_corpus(
             licensed_hosts: Vec::new(),
             created_at: now,
             updated_at: now,
+            released_at: None,
         })
         .await?;
     let texts: Vec<String> = (0..chapter_count)

@@ -18,6 +18,7 @@ pub mod render;
 pub mod scheduler;
 pub mod style;
 pub mod text;
+pub mod watch;
 
 pub use crawl::{CrawlHandler, CrawlProgress, Crawler, NoProgress, PageOutcome, PageReport};
 pub use fetch::HttpFetcher;

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use chrono::Utc;
 use copyhound_core::ids::{CrawlRunId, SiteId};
-use copyhound_core::model::{CrawlRun, Site, Task, TaskKind, Timestamp};
+use copyhound_core::model::{CrawlRun, RunScope, Site, Task, TaskKind, Timestamp};
 use copyhound_core::ports::{PageRequest, SiteStore, TaskQueue};
 use copyhound_core::{Error, ErrorKind, Result};
 
@@ -72,7 +72,35 @@ pub async fn queue_run(
         at,
     );
     queue.enqueue(vec![task]).await?;
-    let run = CrawlRun::queued(run_id.clone(), site_id.clone(), at);
+    record_queued(sites, CrawlRun::queued(run_id.clone(), site_id.clone(), at)).await
+}
+
+/// The same for a targeted run (a release burst, quiet watching): the task
+/// first, then the run with its scope, which the crawler reads when it starts
+/// (a task whose record was lost runs as a full crawl).
+pub async fn queue_scoped_run(
+    sites: &dyn SiteStore,
+    queue: &dyn TaskQueue,
+    site_id: &SiteId,
+    run_id: &CrawlRunId,
+    at: Timestamp,
+    scope: RunScope,
+) -> Result<CrawlRun> {
+    let task = Task::new(
+        TaskKind::CrawlSite {
+            site_id: site_id.clone(),
+            run_id: run_id.clone(),
+        },
+        at,
+    );
+    queue.enqueue(vec![task]).await?;
+    let mut run = CrawlRun::queued(run_id.clone(), site_id.clone(), at);
+    run.scope = Some(scope);
+    record_queued(sites, run).await
+}
+
+async fn record_queued(sites: &dyn SiteStore, run: CrawlRun) -> Result<CrawlRun> {
+    let run_id = &run.id;
     if let Err(error) = sites.put_crawl_run(&run).await {
         // The task is queued and will record its run when it starts.
         tracing::warn!(run_id = %run_id, error = %error, "crawl queued; its run is recorded when it starts");

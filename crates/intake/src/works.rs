@@ -14,7 +14,8 @@ use std::collections::BTreeSet;
 use chrono::Utc;
 use copyhound_core::ids::{ChapterId, PublisherId, WorkId};
 use copyhound_core::model::{
-    Chapter, FingerprintOwner, FingerprintStatus, Language, Task, TaskKind, Work, WorkKind,
+    Chapter, FingerprintOwner, FingerprintStatus, Language, Task, TaskKind, Timestamp, Work,
+    WorkKind,
 };
 use copyhound_core::ports::Ports;
 use copyhound_core::{Error, ErrorKind, Result};
@@ -244,6 +245,22 @@ async fn enqueue_fingerprinting(ports: &Ports, work_id: &WorkId) -> Result<()> {
     ports.queue.enqueue(vec![task]).await
 }
 
+/// Starts the release burst of `work_id`: its first `revisit_watch` visit,
+/// due at once (the crawler's watcher revisits the sites that carry the work;
+/// a work no site is known to carry yet ends there).
+async fn start_burst(ports: &Ports, work_id: &WorkId, release: Timestamp) -> Result<()> {
+    let task = Task::new(
+        TaskKind::RevisitWatch {
+            work_id: work_id.clone(),
+            release,
+            step: 0,
+            due: release,
+        },
+        release,
+    );
+    ports.queue.enqueue(vec![task]).await
+}
+
 /// Returns the index key of a chapter's fingerprints.
 pub fn owner_key(work_id: &WorkId, chapter_id: &ChapterId) -> String {
     FingerprintOwner::Chapter {
@@ -304,6 +321,19 @@ pub async fn register_work(
     };
     let chapters = build_chapters(&work_id, chapters, 1)?;
     let now = Utc::now();
+    let released = match &existing {
+        Some(work) => {
+            let stored: BTreeSet<ChapterId> = ports
+                .works
+                .list_chapters(&work.id)
+                .await?
+                .into_iter()
+                .map(|chapter| chapter.id)
+                .collect();
+            chapters.iter().any(|chapter| !stored.contains(&chapter.id))
+        }
+        None => false,
+    };
     let licensed_hosts = match (meta.licensed_hosts, &existing) {
         (Some(hosts), _) => hosts,
         (None, Some(work)) => work.licensed_hosts.clone(),
@@ -319,6 +349,11 @@ pub async fn register_work(
         licensed_hosts,
         created_at: existing.as_ref().map_or(now, |work| work.created_at),
         updated_at: now,
+        released_at: if released {
+            Some(now)
+        } else {
+            existing.as_ref().and_then(|work| work.released_at)
+        },
     };
     if let Some(stored) = taken_by {
         return answer_repeated_registration(ports, by, stored, &work, &chapters).await;
@@ -334,7 +369,10 @@ pub async fn register_work(
     if !chapters.is_empty() {
         enqueue_fingerprinting(ports, &work_id).await?;
     }
-    tracing::info!(work_id = %work_id, chapters = chapters.len(), by = by.by, replaced = existing.is_some(), "work registered");
+    if released {
+        start_burst(ports, &work_id, now).await?;
+    }
+    tracing::info!(work_id = %work_id, chapters = chapters.len(), by = by.by, replaced = existing.is_some(), released, "work registered");
     Ok(Registered { work, chapters })
 }
 
@@ -515,9 +553,12 @@ pub async fn add_articles(
     }
     let chapters = build_chapters(work_id, drafts, next_index)?;
     ports.works.put_chapters(&chapters).await?;
-    work.updated_at = Utc::now();
+    let now = Utc::now();
+    work.updated_at = now;
+    work.released_at = Some(now);
     ports.works.put_work(&work).await?;
     enqueue_fingerprinting(ports, work_id).await?;
+    start_burst(ports, work_id, now).await?;
     tracing::info!(work_id = %work_id, articles = chapters.len(), by = by.by, "articles added");
     Ok(chapters.into_iter().map(|chapter| chapter.id).collect())
 }

@@ -115,6 +115,7 @@ impl Harness {
             licensed_hosts: Vec::new(),
             created_at: Utc::now(),
             updated_at: Utc::now(),
+            released_at: None,
         };
         self.stores.works.put_work(&record).await.unwrap();
         let chapter_id: ChapterId = "c1".parse().unwrap();

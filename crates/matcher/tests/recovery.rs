@@ -28,6 +28,7 @@ fn work(id: &str, publisher_id: &PublisherId) -> Work {
         licensed_hosts: Vec::new(),
         created_at: Utc::now(),
         updated_at: Utc::now(),
+        released_at: None,
     }
 }
 

@@ -3,16 +3,18 @@
 //! a retried task decides the same way twice.
 
 use copyhound_core::ids::MatchId;
-use copyhound_core::model::{Match, MatchStatus, Timestamp};
+use copyhound_core::model::{AlertOn, Match, MatchStatus, Timestamp};
 use serde::{Deserialize, Serialize};
 
 /// When a publisher wants to be alerted.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AlertPolicy {
-    /// Alert once at least this many matches were confirmed since the last alert;
-    /// `0` disables alerts.
+    /// Alert once at least this many matches were confirmed (or detected)
+    /// since the last alert; `0` disables alerts.
     pub threshold_new_confirmed: u32,
+    /// What counts: confirmations, or detections.
+    pub on: AlertOn,
 }
 
 /// The outcome of [`evaluate_alert`].
@@ -26,8 +28,10 @@ pub struct AlertDecision {
     pub threshold: u32,
     /// The last alert's time (`None`: never alerted, every confirmation counts).
     pub since: Option<Timestamp>,
-    /// The newly confirmed matches, oldest confirmation first.
+    /// The newly confirmed (or detected) matches, oldest first.
     pub match_ids: Vec<MatchId>,
+    /// What was counted.
+    pub on: AlertOn,
 }
 
 /// Returns when `found` was confirmed: the time of its latest review setting
@@ -44,8 +48,19 @@ fn confirmed_at(found: &Match) -> Option<Timestamp> {
     Some(reviewed.map_or(found.first_seen, |review| review.at))
 }
 
+/// Returns when `found` counts for `on`: its confirmation, or its detection
+/// while nobody has dismissed it (licensed and taken-down pages neither).
+fn counted_at(found: &Match, on: AlertOn) -> Option<Timestamp> {
+    match on {
+        AlertOn::Confirmed => confirmed_at(found),
+        AlertOn::Detected => matches!(found.status, MatchStatus::New | MatchStatus::Confirmed)
+            .then_some(found.first_seen),
+    }
+}
+
 /// Returns whether an alert is due under `policy`: matches currently confirmed
-/// whose confirmation came after `last_alert_at` reach the threshold.
+/// (or detected) whose confirmation (or detection) came after `last_alert_at`
+/// reach the threshold.
 pub fn evaluate_alert(
     policy: &AlertPolicy,
     matches: &[Match],
@@ -53,7 +68,7 @@ pub fn evaluate_alert(
 ) -> AlertDecision {
     let mut confirmed: Vec<(Timestamp, &MatchId)> = matches
         .iter()
-        .filter_map(|found| confirmed_at(found).map(|at| (at, &found.id)))
+        .filter_map(|found| counted_at(found, policy.on).map(|at| (at, &found.id)))
         .filter(|(at, _)| last_alert_at.is_none_or(|since| *at > since))
         .collect();
     confirmed.sort();
@@ -64,6 +79,7 @@ pub fn evaluate_alert(
         threshold: policy.threshold_new_confirmed,
         since: last_alert_at,
         match_ids: confirmed.into_iter().map(|(_, id)| id.clone()).collect(),
+        on: policy.on,
     }
 }
 
@@ -81,6 +97,7 @@ mod tests {
         let never = evaluate_alert(
             &AlertPolicy {
                 threshold_new_confirmed: 2,
+                on: AlertOn::Confirmed,
             },
             &matches,
             None,
@@ -99,6 +116,7 @@ mod tests {
         let decision = evaluate_alert(
             &AlertPolicy {
                 threshold_new_confirmed: 2,
+                on: AlertOn::Confirmed,
             },
             &matches,
             Some(after_first),
@@ -108,6 +126,7 @@ mod tests {
         let lower = evaluate_alert(
             &AlertPolicy {
                 threshold_new_confirmed: 1,
+                on: AlertOn::Confirmed,
             },
             &matches,
             Some(after_first),
@@ -116,12 +135,39 @@ mod tests {
     }
 
     #[test]
+    fn detected_alerts_count_new_matches_as_they_are_found_never_dismissed_ones() {
+        let mut matches = sample_input().matches;
+        let since = matches.iter().map(|found| found.first_seen).min().unwrap();
+        for (index, found) in matches.iter_mut().enumerate() {
+            found.first_seen = since + Duration::minutes(i64::try_from(index).unwrap() + 1);
+        }
+        matches[0].status = MatchStatus::New;
+        matches[1].status = MatchStatus::Dismissed;
+        let detected = AlertPolicy {
+            threshold_new_confirmed: 1,
+            on: AlertOn::Detected,
+        };
+        let decision = evaluate_alert(&detected, &matches, Some(since));
+        assert!(decision.due);
+        assert!(decision.match_ids.contains(&matches[0].id), "new counts");
+        assert!(
+            !decision.match_ids.contains(&matches[1].id),
+            "dismissed does not"
+        );
+        assert_eq!(decision.on, AlertOn::Detected);
+        // Nothing found since the last alert: not due.
+        let later = matches.iter().map(|found| found.first_seen).max().unwrap();
+        assert!(!evaluate_alert(&detected, &matches, Some(later)).due);
+    }
+
+    #[test]
     fn zero_threshold_disables_and_confirmation_time_comes_from_reviews() {
         let mut matches = sample_input().matches;
         assert!(
             !evaluate_alert(
                 &AlertPolicy {
-                    threshold_new_confirmed: 0
+                    threshold_new_confirmed: 0,
+                    on: AlertOn::Confirmed,
                 },
                 &matches,
                 None
@@ -138,6 +184,7 @@ mod tests {
         let decision = evaluate_alert(
             &AlertPolicy {
                 threshold_new_confirmed: 1,
+                on: AlertOn::Confirmed,
             },
             &matches,
             Some(late - Duration::hours(1)),

@@ -20,8 +20,8 @@ use copyhound_core::ErrorKind;
 use copyhound_core::config::{Config, ReportsConfig};
 use copyhound_core::ids::{PublisherId, ReportId};
 use copyhound_core::model::{
-    AlertState, Language, Match, MatchStatus, Report, ReportScope, ReportStatus, Task, TaskKind,
-    Timestamp,
+    AlertOn, AlertState, Language, Match, MatchStatus, Report, ReportScope, ReportStatus, Task,
+    TaskKind, Timestamp,
 };
 use copyhound_core::ports::{
     MatchFilter, MatchStore, PageRequest, Ports, PublisherStore, ReportStore, TaskQueue, WorkStore,
@@ -280,6 +280,7 @@ impl ReportScheduler {
                 secret: None,
                 email_to: publisher.alerts.email_to.clone(),
                 threshold_new_confirmed: publisher.alerts.threshold_new_confirmed,
+                alert_on: publisher.alerts.alert_on,
             };
             self.check_alert(&hook, now).await?;
         }
@@ -375,11 +376,15 @@ impl ReportScheduler {
         let last = stored.as_ref().and_then(|state| state.last_sent_at);
         let matches = match confirmed {
             Some(matches) => matches,
-            None => confirmed.insert(self.confirmed_matches(publisher_id).await?),
+            None => confirmed.insert(
+                self.counted_matches(publisher_id, hook.alert_on, last)
+                    .await?,
+            ),
         };
         let decision = evaluate_alert(
             &AlertPolicy {
                 threshold_new_confirmed: hook.threshold_new_confirmed,
+                on: hook.alert_on,
             },
             matches,
             last,
@@ -529,10 +534,24 @@ impl ReportScheduler {
         Ok(())
     }
 
-    async fn confirmed_matches(&self, publisher_id: &PublisherId) -> anyhow::Result<Vec<Match>> {
-        let filter = MatchFilter {
-            statuses: vec![MatchStatus::Confirmed],
-            ..MatchFilter::of_publisher(publisher_id.clone())
+    /// The matches an alert of `on` may count: the confirmed ones, or those
+    /// detected (new or confirmed) and seen since the last alert.
+    async fn counted_matches(
+        &self,
+        publisher_id: &PublisherId,
+        on: AlertOn,
+        last: Option<Timestamp>,
+    ) -> anyhow::Result<Vec<Match>> {
+        let filter = match on {
+            AlertOn::Confirmed => MatchFilter {
+                statuses: vec![MatchStatus::Confirmed],
+                ..MatchFilter::of_publisher(publisher_id.clone())
+            },
+            AlertOn::Detected => MatchFilter {
+                statuses: vec![MatchStatus::New, MatchStatus::Confirmed],
+                seen_since: last,
+                ..MatchFilter::of_publisher(publisher_id.clone())
+            },
         };
         let filter = &filter;
         Ok(collect_all(200, |request| async move {
@@ -641,6 +660,7 @@ mod tests {
                 alerts: copyhound_core::model::AlertSettings {
                     email_to: vec!["legal@demo.example".into()],
                     threshold_new_confirmed: 1,
+                    alert_on: Default::default(),
                 },
                 report_schedules: Vec::new(),
                 profile: PublisherProfile {

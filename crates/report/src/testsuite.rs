@@ -51,6 +51,7 @@ fn work(work_id: &str, title: &str, author: &str) -> Work {
         licensed_hosts: Vec::new(),
         created_at: day(-60, 0),
         updated_at: day(-30, 0),
+        released_at: None,
     }
 }
 

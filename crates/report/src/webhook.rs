@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use copyhound_core::ids::{ChapterId, MatchId, PublisherId, SiteId, WorkId};
-use copyhound_core::model::{Match, Timestamp};
+use copyhound_core::model::{AlertOn, Match, Timestamp};
 use copyhound_core::{Error, ErrorKind, Result};
 use hmac::{Hmac, Mac};
 use serde::Serialize;
@@ -63,7 +63,7 @@ pub struct AlertMatch {
 /// The JSON body of an alert webhook.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct WebhookPayload {
-    /// Always `alert.new_confirmed`.
+    /// `alert.new_confirmed`, or `alert.new_detected` for alerts on detection.
     pub event: &'static str,
     /// The publisher alerted.
     pub publisher_id: PublisherId,
@@ -105,7 +105,10 @@ pub fn build_alert_payload(
         })
         .collect();
     WebhookPayload {
-        event: "alert.new_confirmed",
+        event: match decision.on {
+            AlertOn::Confirmed => "alert.new_confirmed",
+            AlertOn::Detected => "alert.new_detected",
+        },
         publisher_id: publisher_id.clone(),
         sent_at,
         new_confirmed: decision.new_confirmed,

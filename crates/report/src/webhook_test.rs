@@ -6,6 +6,7 @@ use chrono::{TimeZone, Utc};
 use super::*;
 use crate::alert::{AlertPolicy, evaluate_alert};
 use crate::testsuite::{publisher_id, sample_input};
+use copyhound_core::model::AlertOn;
 
 /// One recorded post: url, headers, body.
 type Post = (String, Vec<(String, String)>, Vec<u8>);
@@ -47,6 +48,7 @@ fn sample_request() -> WebhookRequest {
     let decision = evaluate_alert(
         &AlertPolicy {
             threshold_new_confirmed: 1,
+            on: AlertOn::Confirmed,
         },
         &input.matches,
         None,
@@ -111,6 +113,7 @@ fn signed_requests_carry_payload_headers_and_a_stable_delivery_id() {
     let decision = evaluate_alert(
         &AlertPolicy {
             threshold_new_confirmed: 1,
+            on: AlertOn::Confirmed,
         },
         &[],
         None,

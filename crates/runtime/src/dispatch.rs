@@ -89,6 +89,16 @@ impl TaskHandler for Dispatcher {
                     .fetch_page(site_id, run_id, url, *depth)
                     .await
             }
+            TaskKind::RevisitWatch {
+                work_id,
+                release,
+                step,
+                ..
+            } => {
+                self.crawl(kind)?
+                    .revisit_watch(work_id, *release, *step)
+                    .await
+            }
             TaskKind::FingerprintPage {
                 page_id,
                 content_sha256,
@@ -127,6 +137,7 @@ impl TaskHandler for Dispatcher {
             TaskKind::CrawlSite { site_id, run_id } => {
                 self.crawl(kind)?.admit_crawl(site_id, run_id).await
             }
+            TaskKind::RevisitWatch { due, .. } => self.crawl(kind)?.admit_revisit(*due),
             TaskKind::FetchPage { .. }
             | TaskKind::FingerprintPage { .. }
             | TaskKind::FingerprintWork { .. }
@@ -155,6 +166,7 @@ impl TaskHandler for Dispatcher {
                     .await
             }
             TaskKind::FetchPage { .. }
+            | TaskKind::RevisitWatch { .. }
             | TaskKind::FingerprintPage { .. }
             | TaskKind::FingerprintWork { .. }
             | TaskKind::ComparePage { .. }

@@ -74,7 +74,11 @@ impl Node {
             self.backends.queue.clone(),
             progress,
         )
-        .context("cannot build the crawler")?;
+        .context("cannot build the crawler")?
+        .with_watcher(copyhound_crawler::watch::Watcher::new(
+            self.backends.ports(),
+            self.config.crawler.clone(),
+        ));
         let report = ReportHandler::new(
             stores.publishers.clone(),
             stores.reports.clone(),

@@ -118,6 +118,7 @@ impl Harness {
             licensed_hosts: Vec::new(),
             created_at: Utc::now(),
             updated_at: Utc::now(),
+            released_at: None,
         };
         self.stores.works.put_work(&work).await.unwrap();
         self.enqueue(TaskKind::FingerprintWork { work_id: work_id() })

@@ -109,6 +109,7 @@ async fn schedules_enqueue_each_slot_once_and_alerts_post_signed_json_once() {
         secret: Some("s3cret".into()),
         email_to: Vec::new(),
         threshold_new_confirmed: 1,
+        alert_on: Default::default(),
     }];
     let node = node_with_a_confirmed_match(&config).await;
     let backends = node.backends();
@@ -185,6 +186,7 @@ async fn many_schedulers_send_each_alert_once() {
         secret: Some("s3cret".into()),
         email_to: Vec::new(),
         threshold_new_confirmed: 1,
+        alert_on: Default::default(),
     }];
     let node = node_with_a_confirmed_match(&config).await;
     let schedulers: Vec<_> = (0..6)
@@ -233,6 +235,7 @@ async fn email_alerts_reach_an_smtp_server_once() {
         secret: None,
         email_to: vec![recipient.clone()],
         threshold_new_confirmed: 1,
+        alert_on: Default::default(),
     }];
     config.validate().unwrap();
     let node = node_with_a_confirmed_match(&config).await;

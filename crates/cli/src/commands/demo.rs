@@ -321,6 +321,7 @@ mod tests {
             licensed_hosts: Vec::new(),
             created_at: Utc::now(),
             updated_at: Utc::now(),
+            released_at: None,
         };
         let chapters: Vec<ChapterInfo> = (1..=20)
             .map(|index| ChapterInfo {

@@ -190,6 +190,14 @@ pub struct CrawlerConfig {
     /// change: such a page is fetched again after half the time it has been
     /// stable, at most this long (hours). 0 fetches every page on every run.
     pub max_revisit_hours: u64,
+    /// Quiet watching (between release bursts): a watched list page is
+    /// revisited by how often it changes, at most once per this many seconds
+    /// on one host, and every request of a quiet visit waits this host's
+    /// turn of one request a minute.
+    pub min_revisit_seconds: u64,
+    /// How long a release burst lasts (minutes): the work's list pages are
+    /// revisited often at first, then less, until this is over.
+    pub burst_minutes: u64,
     /// Wall-clock budget of one crawl run (seconds): past it the run stops
     /// fetching and ends `partial`, so no site holds a crawl slot for ever.
     pub max_run_seconds: u64,
@@ -222,6 +230,8 @@ impl Default for CrawlerConfig {
             render_timeout_ms: 15_000,
             max_render_requests: 50,
             max_revisit_hours: 168,
+            min_revisit_seconds: 600,
+            burst_minutes: 60,
             max_run_seconds: 6 * 3600,
             max_crawls_per_publisher: 2,
             min_schedule_interval_seconds: 300,
@@ -382,9 +392,12 @@ pub struct AlertHook {
     /// Who gets the e-mail.
     #[serde(default)]
     pub email_to: Vec<String>,
-    /// Confirmed matches since the last alert that trigger one.
+    /// Confirmed (or detected) matches since the last alert that trigger one.
     #[serde(default = "default_alert_threshold")]
     pub threshold_new_confirmed: u32,
+    /// What the threshold counts: `confirmed` (default) or `detected`.
+    #[serde(default)]
+    pub alert_on: crate::model::AlertOn,
 }
 
 /// How the SMTP connection is secured.
@@ -504,6 +517,16 @@ impl Config {
                 "index.max_distance = {}: at most 8 (the index splits 64 bits into max_distance + 1 segments)",
                 self.index.max_distance
             )));
+        }
+        if !(60..=7 * 86_400).contains(&self.crawler.min_revisit_seconds) {
+            return Err(config_error(
+                "crawler.min_revisit_seconds must be within 60..=604800",
+            ));
+        }
+        if !(1..=24 * 60).contains(&self.crawler.burst_minutes) {
+            return Err(config_error(
+                "crawler.burst_minutes must be within 1..=1440",
+            ));
         }
         if self.crawler.max_run_seconds == 0 {
             return Err(config_error("crawler.max_run_seconds must be at least 1"));

@@ -18,13 +18,13 @@ pub use matches::{CopiedSpan, EvidenceExcerpt, Match, MatchStatus, Review};
 pub use page::{FetchMeta, Page, PageVersion, Pagination, Reading, shown_text};
 pub use persisted::{Persisted, SCHEMA_VERSION_FIELD};
 pub use publisher::{
-    AlertSettings, ApiKey, InfringementPolicy, MAX_ALERT_RECIPIENTS, MAX_POLICY_CHARS,
+    AlertOn, AlertSettings, ApiKey, InfringementPolicy, MAX_ALERT_RECIPIENTS, MAX_POLICY_CHARS,
     MAX_REPORT_CRON_CHARS, MAX_REPORT_SCHEDULES, MIN_POLICY_CHARS, MIN_POLICY_COVERAGE, Publisher,
     PublisherKind, PublisherProfile, ReportScheduleSetting, Role, Thresholds, is_email_address,
     validate_report_schedules,
 };
 pub use report::{AlertState, Report, ReportFormat, ReportScope, ReportStatus, ReviewScope};
-pub use site::{CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Render, Site};
+pub use site::{CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Render, RunScope, Site};
 pub use task::{Task, TaskKind};
 pub use work::{Chapter, FingerprintStatus, Language, Work, WorkKind};
 

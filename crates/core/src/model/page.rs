@@ -31,6 +31,11 @@ pub struct FetchMeta {
     /// How the text was read, when it is not the markup as served.
     #[serde(default, skip_serializing_if = "Reading::is_plain")]
     pub reading: Reading,
+    /// The page whose link led the crawler here first (none for seeds): for a
+    /// chapter, the list or table of contents that announces it, which is
+    /// where its work's next chapters appear (`crawler::watch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found_via: Option<String>,
 }
 
 /// How a page's text was read from what the site served: evidence says so,

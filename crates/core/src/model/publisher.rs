@@ -209,8 +209,33 @@ pub fn validate_report_schedules(
     Ok(())
 }
 
+/// What an alert counts: matches a reviewer confirmed (the default: nothing
+/// goes out before a person looked), or every match as it is detected (a copy
+/// is announced minutes after it appears, before anyone reviewed it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum AlertOn {
+    /// Matches confirmed since the last alert.
+    #[default]
+    Confirmed,
+    /// Matches detected since the last alert (new or confirmed; never those
+    /// dismissed, licensed or taken down).
+    Detected,
+}
+
+impl AlertOn {
+    /// The name used in configuration, the API and webhook events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Confirmed => "confirmed",
+            Self::Detected => "detected",
+        }
+    }
+}
+
 /// A publisher's e-mail alerts: sent through the installation's mail server
-/// when this many matches were confirmed since the last alert.
+/// when this many matches were confirmed (or detected) since the last alert.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
@@ -219,10 +244,14 @@ pub struct AlertSettings {
     #[serde(default)]
     #[cfg_attr(feature = "openapi", schema(schema_with = email_list_schema))]
     pub email_to: Vec<String>,
-    /// Confirmed matches since the last alert that trigger one.
+    /// Confirmed (or, with `alert_on = detected`, detected) matches since the
+    /// last alert that trigger one.
     #[serde(default = "one")]
     #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10000))]
     pub threshold_new_confirmed: u32,
+    /// What the threshold counts.
+    #[serde(default)]
+    pub alert_on: AlertOn,
 }
 
 fn one() -> u32 {
@@ -270,6 +299,7 @@ impl Default for AlertSettings {
         Self {
             email_to: Vec::new(),
             threshold_new_confirmed: 1,
+            alert_on: AlertOn::Confirmed,
         }
     }
 }
@@ -280,7 +310,9 @@ pub const MAX_ALERT_RECIPIENTS: usize = 20;
 impl AlertSettings {
     /// Whether no e-mail goes out.
     pub fn is_off(&self) -> bool {
-        self.email_to.is_empty() && self.threshold_new_confirmed == 1
+        self.email_to.is_empty()
+            && self.threshold_new_confirmed == 1
+            && self.alert_on == AlertOn::Confirmed
     }
 
     /// Checks the recipients and the threshold.

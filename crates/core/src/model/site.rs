@@ -203,6 +203,42 @@ pub struct CrawlRun {
     /// The last few errors, `url: reason`, for operators.
     #[serde(default)]
     pub recent_errors: Vec<String>,
+    /// What a targeted run crawls instead of the whole site (a release
+    /// burst or quiet watching); none for a full crawl.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<RunScope>,
+}
+
+/// A targeted run: the pages it starts from and how far it goes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RunScope {
+    /// Why it runs (`release burst of w1, visit 3`).
+    pub reason: String,
+    /// The pages it starts from (the site's seeds are not crawled).
+    pub seeds: Vec<String>,
+    /// Link depth from those pages.
+    pub max_depth: u32,
+    /// Follows only links to pages never stored: known chapters are not fetched again.
+    pub new_links_only: bool,
+    /// Requests per second per host, when slower than the site's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_limit_per_second: Option<f64>,
+}
+
+impl RunScope {
+    /// Narrows `site` to this scope for the run: its pages as seeds, its
+    /// depth, and its rate when slower than the site's.
+    pub fn narrow(&self, site: &mut Site) {
+        site.seeds.clone_from(&self.seeds);
+        site.max_depth = self.max_depth;
+        if let Some(rate) = self.rate_limit_per_second
+            && (site.rate_limit_per_second == 0.0 || rate < site.rate_limit_per_second)
+        {
+            site.rate_limit_per_second = rate;
+        }
+    }
 }
 
 impl CrawlRun {
@@ -217,6 +253,7 @@ impl CrawlRun {
             finished_at: None,
             counters: CrawlCounters::default(),
             recent_errors: Vec::new(),
+            scope: None,
         }
     }
 }

@@ -27,6 +27,18 @@ pub enum TaskKind {
         /// Link depth from a seed.
         depth: u32,
     },
+    /// One visit of a release burst or of quiet watching: revisit the pages
+    /// that list `work_id`'s chapters on every site that carries it.
+    RevisitWatch {
+        /// The work.
+        work_id: WorkId,
+        /// When the release that started the burst happened.
+        release: Timestamp,
+        /// Which visit of the curve this is (0: at once).
+        step: u32,
+        /// When the visit is due; delivered earlier, it waits.
+        due: Timestamp,
+    },
     /// Fingerprint a stored page at a content hash.
     FingerprintPage {
         /// The page.
@@ -66,6 +78,7 @@ impl TaskKind {
         match self {
             TaskKind::CrawlSite { .. } => "crawl_site",
             TaskKind::FetchPage { .. } => "fetch_page",
+            TaskKind::RevisitWatch { .. } => "revisit_watch",
             TaskKind::FingerprintPage { .. } => "fingerprint_page",
             TaskKind::FingerprintWork { .. } => "fingerprint_work",
             TaskKind::ComparePage { .. } => "compare_page",
@@ -86,6 +99,12 @@ impl TaskKind {
                 format!("fingerprint_page/{page_id}/{content_sha256}")
             }
             TaskKind::FingerprintWork { work_id } => format!("fingerprint_work/{work_id}"),
+            TaskKind::RevisitWatch {
+                work_id,
+                release,
+                step,
+                ..
+            } => format!("revisit_watch/{work_id}/{}/{step}", release.timestamp()),
             TaskKind::ComparePage {
                 page_id,
                 content_sha256,

@@ -51,6 +51,11 @@ pub struct Work {
     /// When its chapters last changed.
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub updated_at: Timestamp,
+    /// When chapters were last added (a release): it starts a burst of
+    /// revisits of the sites that carry the work (`crawler::watch`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub released_at: Option<Timestamp>,
 }
 
 /// Where a chapter is in the fingerprint pipeline.

@@ -4,7 +4,8 @@ use std::time::Duration;
 
 use copyhound_core::Result;
 use copyhound_core::config::CrawlerConfig;
-use copyhound_core::ids::{CrawlRunId, SiteId};
+use copyhound_core::ids::{CrawlRunId, SiteId, WorkId};
+use copyhound_core::model::Timestamp;
 use copyhound_core::ports::{PageStore, SiteStore, TaskQueue};
 
 use super::{CrawlProgress, Crawler};
@@ -15,6 +16,7 @@ use crate::HttpFetcher;
 pub struct CrawlHandler {
     crawler: Crawler,
     progress: Arc<dyn CrawlProgress>,
+    watcher: Option<crate::watch::Watcher>,
 }
 
 impl std::fmt::Debug for CrawlHandler {
@@ -36,12 +38,50 @@ impl CrawlHandler {
     ) -> Result<Self> {
         let fetcher = Arc::new(HttpFetcher::new(config.clone())?);
         let crawler = Crawler::new(config.clone(), fetcher, sites, pages, queue);
-        Ok(Self { crawler, progress })
+        Ok(Self {
+            crawler,
+            progress,
+            watcher: None,
+        })
     }
 
     /// Returns the handler over an existing crawler.
     pub fn with_crawler(crawler: Crawler, progress: Arc<dyn CrawlProgress>) -> Self {
-        Self { crawler, progress }
+        Self {
+            crawler,
+            progress,
+            watcher: None,
+        }
+    }
+
+    /// Also runs `revisit_watch` tasks (release bursts and quiet watching).
+    pub fn with_watcher(mut self, watcher: crate::watch::Watcher) -> Self {
+        self.watcher = Some(watcher);
+        self
+    }
+
+    fn watcher(&self) -> Result<&crate::watch::Watcher> {
+        self.watcher.as_ref().ok_or_else(|| {
+            copyhound_core::Error::internal("this crawler runs no watcher for revisit_watch tasks")
+        })
+    }
+
+    /// Whether a `revisit_watch` visit is due; `Some(delay)` puts it back.
+    pub fn admit_revisit(&self, due: Timestamp) -> Result<Option<Duration>> {
+        Ok(self.watcher()?.admit(due))
+    }
+
+    /// Runs `revisit_watch`: one visit of a release burst or of quiet watching.
+    pub async fn revisit_watch(
+        &self,
+        work_id: &WorkId,
+        release: Timestamp,
+        step: u32,
+    ) -> Result<()> {
+        self.watcher()?
+            .visit(work_id, release, step)
+            .await
+            .map(drop)
     }
 }
 

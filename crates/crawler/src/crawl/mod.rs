@@ -128,12 +128,15 @@ impl Crawler {
         run_id: &CrawlRunId,
         progress: &dyn CrawlProgress,
     ) -> Result<CrawlRun> {
-        let site = self.sites.get_site(site_id).await?;
+        let mut site = self.sites.get_site(site_id).await?;
         let mut run = match self.sites.get_crawl_run(run_id).await {
             Ok(run) => run,
             Err(error) if error.kind() == ErrorKind::NotFound => new_run(run_id, site_id),
             Err(error) => return Err(error),
         };
+        if let Some(scope) = &run.scope {
+            scope.narrow(&mut site);
+        }
         if run.status.is_finished() {
             return Ok(run);
         }
@@ -167,7 +170,9 @@ impl Crawler {
         self.sites.put_crawl_run(&run).await?;
         info!(site_id=%site.id, run_id=%run.id, "crawl started");
         progress.started(&site);
+        let new_links_only = run.scope.as_ref().is_some_and(|scope| scope.new_links_only);
         let mut context = self.context(site, rules, run_id.clone());
+        context.new_links_only = new_links_only;
         context.interrupted_runs = interrupted;
         if !resumed.is_empty() {
             info!(site_id=%site_id, run_id=%run_id, pages=resumed.len(), "resuming an interrupted crawl run");
@@ -249,7 +254,7 @@ impl Crawler {
         let max_depth = site.max_depth;
         let context = Arc::new(self.context(site.clone(), rules, run_id.clone()));
         context.claim(&url);
-        let report = context.process(url).await;
+        let report = context.process(url, None).await;
         if depth < max_depth {
             let now = Utc::now();
             let tasks: Vec<Task> = report
@@ -294,6 +299,7 @@ impl Crawler {
             max_revisit: chrono::Duration::hours(
                 i64::try_from(self.config.max_revisit_hours.min(24 * 366 * 100)).unwrap_or(0),
             ),
+            new_links_only: false,
             render: page::RenderSettings {
                 chromium: self.config.chromium.clone(),
                 timeout: Duration::from_millis(self.config.render_timeout_ms),
@@ -311,13 +317,14 @@ impl Crawler {
         let site = &context.site;
         let budget = usize::try_from(site.max_pages_per_run).unwrap_or(usize::MAX);
         let concurrency = usize::try_from(site.concurrency.max(1)).unwrap_or(1);
-        let mut frontier: VecDeque<(String, u32)> = VecDeque::new();
+        // (URL, depth, the page that linked to it)
+        let mut frontier: VecDeque<(String, u32, Option<String>)> = VecDeque::new();
         let mut seeds: HashSet<String> = HashSet::new();
         for seed in &site.seeds {
             match normalize_url(seed) {
                 Ok(seed) if context.claim(&seed) => {
                     seeds.insert(seed.clone());
-                    frontier.push_back((seed, 0));
+                    frontier.push_back((seed, 0, None));
                 }
                 Ok(_) => {}
                 Err(error) => outcome::record(run, seed, &PageOutcome::from_error(&error)),
@@ -329,39 +336,47 @@ impl Crawler {
             tokio::time::Instant::now() + Duration::from_secs(self.config.max_run_seconds.max(1));
         // What the sites' sitemaps list joins the frontier one hop from the seeds.
         let interval = crate::pacer::interval_for_rate(site.rate_limit_per_second);
-        let listed = tokio::time::timeout_at(
-            deadline,
-            sitemaps::discover(
-                self.fetcher.as_ref(),
-                &context.pacer,
-                interval,
-                &site.seeds,
-                &context.rules,
-                budget,
-            ),
-        )
-        .await
-        .unwrap_or_default();
+        // A targeted run starts from its pages alone.
+        let listed = if context.new_links_only {
+            Vec::new()
+        } else {
+            tokio::time::timeout_at(
+                deadline,
+                sitemaps::discover(
+                    self.fetcher.as_ref(),
+                    &context.pacer,
+                    interval,
+                    &site.seeds,
+                    &context.rules,
+                    budget,
+                ),
+            )
+            .await
+            .unwrap_or_default()
+        };
         for url in listed {
             if frontier.len() >= budget {
                 break;
             }
             if context.claim(&url) {
-                frontier.push_back((url, 1));
+                frontier.push_back((url, 1, None));
             }
         }
-        let mut in_flight: JoinSet<(u32, PageReport)> = JoinSet::new();
+        let mut in_flight: JoinSet<(u32, String, PageReport)> = JoinSet::new();
         let mut dispatched = 0usize;
         let mut heartbeat = tokio::time::interval(HEARTBEAT_INTERVAL);
         heartbeat.tick().await;
         loop {
             while in_flight.len() < concurrency && dispatched < budget {
-                let Some((url, depth)) = frontier.pop_front() else {
+                let Some((url, depth, via)) = frontier.pop_front() else {
                     break;
                 };
                 dispatched += 1;
                 let task_context = context.clone();
-                in_flight.spawn(async move { (depth, task_context.process(url).await) });
+                in_flight.spawn(async move {
+                    let report = task_context.process(url.clone(), via).await;
+                    (depth, url, report)
+                });
             }
             if in_flight.is_empty() {
                 return Ok(());
@@ -369,7 +384,7 @@ impl Crawler {
             tokio::select! {
                 joined = in_flight.join_next() => {
                     let Some(joined) = joined else { return Ok(()) };
-                    let (depth, report) = joined.map_err(|err| Error::internal(format!("page task failed: {err}")))?;
+                    let (depth, from, report) = joined.map_err(|err| Error::internal(format!("page task failed: {err}")))?;
                     for (url, page_outcome) in report.outcomes {
                         let page_outcome = outcome::for_link(page_outcome, seeds.contains(&url));
                         outcome::record(run, &url, &page_outcome);
@@ -391,8 +406,11 @@ impl Crawler {
                             if frontier.len() + dispatched >= budget {
                                 break;
                             }
+                            if context.new_links_only && context.stored(&link).await {
+                                continue;
+                            }
                             if context.claim(&link) {
-                                frontier.push_back((link, depth + 1));
+                                frontier.push_back((link, depth + 1, Some(from.clone())));
                             }
                         }
                     }

@@ -419,6 +419,7 @@ mod tests {
             finished_at: None,
             counters: CrawlCounters::default(),
             recent_errors: Vec::new(),
+            scope: None,
         }
     }
 

@@ -81,6 +81,9 @@ pub(crate) struct PageContext {
     pub(crate) render: RenderSettings,
     /// Longest pause between visits of a stable chapter page; zero: no pause.
     pub(crate) max_revisit: chrono::Duration,
+    /// A targeted run (a release burst, quiet watching): links to pages
+    /// already stored are not followed.
+    pub(crate) new_links_only: bool,
 }
 
 /// Whether a stored page is due for a visit. Chapters rarely change once
@@ -194,6 +197,15 @@ impl PageContext {
             .contains_key(url)
     }
 
+    /// Whether a page is stored at `url` (a store error counts as stored: a
+    /// targeted run then fetches less, never more).
+    pub(crate) async fn stored(&self, url: &str) -> bool {
+        match self.pages.get_page(&PageId::for_url(url)).await {
+            Ok(_) => true,
+            Err(error) => error.kind() != copyhound_core::ErrorKind::NotFound,
+        }
+    }
+
     /// Marks `url` fetched by the caller, who holds the returned guard until
     /// the page is stored; `None` when another task marked it first.
     fn mark_fetched(&self, url: &str) -> Option<FetchGuard> {
@@ -223,8 +235,9 @@ impl PageContext {
         }
     }
 
-    /// Processes the page at `url` and its pagination chain.
-    pub(crate) async fn process(self: Arc<Self>, url: String) -> PageReport {
+    /// Processes the page at `url` (reached by a link on `via`) and its
+    /// pagination chain.
+    pub(crate) async fn process(self: Arc<Self>, url: String, via: Option<String>) -> PageReport {
         let mut report = PageReport::default();
         if self.was_fetched(&url) {
             // A later part of a chain that got there first: the chain stores it.
@@ -307,7 +320,8 @@ impl PageContext {
                 ));
                 continue;
             }
-            let outcome = match self.store(doc, pagination).await {
+            let found_via = if index == 0 { via.clone() } else { None };
+            let outcome = match self.store(doc, pagination, found_via).await {
                 Ok(outcome) => outcome,
                 Err(error) => {
                     warn!(url=%url, error=%error, "storing page failed");
@@ -674,7 +688,12 @@ impl PageContext {
             .collect()
     }
 
-    async fn store(&self, doc: Doc, pagination: Option<Pagination>) -> Result<PageOutcome> {
+    async fn store(
+        &self,
+        doc: Doc,
+        pagination: Option<Pagination>,
+        found_via: Option<String>,
+    ) -> Result<PageOutcome> {
         let not_modified = doc.fetched.status == 304;
         let now = Utc::now();
         // A 304 keeps the stored body, so it keeps what described that body.
@@ -714,6 +733,13 @@ impl PageContext {
             crawl_run_id: Some(self.run_id.clone()),
             pagination,
             reading: doc.reading.clone(),
+            // The first page that led here stays: a later run finding it
+            // through another link does not move its list page.
+            found_via: doc
+                .previous
+                .as_ref()
+                .and_then(|page| page.fetch.found_via.clone())
+                .or(found_via),
         };
         let text = doc.extracted.text;
         let title = if doc.extracted.title.is_empty() {

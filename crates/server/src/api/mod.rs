@@ -142,17 +142,4 @@ pub fn integral_field(object: &mut serde_json::Map<String, serde_json::Value>, f
     }
 }
 
-/// Returns `text` trimmed, refusing blank text or more than `max_chars`
-/// characters (counted as sent, the way the OpenAPI document's `maxLength` counts).
-pub fn required_text(field: &str, text: &str, max_chars: usize) -> Result<String> {
-    let trimmed = text.trim();
-    if trimmed.is_empty() {
-        return Err(Error::invalid(format!("`{field}` must not be empty")));
-    }
-    if text.chars().count() > max_chars {
-        return Err(Error::invalid(format!(
-            "`{field}` is longer than {max_chars} characters"
-        )));
-    }
-    Ok(trimmed.to_string())
-}
+pub use copyhound_intake::works::required_text;

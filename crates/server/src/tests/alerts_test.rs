@@ -16,11 +16,11 @@ async fn admins_set_who_gets_e_mail_alerts() {
     assert_eq!(status, StatusCode::OK, "{view}");
     assert_eq!(
         view["settings"],
-        json!({"email_to": [], "threshold_new_confirmed": 1})
+        json!({"email_to": [], "threshold_new_confirmed": 1, "alert_on": "confirmed"})
     );
     assert_eq!(view["mail_server"], false);
 
-    let wanted = json!({"email_to": ["legal@a.example", "Rights Desk <rights@a.example>"], "threshold_new_confirmed": 3});
+    let wanted = json!({"email_to": ["legal@a.example", "Rights Desk <rights@a.example>"], "threshold_new_confirmed": 3, "alert_on": "detected"});
     let (status, body) = harness
         .call(
             "PUT",
@@ -44,6 +44,10 @@ async fn admins_set_who_gets_e_mail_alerts() {
         .await
         .unwrap();
     assert_eq!(stored.alerts.email_to.len(), 2);
+    assert_eq!(
+        stored.alerts.alert_on,
+        copyhound_core::model::AlertOn::Detected
+    );
 
     for bad in [
         json!({"email_to": ["not an address"]}),
@@ -53,6 +57,7 @@ async fn admins_set_who_gets_e_mail_alerts() {
         json!({"email_to": ["a@b@c"]}),
         json!({"email_to": vec!["x@a.example"; 21]}),
         json!({"threshold_new_confirmed": 0}),
+        json!({"alert_on": "sometimes"}),
         json!({"email_to": "legal@a.example"}),
         json!([]),
     ] {

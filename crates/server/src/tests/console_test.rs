@@ -1408,6 +1408,7 @@ async fn a_sites_runs_show_rendered_and_unreadable_pages() {
         recent_errors: vec![
             "http://127.0.0.1:8001/f.html: unreadable: text drawn by a site font".into(),
         ],
+        scope: None,
     };
     run.counters.fetched = 9;
     run.counters.rendered = 3;

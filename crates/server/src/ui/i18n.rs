@@ -309,6 +309,28 @@ const ZH: &[(&str, &str)] = &[
     ("indexed", "已索引"),
     ("pending", "待处理"),
     ("Licensed hosts", "授权站点"),
+    ("Where it lives", "盗版分布"),
+    ("Count", "计数"),
+    ("matches a reviewer confirmed", "经审核确认的匹配"),
+    (
+        "every match as it is found (minutes after a copy appears, before review)",
+        "每个新发现的匹配（盗版出现几分钟内，审核之前）",
+    ),
+    (
+        "The list pages that led to this work's copies, per site: a new chapter sends the crawler back to them at once, then less often over the next hour.",
+        "各站点上引向本作品盗版的目录页：新章节发布时，爬虫立即回访这些页面，此后一小时内逐渐放缓。",
+    ),
+    ("Last release", "最近更新"),
+    ("Watched page", "监控页面"),
+    ("Copies it led to", "引向的盗版"),
+    ("Last checked", "最近检查"),
+    ("Changes every", "更新间隔"),
+    ("never", "从未"),
+    ("not measured yet", "尚未测得"),
+    (
+        "No site is known to carry this work yet: its pages are watched once a crawl matches them.",
+        "尚未发现转载本作品的站点：抓取匹配到盗版后即开始监控。",
+    ),
     (
         "Hosts licensed to carry this work, one per line; their copies are recorded as licensed",
         "获授权转载本作品的站点，每行一个；其上的副本记为已授权",

@@ -68,6 +68,7 @@ pub(crate) fn work(publisher: &str, id: &str) -> Work {
         licensed_hosts: vec!["licensed.example".into()],
         created_at: at(0),
         updated_at: at(1),
+        released_at: None,
     }
 }
 
@@ -119,6 +120,14 @@ pub(crate) fn crawl_run(site: &str, id: &str, seconds: i64) -> CrawlRun {
             ..CrawlCounters::default()
         },
         recent_errors: vec!["http://a/: timeout".into()],
+        // A targeted run's scope round-trips through every backend.
+        scope: Some(copyhound_core::model::RunScope {
+            reason: "release burst of w1, visit 2".into(),
+            seeds: vec!["http://a/list".into()],
+            max_depth: 1,
+            new_links_only: true,
+            rate_limit_per_second: Some(1.0 / 60.0),
+        }),
     }
 }
 

@@ -15,16 +15,17 @@ use crate::AppState;
 use crate::auth::PublisherCaller;
 use crate::error::{ApiResult, parse_id};
 
+/// Returns the work id a registration asks for, if any.
+fn requested_id(raw: Option<&str>) -> Result<Option<WorkId>> {
+    raw.map(|raw| parse_id::<WorkId>("id", raw))
+        .transpose()
+        .map_err(|error| error.0)
+}
+
 /// Returns the metadata of a JSON registration.
 pub fn meta_of_request(body: &RegisterWork) -> Result<WorkMeta> {
-    let id = body
-        .id
-        .as_deref()
-        .map(|raw| parse_id::<WorkId>("id", raw))
-        .transpose()
-        .map_err(|error| error.0)?;
     WorkMeta::new(
-        id,
+        requested_id(body.id.as_deref())?,
         &body.title,
         &body.author,
         body.kind,
@@ -35,14 +36,8 @@ pub fn meta_of_request(body: &RegisterWork) -> Result<WorkMeta> {
 
 /// Returns the metadata of a file import.
 pub fn meta_of_query(query: &ImportQuery, title: &str, author: &str) -> Result<WorkMeta> {
-    let id = query
-        .id
-        .as_deref()
-        .map(|raw| parse_id::<WorkId>("id", raw))
-        .transpose()
-        .map_err(|error| error.0)?;
     WorkMeta::new(
-        id,
+        requested_id(query.id.as_deref())?,
         title,
         author,
         query.kind.unwrap_or(copyhound_core::model::WorkKind::Novel),

@@ -134,6 +134,9 @@ pub(in crate::ui) struct AlertsForm {
     email_to: String,
     #[serde(default)]
     threshold_new_confirmed: String,
+    /// `detected` alerts on every new match; anything else on confirmed ones.
+    #[serde(default)]
+    alert_on: String,
 }
 
 pub(in crate::ui) async fn save_alerts(
@@ -152,6 +155,11 @@ pub(in crate::ui) async fn save_alerts(
                     .map(str::to_string)
                     .collect(),
                 threshold_new_confirmed: threshold,
+                alert_on: if form.alert_on == "detected" {
+                    copyhound_core::model::AlertOn::Detected
+                } else {
+                    copyhound_core::model::AlertOn::Confirmed
+                },
             };
             crate::api::alerts::save_alerts(&state, &caller, settings)
                 .await

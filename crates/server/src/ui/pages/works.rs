@@ -63,6 +63,27 @@ async fn work_page(
         )
         .await?;
     let matches: Vec<MatchSummary> = matches.items.iter().map(MatchSummary::from).collect();
+    let watched = copyhound_intake::watch::watched_pages(&state.ports, &work_id).await?;
+    let mut site_names = BTreeMap::new();
+    for page in &watched {
+        if !site_names.contains_key(page.site_id.as_str())
+            && let Ok(site) = state.ports.sites.get_site(&page.site_id).await
+        {
+            site_names.insert(page.site_id.to_string(), site.name);
+        }
+    }
+    let watched: Vec<serde_json::Value> = watched
+        .iter()
+        .map(|page| {
+            json!({
+                "site_id": page.site_id,
+                "url": page.url,
+                "chapters": page.chapters,
+                "last_checked": page.last_checked.map(|at| at.format("%Y-%m-%d %H:%M UTC").to_string()),
+                "change": page.change_interval.map(human_interval),
+            })
+        })
+        .collect();
     // The work's own chapters name its matches' chapters: no lookup more.
     let chapter_titles: BTreeMap<String, &str> = detail
         .chapters
@@ -72,8 +93,24 @@ async fn work_page(
     Ok(render(
         "work.html",
         json!({ "publisher": caller.publisher_id, "detail": detail, "matches": matches,
-                "chapter_titles": chapter_titles, "error": error }),
+                "chapter_titles": chapter_titles, "error": error, "watched": watched,
+                "site_names": site_names,
+                "released_at": detail.work.released_at.map(|at| at.format("%Y-%m-%d %H:%M UTC").to_string()) }),
     ))
+}
+
+/// `90 min` reads better than `5400 s` on a page.
+fn human_interval(interval: chrono::Duration) -> String {
+    let minutes = interval.num_minutes();
+    if minutes < 1 {
+        format!("{} s", interval.num_seconds().max(0))
+    } else if minutes < 120 {
+        format!("{minutes} min")
+    } else if minutes < 48 * 60 {
+        format!("{} h", minutes / 60)
+    } else {
+        format!("{} d", minutes / (24 * 60))
+    }
 }
 
 #[derive(Debug, Deserialize)]
