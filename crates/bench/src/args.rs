@@ -77,3 +77,45 @@ pub struct BenchCompareArgs {
     #[arg(long, default_value_t = 7)]
     pub seed: u64,
 }
+
+/// Arguments of `copyhound bench latency`.
+#[derive(Debug, Args)]
+pub struct BenchLatencyArgs {
+    /// Piracy sites in the farm, each on its own loopback address and port.
+    #[arg(long, default_value_t = 100)]
+    pub sites: usize,
+    /// Registered works (novels) the publisher releases chapters of.
+    #[arg(long, default_value_t = 20)]
+    pub works: usize,
+    /// Length of the timed phase in minutes (releases, copies, alerts); the
+    /// set-up and the first crawl of every site come before it.
+    #[arg(long, default_value_t = 9.0)]
+    pub minutes: f64,
+    /// Seconds at the end of the timed phase in which no copy appears, so the
+    /// last copies have time to be alerted [default: 180, at most a third of
+    /// the phase].
+    #[arg(long)]
+    pub grace_seconds: Option<u64>,
+    /// Longest delay of a site's copy after the release, seconds (the
+    /// shortest is 10).
+    #[arg(long, default_value_t = 600)]
+    pub max_delay_seconds: u64,
+    /// Longest wait for the first crawl of every site (not timed), seconds.
+    #[arg(long, default_value_t = 240)]
+    pub first_crawl_seconds: u64,
+    /// A fresh embedded instance (`serve` runs workers and schedulers), or the
+    /// configured MongoDB + Redis (`serve`, `worker` and `scheduler`
+    /// processes; fresh database and key prefixes).
+    #[arg(long, value_enum, default_value_t = EvalBackends::Embedded)]
+    pub backends: EvalBackends,
+    /// Worker processes with `--backends configured`.
+    #[arg(long, default_value_t = 1)]
+    pub workers: usize,
+    /// RNG seed: the same seed gives the same farm and timetable.
+    #[arg(long, default_value_t = 36)]
+    pub seed: u64,
+    /// Also write every request the farm answered here, one a line: seconds
+    /// from the start of the timed phase (negative before it), host, status, path.
+    #[arg(long, value_name = "PATH")]
+    pub requests_log: Option<std::path::PathBuf>,
+}

@@ -297,7 +297,7 @@ fn crawl_sites(env: &Arc<Vec<(String, String)>>, sites: &[String]) -> anyhow::Re
 }
 
 /// The environment that points a child at this run's namespace.
-fn child_env(config: &Config) -> Arc<Vec<(String, String)>> {
+pub(crate) fn child_env(config: &Config) -> Arc<Vec<(String, String)>> {
     let mut env = vec![
         ("COPYHOUND_DATA_DIR", config.data_dir.display().to_string()),
         ("COPYHOUND_STORE_DATABASE", config.store.database.clone()),
@@ -324,7 +324,7 @@ fn child_env(config: &Config) -> Arc<Vec<(String, String)>> {
     )
 }
 
-fn child(env: &[(String, String)], args: &[&str]) -> Command {
+pub(crate) fn child(env: &[(String, String)], args: &[&str]) -> Command {
     let binary = std::env::current_exe().unwrap_or_else(|_| "copyhound".into());
     let mut command = Command::new(binary);
     command
@@ -335,7 +335,7 @@ fn child(env: &[(String, String)], args: &[&str]) -> Command {
 }
 
 /// CPU seconds (user + system) of a running process.
-fn process_seconds(pid: u32) -> f64 {
+pub(crate) fn process_seconds(pid: u32) -> f64 {
     stat_fields(&format!("/proc/{pid}/stat"))
         .map_or(0.0, |fields| ticks(&fields, 13) + ticks(&fields, 14))
 }
@@ -346,7 +346,7 @@ fn waited_children_seconds() -> f64 {
 }
 
 /// Busy CPU seconds of the whole machine (all but idle and iowait).
-fn machine_busy_seconds() -> f64 {
+pub(crate) fn machine_busy_seconds() -> f64 {
     let Ok(stat) = std::fs::read_to_string("/proc/stat") else {
         return 0.0;
     };

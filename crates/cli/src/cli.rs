@@ -1,7 +1,9 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
-pub use copyhound_bench::{BenchCompareArgs, BenchExtractArgs, BenchPipelineArgs, EvalArgs};
+pub use copyhound_bench::{
+    BenchCompareArgs, BenchExtractArgs, BenchLatencyArgs, BenchPipelineArgs, EvalArgs,
+};
 use copyhound_core::model::Site;
 
 /// CopyHound finds web pages that copy registered novels and news articles, even
@@ -451,6 +453,10 @@ pub enum BenchCommand {
     /// End-to-end pages/s with 1, 2, 4 worker processes and 1-2 crawler
     /// processes on the configured MongoDB and Redis, with CPU per role.
     Pipeline(BenchPipelineArgs),
+    /// Time from a copy's appearance on a piracy site to the alert: the
+    /// product (serve, workers, scheduler) against a farm of loopback sites,
+    /// with politeness per host and fetches and CPU per alert.
+    Latency(BenchLatencyArgs),
 }
 
 /// Arguments of `copyhound bench index`.

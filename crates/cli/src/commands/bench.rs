@@ -14,6 +14,7 @@ pub async fn run(config: &Config, command: BenchCommand) -> anyhow::Result<ExitC
         BenchCommand::Compare(args) => copyhound_bench::compare::run(args).await,
         BenchCommand::Extract(args) => copyhound_bench::extract::run(args),
         BenchCommand::Pipeline(args) => copyhound_bench::pipeline::run(config, args).await,
+        BenchCommand::Latency(args) => copyhound_bench::latency::run(config, args).await,
     }
 }
 
