@@ -169,6 +169,7 @@ async fn run_corpus(
             created_at: now,
             updated_at: now,
             released_at: None,
+            release_schedule: None,
         })
         .await?;
     let texts: Vec<String> = (0..chapter_count)

@@ -28,7 +28,9 @@ use copyhound_core::model::{RunScope, Task, TaskKind, Timestamp};
 use copyhound_core::ports::Ports;
 use copyhound_core::{ErrorKind, Result};
 use copyhound_intake::crawls::{active_run, queue_scoped_run};
-pub use copyhound_intake::watch::{WatchedPage, change_interval, watched_pages};
+pub use copyhound_intake::watch::{
+    WatchedPage, change_interval, latest_release, next_scheduled_release, watched_pages,
+};
 use tracing::{debug, info};
 
 /// When the visits of a burst happen, seconds after the release. Dense in the
@@ -83,9 +85,9 @@ impl Watcher {
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(visit),
             Err(error) => return Err(error),
         };
-        // A newer release took the watch over.
-        if work
-            .released_at
+        // A newer release (chapters added, or a slot of the timetable) took
+        // the watch over.
+        if latest_release(&work, Utc::now())
             .is_some_and(|latest| (latest - release).num_milliseconds().abs() >= 1000)
         {
             debug!(work_id=%work_id, "an older release's watch ends");
@@ -174,6 +176,11 @@ impl Watcher {
         }
         if watched.is_empty() {
             info!(work_id=%work_id, "no site is known to carry the work yet; nothing to watch");
+            // A timetable keeps its next release: sites may be known by then.
+            if let Some(slot) = next_scheduled_release(&work, now) {
+                copyhound_intake::works::start_burst_at(&self.ports, work_id, slot).await?;
+                visit.next = Some(slot);
+            }
             return Ok(visit);
         }
         let next_at = match burst.get(step_index + 1) {
@@ -182,13 +189,18 @@ impl Watcher {
             }
             None => now + quiet_interval(&self.config, &watched),
         };
+        // The timetable's next release comes first: this chain hands over to its burst.
+        let (next_release, next_step, next_at) = match next_scheduled_release(&work, now) {
+            Some(slot) if slot < next_at => (slot, 0, slot),
+            _ => (release, step + 1, next_at),
+        };
         self.ports
             .queue
             .enqueue(vec![Task::new(
                 TaskKind::RevisitWatch {
                     work_id: work_id.clone(),
-                    release,
-                    step: step + 1,
+                    release: next_release,
+                    step: next_step,
                     due: next_at,
                 },
                 now,

@@ -64,20 +64,12 @@ pub async fn queue_run(
     run_id: &CrawlRunId,
     at: Timestamp,
 ) -> Result<CrawlRun> {
-    let task = Task::new(
-        TaskKind::CrawlSite {
-            site_id: site_id.clone(),
-            run_id: run_id.clone(),
-        },
-        at,
-    );
-    queue.enqueue(vec![task]).await?;
-    record_queued(sites, CrawlRun::queued(run_id.clone(), site_id.clone(), at)).await
+    queue_with_scope(sites, queue, site_id, run_id, at, None).await
 }
 
-/// The same for a targeted run (a release burst, quiet watching): the task
-/// first, then the run with its scope, which the crawler reads when it starts
-/// (a task whose record was lost runs as a full crawl).
+/// The same for a targeted run (a release burst, quiet watching): the run
+/// keeps its scope, which the crawler reads when it starts (a task whose
+/// record was lost runs as a full crawl).
 pub async fn queue_scoped_run(
     sites: &dyn SiteStore,
     queue: &dyn TaskQueue,
@@ -85,6 +77,17 @@ pub async fn queue_scoped_run(
     run_id: &CrawlRunId,
     at: Timestamp,
     scope: RunScope,
+) -> Result<CrawlRun> {
+    queue_with_scope(sites, queue, site_id, run_id, at, Some(scope)).await
+}
+
+async fn queue_with_scope(
+    sites: &dyn SiteStore,
+    queue: &dyn TaskQueue,
+    site_id: &SiteId,
+    run_id: &CrawlRunId,
+    at: Timestamp,
+    scope: Option<RunScope>,
 ) -> Result<CrawlRun> {
     let task = Task::new(
         TaskKind::CrawlSite {
@@ -95,7 +98,7 @@ pub async fn queue_scoped_run(
     );
     queue.enqueue(vec![task]).await?;
     let mut run = CrawlRun::queued(run_id.clone(), site_id.clone(), at);
-    run.scope = Some(scope);
+    run.scope = scope;
     record_queued(sites, run).await
 }
 

@@ -7,9 +7,26 @@
 use std::collections::BTreeMap;
 
 use copyhound_core::ids::{PageId, SiteId, WorkId};
-use copyhound_core::model::{MatchStatus, Page, Timestamp};
+use copyhound_core::model::{MatchStatus, Page, Timestamp, Work};
 use copyhound_core::ports::{MatchFilter, PageRequest, Ports};
 use copyhound_core::{ErrorKind, Result};
+
+/// The latest release of `work` at `now`: chapters added, or a slot of its
+/// timetable, whichever came last. A watch chain of an older release ends.
+pub fn latest_release(work: &Work, now: Timestamp) -> Option<Timestamp> {
+    let scheduled = work
+        .release_schedule
+        .as_deref()
+        .and_then(|cron| copyhound_core::schedule::parse_schedule(cron).ok())
+        .and_then(|cron| copyhound_core::schedule::last_slot(&cron, now));
+    work.released_at.max(scheduled)
+}
+
+/// The next slot of `work`'s timetable after `now`, if it has one.
+pub fn next_scheduled_release(work: &Work, now: Timestamp) -> Option<Timestamp> {
+    let cron = copyhound_core::schedule::parse_schedule(work.release_schedule.as_deref()?).ok()?;
+    copyhound_core::schedule::next_slot(&cron, now)
+}
 
 /// Most matches read to find a work's watched pages.
 const MAX_MATCHES_READ: usize = 2_000;

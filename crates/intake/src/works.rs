@@ -245,10 +245,11 @@ async fn enqueue_fingerprinting(ports: &Ports, work_id: &WorkId) -> Result<()> {
     ports.queue.enqueue(vec![task]).await
 }
 
-/// Starts the release burst of `work_id`: its first `revisit_watch` visit,
-/// due at once (the crawler's watcher revisits the sites that carry the work;
-/// a work no site is known to carry yet ends there).
-async fn start_burst(ports: &Ports, work_id: &WorkId, release: Timestamp) -> Result<()> {
+/// Starts the release burst of `work_id` at `release` (now, or a timetable's
+/// next slot): its first `revisit_watch` visit, due then (the crawler's
+/// watcher revisits the sites that carry the work; a work no site is known to
+/// carry yet ends there).
+pub async fn start_burst_at(ports: &Ports, work_id: &WorkId, release: Timestamp) -> Result<()> {
     let task = Task::new(
         TaskKind::RevisitWatch {
             work_id: work_id.clone(),
@@ -354,6 +355,9 @@ pub async fn register_work(
         } else {
             existing.as_ref().and_then(|work| work.released_at)
         },
+        release_schedule: existing
+            .as_ref()
+            .and_then(|work| work.release_schedule.clone()),
     };
     if let Some(stored) = taken_by {
         return answer_repeated_registration(ports, by, stored, &work, &chapters).await;
@@ -370,7 +374,7 @@ pub async fn register_work(
         enqueue_fingerprinting(ports, &work_id).await?;
     }
     if released {
-        start_burst(ports, &work_id, now).await?;
+        start_burst_at(ports, &work_id, now).await?;
     }
     tracing::info!(work_id = %work_id, chapters = chapters.len(), by = by.by, replaced = existing.is_some(), released, "work registered");
     Ok(Registered { work, chapters })
@@ -558,7 +562,7 @@ pub async fn add_articles(
     work.released_at = Some(now);
     ports.works.put_work(&work).await?;
     enqueue_fingerprinting(ports, work_id).await?;
-    start_burst(ports, work_id, now).await?;
+    start_burst_at(ports, work_id, now).await?;
     tracing::info!(work_id = %work_id, articles = chapters.len(), by = by.by, "articles added");
     Ok(chapters.into_iter().map(|chapter| chapter.id).collect())
 }
@@ -575,6 +579,47 @@ pub async fn set_licensed_hosts(
     ports.works.put_work(&work).await?;
     tracing::info!(work_id = %work_id, by = by.by, hosts = work.licensed_hosts.len(), "licensed hosts updated");
     Ok(work.licensed_hosts)
+}
+
+/// Longest release timetable (a cron expression), characters.
+pub const MAX_RELEASE_CRON_CHARS: usize = 200;
+/// Shortest pause between two releases of a timetable: a burst lasts up to an
+/// hour, and overlapping bursts of one work would only fetch the same pages.
+pub const MIN_RELEASE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Sets (or, with `None`, clears) the release timetable of a work of the
+/// registrant, and queues the burst of its next slot.
+pub async fn set_release_schedule(
+    ports: &Ports,
+    by: Registrant<'_>,
+    work_id: &WorkId,
+    cron: Option<&str>,
+) -> Result<Work> {
+    let mut work = ports.works.get_work(by.publisher_id, work_id).await?;
+    let cron = cron.map(str::trim).filter(|cron| !cron.is_empty());
+    let next = match cron {
+        Some(cron) => {
+            if cron.chars().count() > MAX_RELEASE_CRON_CHARS {
+                return Err(Error::invalid(format!(
+                    "`cron` is longer than {MAX_RELEASE_CRON_CHARS} characters"
+                )));
+            }
+            let parsed = copyhound_core::schedule::parse_schedule(cron)
+                .map_err(|error| Error::invalid(format!("`cron`: {}", error.message())))?;
+            copyhound_core::schedule::check_floor(&parsed, MIN_RELEASE_INTERVAL, "cron")?;
+            let next = copyhound_core::schedule::next_slot(&parsed, Utc::now())
+                .ok_or_else(|| Error::invalid(format!("`cron`: `{cron}` never fires")))?;
+            Some(next)
+        }
+        None => None,
+    };
+    work.release_schedule = cron.map(str::to_string);
+    ports.works.put_work(&work).await?;
+    if let Some(slot) = next {
+        start_burst_at(ports, work_id, slot).await?;
+    }
+    tracing::info!(work_id = %work_id, by = by.by, schedule = ?work.release_schedule, "release timetable set");
+    Ok(work)
 }
 
 /// Deletes a work of the registrant with everything that hangs off it: index

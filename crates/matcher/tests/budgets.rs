@@ -116,6 +116,7 @@ impl Harness {
             created_at: Utc::now(),
             updated_at: Utc::now(),
             released_at: None,
+            release_schedule: None,
         };
         self.stores.works.put_work(&record).await.unwrap();
         let chapter_id: ChapterId = "c1".parse().unwrap();

@@ -29,6 +29,7 @@ fn work(id: &str, publisher_id: &PublisherId) -> Work {
         created_at: Utc::now(),
         updated_at: Utc::now(),
         released_at: None,
+        release_schedule: None,
     }
 }
 

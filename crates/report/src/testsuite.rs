@@ -52,6 +52,7 @@ fn work(work_id: &str, title: &str, author: &str) -> Work {
         created_at: day(-60, 0),
         updated_at: day(-30, 0),
         released_at: None,
+        release_schedule: None,
     }
 }
 

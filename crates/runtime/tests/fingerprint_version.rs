@@ -119,6 +119,7 @@ impl Harness {
             created_at: Utc::now(),
             updated_at: Utc::now(),
             released_at: None,
+            release_schedule: None,
         };
         self.stores.works.put_work(&work).await.unwrap();
         self.enqueue(TaskKind::FingerprintWork { work_id: work_id() })

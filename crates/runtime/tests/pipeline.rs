@@ -90,6 +90,7 @@ impl Harness {
             created_at: Utc::now(),
             updated_at: Utc::now(),
             released_at: None,
+            release_schedule: None,
         };
         self.stores.works.put_work(&work).await.unwrap();
         let chapter = Chapter::new(work_id(), chapter_id(), 1, "小引".into(), CHAPTER.into());

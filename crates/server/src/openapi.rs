@@ -22,8 +22,8 @@ use utoipa::openapi::{KnownFormat, RefOr};
 use utoipa::{Modify, OpenApi};
 
 use crate::api::{
-    MAX_CURSOR_LEN, admin, alerts, matches, policy, profile, report_schedules, reports, sites,
-    system, works,
+    MAX_CURSOR_LEN, admin, alerts, matches, policy, profile, releases, report_schedules, reports,
+    sites, system, works,
 };
 
 /// Characters Rust's `str::trim` removes (Unicode `White_Space`), as a regex class body.

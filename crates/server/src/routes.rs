@@ -17,7 +17,8 @@ use utoipa::openapi::path::Operation;
 
 use crate::AppState;
 use crate::api::{
-    admin, alerts, matches, policy, profile, report_schedules, reports, sites, system, works,
+    admin, alerts, matches, policy, profile, releases, report_schedules, reports, sites, system,
+    works,
 };
 
 /// Prefix of the versioned API.
@@ -78,6 +79,8 @@ macro_rules! with_api_handlers {
             works::add_articles_bulk (upload),
             works::get_licensed_hosts,
             works::put_licensed_hosts,
+            releases::get_release_schedule,
+            releases::put_release_schedule,
             sites::list_sites,
             sites::create_site,
             sites::get_site,

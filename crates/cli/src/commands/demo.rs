@@ -322,6 +322,7 @@ mod tests {
             created_at: Utc::now(),
             updated_at: Utc::now(),
             released_at: None,
+            release_schedule: None,
         };
         let chapters: Vec<ChapterInfo> = (1..=20)
             .map(|index| ChapterInfo {

@@ -56,6 +56,10 @@ pub struct Work {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub released_at: Option<Timestamp>,
+    /// When the publisher releases chapters (5-field cron, UTC), if on a
+    /// timetable: each slot starts a burst as a release does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub release_schedule: Option<String>,
 }
 
 /// Where a chapter is in the fingerprint pipeline.

@@ -9,6 +9,7 @@ pub mod key_errors;
 pub mod matches;
 pub mod policy;
 pub mod profile;
+pub mod releases;
 pub mod report_schedules;
 pub mod reports;
 pub mod sites;

@@ -106,7 +106,7 @@ mod service;
 
 pub use service::{
     ChapterSummary, FingerprintProgress, WorkDetail, WorkMeta, load_work_detail, normalize_hosts,
-    register_work,
+    register_work, registrant,
 };
 
 /// One chapter of a JSON registration.

@@ -549,6 +549,29 @@ async fn a_work_is_uploaded_previewed_edited_and_registered_from_the_console() {
     assert_eq!(broken.status, StatusCode::BAD_REQUEST);
     assert!(broken.body.contains("is not valid JSON"), "{}", broken.body);
 
+    // The release timetable, on the work's page too: refused when faster than hourly.
+    let fast = send(
+        &harness,
+        "POST",
+        "/ui/works/w_upload/release-schedule",
+        &key,
+        Some("cron=*+*+*+*+*"),
+    )
+    .await;
+    assert_eq!(fast.status, StatusCode::BAD_REQUEST, "{}", fast.body);
+    let timed = send(
+        &harness,
+        "POST",
+        "/ui/works/w_upload/release-schedule",
+        &key,
+        Some("cron=0+8+*+*+*"),
+    )
+    .await;
+    assert_eq!(timed.status, StatusCode::SEE_OTHER, "{}", timed.body);
+    let page = send(&harness, "GET", "/ui/works/w_upload", &key, None).await;
+    assert!(page.body.contains("value=\"0 8 * * *\""), "{}", page.body);
+    assert!(page.body.contains("id=\"watched\""), "{}", page.body);
+
     // Licensed hosts, edited on the work's page; a bad host is refused beside the form.
     let bad = send(
         &harness,

@@ -13,6 +13,7 @@ mod headers_test;
 mod openapi_test;
 mod policy_test;
 mod register_test;
+mod releases_test;
 mod reports_test;
 mod session_test;
 mod sites_validation_test;

@@ -310,6 +310,11 @@ const ZH: &[(&str, &str)] = &[
     ("pending", "待处理"),
     ("Licensed hosts", "授权站点"),
     ("Where it lives", "盗版分布"),
+    (
+        "Release timetable (cron, UTC; at most hourly; empty: none)",
+        "更新时间表（cron，UTC；至多每小时一次；留空则无）",
+    ),
+    ("Next release", "下次更新"),
     ("Count", "计数"),
     ("matches a reviewer confirmed", "经审核确认的匹配"),
     (

@@ -71,6 +71,10 @@ pub fn routes() -> Router<AppState> {
             "/ui/works/{work_id}/licensed-hosts",
             post(works::set_licensed_hosts),
         )
+        .route(
+            "/ui/works/{work_id}/release-schedule",
+            post(works::set_release_schedule),
+        )
         .route("/ui/sites", get(sites::sites).post(sites::create_site))
         .route("/ui/sites/{site_id}", get(sites::site))
         .route("/ui/sites/{site_id}/crawl", post(sites::crawl_site))

@@ -69,6 +69,7 @@ pub(crate) fn work(publisher: &str, id: &str) -> Work {
         created_at: at(0),
         updated_at: at(1),
         released_at: None,
+        release_schedule: None,
     }
 }
 

@@ -95,7 +95,10 @@ async fn work_page(
         json!({ "publisher": caller.publisher_id, "detail": detail, "matches": matches,
                 "chapter_titles": chapter_titles, "error": error, "watched": watched,
                 "site_names": site_names,
-                "released_at": detail.work.released_at.map(|at| at.format("%Y-%m-%d %H:%M UTC").to_string()) }),
+                "released_at": detail.work.released_at.map(|at| at.format("%Y-%m-%d %H:%M UTC").to_string()),
+                "release_schedule": detail.work.release_schedule,
+                "next_release": copyhound_intake::watch::next_scheduled_release(&detail.work, chrono::Utc::now())
+                    .map(|at| at.format("%Y-%m-%d %H:%M UTC").to_string()) }),
     ))
 }
 
@@ -164,4 +167,34 @@ pub(in crate::ui) async fn delete_work(
 ) -> UiResult {
     crate::api::works::delete_work(State(state), caller, crate::error::ApiPath(work_id)).await?;
     Ok(Redirect::to("/ui/works").into_response())
+}
+
+#[derive(Debug, Deserialize)]
+pub(in crate::ui) struct ReleaseForm {
+    #[serde(default)]
+    cron: String,
+}
+
+/// Saves the work's release timetable; a refused cron shows on the page.
+pub(in crate::ui) async fn set_release_schedule(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(work_id): axum::extract::Path<String>,
+    Form(form): Form<ReleaseForm>,
+) -> UiResult {
+    let id = parse_id::<WorkId>("work_id", &work_id)?;
+    let saved = copyhound_intake::works::set_release_schedule(
+        &state.ports,
+        crate::api::works::registrant(&caller),
+        &id,
+        Some(form.cron.as_str()),
+    )
+    .await;
+    match saved {
+        Ok(_) => Ok(Redirect::to(&format!("/ui/works/{work_id}")).into_response()),
+        Err(error) if error.kind() == copyhound_core::ErrorKind::InvalidInput => Ok(refused(
+            work_page(&state, &caller, &work_id, Some(error.message().to_string())).await?,
+        )),
+        Err(error) => Err(error.into()),
+    }
 }
