@@ -142,8 +142,8 @@ pub async fn run(config: &Config, args: BenchLatencyArgs) -> anyhow::Result<Exit
         .collect();
     let alerts_received = alerts.iter().filter(|alert| alert.at >= start).count();
     let truncated_alerts = alerts.iter().filter(|alert| alert.truncated()).count();
-    let alerted = alerted_pages(&api, &alerts).await?;
     let detected = detected_pages(&api).await?;
+    let alerted = alerted_pages(&api, &alerts, &detected).await?;
     let roles = product.roles();
     let alert_on_detected = product.alert_on_detected;
     drop(product);
@@ -384,14 +384,36 @@ async fn release(api: Api, plan: Arc<Plan>, start: Instant) -> anyhow::Result<f6
 }
 
 /// Every (arrival, page URL) the alerts name; matches without a URL in the
-/// payload are looked up.
+/// payload are looked up. A payload cut at 100 matches still counts all:
+/// every match `detected` in its period (after its `since`, up to its
+/// `sent_at`) is taken as alerted by it.
 async fn alerted_pages(
     api: &Api,
     alerts: &[receiver::Alert],
+    detected: &[(String, DateTime<Utc>)],
 ) -> anyhow::Result<Vec<(Instant, String)>> {
     let mut urls: HashMap<String, String> = HashMap::new();
     let mut out = Vec::new();
     for alert in alerts {
+        if alert.truncated() {
+            let time = |field: &str| {
+                alert.body[field]
+                    .as_str()
+                    .and_then(|at| DateTime::parse_from_rfc3339(at).ok())
+                    .map(|at| at.with_timezone(&Utc))
+            };
+            if let Some(sent) = time("sent_at") {
+                let since = time("since");
+                out.extend(
+                    detected
+                        .iter()
+                        .filter(|(_, seen)| {
+                            *seen <= sent && since.is_none_or(|since| *seen > since)
+                        })
+                        .map(|(url, _)| (alert.at, url.clone())),
+                );
+            }
+        }
         for found in alert.matches() {
             let url = match found.url {
                 Some(url) => url,

@@ -369,7 +369,7 @@ pub fn report(inputs: &Inputs<'_>) -> (Summary, String) {
         inputs.alerts_received,
         if inputs.truncated_alerts > 0 {
             format!(
-                ", {} of them truncated (more than 100 matches)",
+                "; {} payload(s) of the run cut at 100 matches (their other matches counted by first_seen within the alert's period)",
                 inputs.truncated_alerts
             )
         } else {
