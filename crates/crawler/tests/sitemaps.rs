@@ -96,3 +96,40 @@ async fn the_default_sitemap_lists_unlinked_pages() {
     .await;
     assert_eq!(urls, ["/", "/ch/1.html", "/ch/2.html"]);
 }
+
+/// robots.txt is read once for its rules and its `Sitemap:` lines, and again
+/// by no later run within the rules' lifetime: two requests for it at the same
+/// instant broke the site's rate (`bench latency`).
+#[tokio::test]
+async fn robots_txt_is_requested_once_for_rules_and_sitemaps_over_runs() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = asked.clone();
+    let origin = serve_at(move |origin| {
+        let robots = format!("User-agent: *\nSitemap: {origin}/sitemap.xml\n");
+        let sitemap = format!("<urlset><url><loc>{origin}/ch/1.html</loc></url></urlset>");
+        Router::new()
+            .route("/", get(|| async { html("首页。") }))
+            .route(
+                "/robots.txt",
+                get(move || {
+                    counter.fetch_add(1, Ordering::SeqCst);
+                    let robots = robots.clone();
+                    async move { robots }
+                }),
+            )
+            .route(
+                "/sitemap.xml",
+                get(move || async move { ([(header::CONTENT_TYPE, "text/xml")], sitemap) }),
+            )
+            .route("/ch/{n}", get(|| async { html("只在站点地图里的一章。") }))
+    })
+    .await;
+    let test = harness(test_config()).await;
+    let site = site(&format!("{origin}/"));
+    test.sites.put_site(&site).await.unwrap();
+    test.crawl(&site).await;
+    test.crawl(&site).await;
+    assert_eq!(asked.load(Ordering::SeqCst), 1);
+}

@@ -92,6 +92,10 @@ pub struct Crawler {
     pages: Arc<dyn PageStore>,
     queue: Arc<dyn TaskQueue>,
     share_wait: Duration,
+    /// Request slots per host, shared by every run of this process: runs of
+    /// one site that follow each other (a burst's visits) or overlap keep
+    /// the site's rate between them, not only within each.
+    pacer: Arc<HostPacer>,
 }
 
 impl Crawler {
@@ -111,6 +115,7 @@ impl Crawler {
             pages,
             queue,
             share_wait: share::WAIT,
+            pacer: Arc::new(HostPacer::new()),
         }
     }
 
@@ -285,7 +290,7 @@ impl Crawler {
             fetcher: self.fetcher.clone(),
             pages: self.pages.clone(),
             queue: self.queue.clone(),
-            pacer: HostPacer::new(),
+            pacer: self.pacer.clone(),
             max_links: usize::try_from(self.config.max_links_per_page).unwrap_or(usize::MAX),
             seen: Mutex::new(HashSet::new()),
             fetched: Mutex::new(HashMap::new()),

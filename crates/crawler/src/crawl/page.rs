@@ -55,7 +55,7 @@ pub(crate) struct PageContext {
     pub(crate) fetcher: Arc<dyn Fetcher>,
     pub(crate) pages: Arc<dyn PageStore>,
     pub(crate) queue: Arc<dyn TaskQueue>,
-    pub(crate) pacer: HostPacer,
+    pub(crate) pacer: Arc<HostPacer>,
     pub(crate) max_links: usize,
     /// URLs claimed in this run (frontier and pagination parts).
     pub(crate) seen: Mutex<HashSet<String>>,

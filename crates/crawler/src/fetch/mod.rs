@@ -10,7 +10,7 @@
 mod address;
 mod robots;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 
@@ -46,6 +46,10 @@ pub struct HttpFetcher {
     client: Client,
     config: CrawlerConfig,
     robots: RobotsCache,
+    /// The robots.txt files read for `robots`, per origin: a crawl that asks
+    /// for robots.txt itself (its `Sitemap:` lines) reads this copy instead
+    /// of requesting the file again at the same instant.
+    robots_files: std::sync::Mutex<HashMap<String, (Instant, Vec<u8>)>>,
     robots_agent: String,
     pacer: HostPacer,
     in_flight: Arc<Semaphore>,
@@ -78,6 +82,7 @@ impl HttpFetcher {
         Ok(Self {
             client,
             robots: RobotsCache::default(),
+            robots_files: std::sync::Mutex::new(HashMap::new()),
             robots_agent,
             pacer: HostPacer::new(),
             in_flight: Arc::new(Semaphore::new(permits)),
@@ -94,6 +99,30 @@ impl HttpFetcher {
         self.robots
             .get_or_fetch(&origin, || self.fetch_robots(url.clone()))
             .await
+    }
+
+    /// robots.txt as read for the rules, when `url` is an origin's robots.txt
+    /// read within the rules' lifetime.
+    async fn robots_file(&self, url: &Url) -> Option<FetchedPage> {
+        if url.path() != "/robots.txt" || url.query().is_some() {
+            return None;
+        }
+        self.robots_rules(url).await;
+        let files = self
+            .robots_files
+            .lock()
+            .expect("robots files lock is never poisoned: no panics while held");
+        let (read_at, body) = files.get(&origin_key(url))?;
+        (read_at.elapsed() < robots::RULES_TTL).then(|| FetchedPage {
+            final_url: url.to_string(),
+            status: 200,
+            content_type: Some("text/plain".into()),
+            etag: None,
+            last_modified: None,
+            headers: Vec::new(),
+            body: body.clone(),
+            duration_ms: 0,
+        })
     }
 
     async fn fetch_robots(&self, mut url: Url) -> RobotsRules {
@@ -116,7 +145,12 @@ impl HttpFetcher {
             let status = response.status();
             if status.is_success() {
                 let body = read_capped(response, MAX_ROBOTS_BYTES).await?;
-                return Ok(RobotsRules::parse(&self.robots_agent, &body));
+                let rules = RobotsRules::parse(&self.robots_agent, &body);
+                self.robots_files
+                    .lock()
+                    .expect("robots files lock is never poisoned: no panics while held")
+                    .insert(origin_key(&url), (Instant::now(), body));
+                return Ok(rules);
             }
             if status.is_client_error() || status.is_redirection() {
                 return Ok(RobotsRules::AllowAll);
@@ -266,6 +300,9 @@ impl Fetcher for HttpFetcher {
         let started = Instant::now();
         let mut url = Url::parse(&normalize_url(&request.url)?)
             .map_err(|err| Error::invalid(err.to_string()))?;
+        if let Some(page) = self.robots_file(&url).await {
+            return Ok(page);
+        }
         let mut visited = HashSet::new();
         let mut deadline = None;
         for hop in 0..=self.config.max_redirects {
