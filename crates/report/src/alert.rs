@@ -32,6 +32,8 @@ pub struct AlertDecision {
     pub match_ids: Vec<MatchId>,
     /// What was counted.
     pub on: AlertOn,
+    /// When the newest counted match was confirmed (or detected).
+    pub latest: Option<Timestamp>,
 }
 
 /// Returns when `found` was confirmed: the time of its latest review setting
@@ -72,6 +74,7 @@ pub fn evaluate_alert(
         .filter(|(at, _)| last_alert_at.is_none_or(|since| *at > since))
         .collect();
     confirmed.sort();
+    let latest = confirmed.last().map(|(at, _)| *at);
     let new_confirmed = u32::try_from(confirmed.len()).unwrap_or(u32::MAX);
     AlertDecision {
         due: policy.threshold_new_confirmed > 0 && new_confirmed >= policy.threshold_new_confirmed,
@@ -80,6 +83,7 @@ pub fn evaluate_alert(
         since: last_alert_at,
         match_ids: confirmed.into_iter().map(|(_, id)| id.clone()).collect(),
         on: policy.on,
+        latest,
     }
 }
 

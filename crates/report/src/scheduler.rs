@@ -434,7 +434,13 @@ impl ReportScheduler {
         info!(publisher_id = %publisher_id, channel = %describe, new_confirmed = decision.new_confirmed, outcome = %outcome, "alert sent");
         let expected = Some(state.version);
         state.version += 1;
-        state.last_sent_at = Some(now);
+        // Detections are counted up to the newest one this alert named, not
+        // to the tick's time: a match stored while the tick read the others
+        // was detected later than them, and the next alert counts it.
+        state.last_sent_at = match (decision.on, decision.latest) {
+            (AlertOn::Detected, Some(latest)) => Some(latest),
+            _ => Some(now),
+        };
         state.claimed_by = None;
         state.claimed_until = None;
         state.last_outcome = Some(outcome);

@@ -146,6 +146,10 @@ impl HttpFetcher {
             if status.is_success() {
                 let body = read_capped(response, MAX_ROBOTS_BYTES).await?;
                 let rules = RobotsRules::parse(&self.robots_agent, &body);
+                // This request counts: the next one to the host keeps its Crawl-delay.
+                self.pacer
+                    .wait(&origin_key(&url), rules.crawl_delay())
+                    .await;
                 self.robots_files
                     .lock()
                     .expect("robots files lock is never poisoned: no panics while held")
