@@ -60,6 +60,12 @@ async fn another_tenants_ids_answer_404_on_every_route() {
                 format!("/api/v1/works/{work}/licensed-hosts"),
                 Some(json!({"hosts": ["b.example"]})),
             ),
+            ("GET", format!("/api/v1/works/{work}/release-schedule"), None),
+            (
+                "PUT",
+                format!("/api/v1/works/{work}/release-schedule"),
+                Some(json!({"cron": "0 8 * * *"})),
+            ),
             ("GET", format!("/api/v1/sites/{site}"), None),
             (
                 "PATCH",
