@@ -604,6 +604,11 @@ pub async fn set_release_schedule(
                     "`cron` is longer than {MAX_RELEASE_CRON_CHARS} characters"
                 )));
             }
+            if cron.split_whitespace().count() != 5 {
+                return Err(Error::invalid(
+                    "`cron` must have 5 fields (minute hour day month weekday), UTC",
+                ));
+            }
             let parsed = copyhound_core::schedule::parse_schedule(cron)
                 .map_err(|error| Error::invalid(format!("`cron`: {}", error.message())))?;
             copyhound_core::schedule::check_floor(&parsed, MIN_RELEASE_INTERVAL, "cron")?;

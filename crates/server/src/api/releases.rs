@@ -20,9 +20,27 @@ use crate::error::{ApiJson, ApiPath, ApiResult, ErrorBody, parse_id};
 #[serde(deny_unknown_fields)]
 pub struct ReleaseScheduleBody {
     /// When chapters are released: a 5-field cron (UTC) firing at most hourly,
-    /// e.g. `0 8 * * *`; `null` or blank: no timetable.
-    #[schema(max_length = 200)]
+    /// e.g. `0 8 * * *`; `null`: no timetable.
+    #[schema(schema_with = release_cron_schema)]
     pub cron: Option<String>,
+}
+
+/// A cron of at most hourly releases, or `null` (the contract test generates
+/// valid ones for the `report-cron` format: the same rule).
+fn release_cron_schema() -> utoipa::openapi::schema::Schema {
+    use utoipa::openapi::schema::{ObjectBuilder, Type};
+    crate::openapi::nullable(
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .format(Some(utoipa::openapi::SchemaFormat::Custom(
+                "report-cron".into(),
+            )))
+            .min_length(Some(1))
+            .max_length(Some(copyhound_intake::works::MAX_RELEASE_CRON_CHARS))
+            .description(Some(
+                "Cron expression, 5 fields, UTC, firing at most once an hour",
+            )),
+    )
 }
 
 /// A work's release timetable.
@@ -95,6 +113,15 @@ pub async fn put_release_schedule(
     ApiJson(body): ApiJson<ReleaseScheduleBody>,
 ) -> ApiResult<Json<ReleaseSchedule>> {
     let work_id = parse_id::<WorkId>("work_id", &work_id)?;
+    if body
+        .cron
+        .as_deref()
+        .is_some_and(|cron| cron.trim().is_empty())
+    {
+        return Err(crate::error::ApiError::invalid(
+            "`cron` is blank; send null to clear the timetable",
+        ));
+    }
     let work = copyhound_intake::works::set_release_schedule(
         &state.ports,
         registrant(&caller),

@@ -57,6 +57,8 @@ async fn a_timetable_queues_its_next_release_and_bad_ones_are_refused() {
         json!({"cron": "x".repeat(201)}),
         json!({"when": "0 8 * * *"}),
         json!({"cron": 8}),
+        json!({"cron": ""}),
+        json!({"cron": "0 8 * * * *"}),
     ] {
         let (status, body) = harness
             .call("PUT", &path, &harness.key_a, Some(bad.clone()))

@@ -60,7 +60,11 @@ async fn another_tenants_ids_answer_404_on_every_route() {
                 format!("/api/v1/works/{work}/licensed-hosts"),
                 Some(json!({"hosts": ["b.example"]})),
             ),
-            ("GET", format!("/api/v1/works/{work}/release-schedule"), None),
+            (
+                "GET",
+                format!("/api/v1/works/{work}/release-schedule"),
+                None,
+            ),
             (
                 "PUT",
                 format!("/api/v1/works/{work}/release-schedule"),

@@ -187,7 +187,7 @@ pub(in crate::ui) async fn set_release_schedule(
         &state.ports,
         crate::api::works::registrant(&caller),
         &id,
-        Some(form.cron.as_str()),
+        Some(form.cron.as_str()).filter(|cron| !cron.trim().is_empty()),
     )
     .await;
     match saved {
