@@ -322,19 +322,19 @@ pub async fn register_work(
     };
     let chapters = build_chapters(&work_id, chapters, 1)?;
     let now = Utc::now();
-    let released = match &existing {
-        Some(work) => {
-            let stored: BTreeSet<ChapterId> = ports
-                .works
-                .list_chapters(&work.id)
-                .await?
-                .into_iter()
-                .map(|chapter| chapter.id)
-                .collect();
-            chapters.iter().any(|chapter| !stored.contains(&chapter.id))
-        }
-        None => false,
+    // The chapters stored now: new ids make a release, missing ones leave.
+    let stored: BTreeSet<ChapterId> = match &existing {
+        Some(work) => ports
+            .works
+            .list_chapters(&work.id)
+            .await?
+            .into_iter()
+            .map(|chapter| chapter.id)
+            .collect(),
+        None => BTreeSet::new(),
     };
+    let released =
+        existing.is_some() && chapters.iter().any(|chapter| !stored.contains(&chapter.id));
     let licensed_hosts = match (meta.licensed_hosts, &existing) {
         (Some(hosts), _) => hosts,
         (None, Some(work)) => work.licensed_hosts.clone(),
@@ -363,7 +363,7 @@ pub async fn register_work(
         return answer_repeated_registration(ports, by, stored, &work, &chapters).await;
     }
     match &existing {
-        Some(_) => replace_chapters(ports, &work, &chapters).await?,
+        Some(_) => replace_chapters(ports, &work, &chapters, &stored).await?,
         None => {
             drop_uncommitted_chapters(ports, &work, &chapters).await?;
             ports.works.put_chapters(&chapters).await?;
@@ -463,15 +463,17 @@ fn same_chapters(stored: &[Chapter], requested: &[Chapter]) -> bool {
 /// one store write (never a moment without the work, so a crash leaves the old
 /// version or the new one), then the chapters that went away leave the index
 /// and their fingerprint records are dropped.
-async fn replace_chapters(ports: &Ports, work: &Work, chapters: &[Chapter]) -> Result<()> {
+async fn replace_chapters(
+    ports: &Ports,
+    work: &Work,
+    chapters: &[Chapter],
+    stored: &BTreeSet<ChapterId>,
+) -> Result<()> {
     let kept: BTreeSet<&ChapterId> = chapters.iter().map(|chapter| &chapter.id).collect();
-    let removed: Vec<ChapterId> = ports
-        .works
-        .list_chapters(&work.id)
-        .await?
-        .into_iter()
-        .map(|chapter| chapter.id)
+    let removed: Vec<ChapterId> = stored
+        .iter()
         .filter(|id| !kept.contains(id))
+        .cloned()
         .collect();
     ports.works.replace_work(work, chapters).await?;
     unindex_chapters(ports, &work.id, removed.iter().cloned()).await;
