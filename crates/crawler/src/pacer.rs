@@ -1,29 +1,62 @@
 //! Per-host politeness: at most one request per interval per host key, the
 //! slots handed out in order. The reservation is taken under a short lock and
 //! the wait happens outside it, so hosts never wait on each other.
+//!
+//! A pacer on the task queue reserves its turns there, so the interval holds
+//! across every crawler process on that queue, not only within one: two
+//! workers crawling one host keep its rate between them. If the queue does
+//! not answer, the pacer paces this process alone rather than stop crawling.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use copyhound_core::ports::TaskQueue;
 use tokio::time::Instant;
 
 /// Hands out request slots per host, `interval` apart.
 #[derive(Debug, Default)]
 pub struct HostPacer {
     next_slot: Mutex<HashMap<String, Instant>>,
+    /// The queue whose turns every process shares, with this pacer's key prefix.
+    shared: Option<(Arc<dyn TaskQueue>, &'static str)>,
 }
 
 impl HostPacer {
-    /// Returns an empty pacer.
+    /// Returns an empty pacer for this process alone.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Returns a pacer whose turns are reserved on `queue` under `purpose`
+    /// (pacers with different purposes pace independently).
+    pub fn shared(queue: Arc<dyn TaskQueue>, purpose: &'static str) -> Self {
+        Self {
+            next_slot: Mutex::default(),
+            shared: Some((queue, purpose)),
+        }
     }
 
     /// Waits for the next slot of `host_key`; a zero interval never waits.
     pub async fn wait(&self, host_key: &str, interval: Duration) {
         if interval.is_zero() {
             return;
+        }
+        if let Some((queue, purpose)) = &self.shared {
+            match queue
+                .reserve_turn(&format!("{purpose}/{host_key}"), interval)
+                .await
+            {
+                Ok(wait) => {
+                    tokio::time::sleep(wait).await;
+                    return;
+                }
+                Err(error) => tracing::warn!(
+                    host = host_key,
+                    %error,
+                    "shared pacing unavailable; pacing this process alone"
+                ),
+            }
         }
         let slot = {
             let mut slots = self

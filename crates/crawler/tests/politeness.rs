@@ -65,3 +65,59 @@ async fn a_site_never_has_more_requests_in_flight_than_its_concurrency() {
     // The crawl did use its slots: forty slow pages keep all three busy.
     assert_eq!(peak, 3);
 }
+
+/// Two crawlers on one queue (two worker processes) crawling one host at the
+/// same time keep its minimum interval between them: each request waits for
+/// a turn reserved on the queue, not in the crawler's own memory.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_crawlers_on_one_queue_keep_a_hosts_interval_between_them() {
+    use copyhound_crawler::{Crawler, HttpFetcher};
+    let times = Arc::new(std::sync::Mutex::new(Vec::<std::time::Instant>::new()));
+    let log = times.clone();
+    let router = Router::new()
+        .route("/", get(index))
+        .route(
+            "/c/{n}",
+            get(move |Path(n): Path<usize>| {
+                let log = log.clone();
+                async move {
+                    log.lock().unwrap().push(std::time::Instant::now());
+                    format!("<html><body><p>第{n}章 叔宝众人出了酒店，行至街上，见灯烛辉煌。</p></body></html>")
+                }
+            }),
+        );
+    let address = serve(router).await;
+    let test = harness(test_config()).await;
+    let mut site = site(&format!("http://{address}/"));
+    site.rate_limit_per_second = 10.0;
+    site.max_pages_per_run = 9;
+    test.sites.put_site(&site).await.unwrap();
+    // A second process: its own crawler, fetcher and pacer, the same queue.
+    let other = Crawler::new(
+        test_config(),
+        Arc::new(HttpFetcher::new(test_config()).unwrap()),
+        test.sites.clone(),
+        test.pages.clone(),
+        test.queue.clone(),
+    );
+    let other_run = copyhound_core::ids::CrawlRunId::generate();
+    let (first, second) = tokio::join!(
+        test.crawl(&site),
+        other.run_crawl(&site.id, &other_run, &copyhound_crawler::NoProgress,)
+    );
+    assert!(first.counters.fetched >= 8, "{:?}", first.counters);
+    assert!(second.unwrap().counters.fetched >= 8);
+    let mut times = times.lock().unwrap().clone();
+    times.sort();
+    assert!(times.len() >= 14, "{} chapter requests", times.len());
+    let closest = times
+        .windows(2)
+        .map(|pair| pair[1] - pair[0])
+        .min()
+        .unwrap();
+    // 10 requests per second: 100 ms apart, less the server's own jitter.
+    assert!(
+        closest >= Duration::from_millis(80),
+        "two requests to the host {closest:?} apart"
+    );
+}

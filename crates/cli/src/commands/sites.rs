@@ -177,7 +177,9 @@ pub async fn crawl(config: &Config, args: CrawlArgs) -> anyhow::Result<ExitCode>
     let counter = PageCounter::with_bar(bar.clone());
     let crawler = Crawler::new(
         config.crawler.clone(),
-        Arc::new(HttpFetcher::new(config.crawler.clone())?),
+        Arc::new(
+            HttpFetcher::new(config.crawler.clone())?.with_shared_pacing(backends.queue.clone()),
+        ),
         backends.stores.sites.clone(),
         backends.stores.pages.clone(),
         backends.queue.clone(),

@@ -99,6 +99,13 @@ pub trait TaskQueue: fmt::Debug + Send + Sync + 'static {
     /// Frees `holder`'s slot of `group`; freeing a slot not held is no error.
     async fn release_slot(&self, group: &str, holder: &str) -> Result<()>;
 
+    /// Reserves the next turn of `key`, `interval` after the turn reserved
+    /// before it by any consumer of the queue, and returns how long to wait
+    /// for it (zero when the key is free). Shared by every process on the
+    /// queue: it is how a host's minimum interval between requests holds
+    /// however many crawlers run.
+    async fn reserve_turn(&self, key: &str, interval: Duration) -> Result<Duration>;
+
     /// Keeps a long-running delivery hidden for another `visibility` from now.
     /// Answers `NotFound` when the handle no longer holds its task (acknowledged,
     /// failed, or timed out and re-delivered): the worker has lost it.

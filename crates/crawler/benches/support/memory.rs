@@ -226,6 +226,10 @@ impl TaskQueue for MemoryTaskQueue {
         Ok(())
     }
 
+    async fn reserve_turn(&self, _key: &str, _interval: Duration) -> Result<Duration> {
+        Ok(Duration::ZERO)
+    }
+
     async fn stats(&self) -> Result<QueueStats> {
         let depth = lock(&self.enqueued).len().saturating_sub(*lock(&self.next));
         Ok(QueueStats {

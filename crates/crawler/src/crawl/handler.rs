@@ -36,7 +36,7 @@ impl CrawlHandler {
         queue: Arc<dyn TaskQueue>,
         progress: Arc<dyn CrawlProgress>,
     ) -> Result<Self> {
-        let fetcher = Arc::new(HttpFetcher::new(config.clone())?);
+        let fetcher = Arc::new(HttpFetcher::new(config.clone())?.with_shared_pacing(queue.clone()));
         let crawler = Crawler::new(config.clone(), fetcher, sites, pages, queue);
         Ok(Self {
             crawler,

@@ -92,9 +92,9 @@ pub struct Crawler {
     pages: Arc<dyn PageStore>,
     queue: Arc<dyn TaskQueue>,
     share_wait: Duration,
-    /// Request slots per host, shared by every run of this process: runs of
-    /// one site that follow each other (a burst's visits) or overlap keep
-    /// the site's rate between them, not only within each.
+    /// Request slots per host, reserved on the queue: runs of one site that
+    /// follow each other (a burst's visits) or overlap, in this process or
+    /// another, keep the site's rate between them, not only within each.
     pacer: Arc<HostPacer>,
 }
 
@@ -113,9 +113,9 @@ impl Crawler {
             fetcher,
             sites,
             pages,
+            pacer: Arc::new(HostPacer::shared(queue.clone(), "rate")),
             queue,
             share_wait: share::WAIT,
-            pacer: Arc::new(HostPacer::new()),
         }
     }
 

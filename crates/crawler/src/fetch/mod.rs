@@ -90,6 +90,16 @@ impl HttpFetcher {
         })
     }
 
+    /// Keeps robots.txt's Crawl-delay across every process on `queue` (see
+    /// [`HostPacer::shared`]), not only within this one.
+    pub fn with_shared_pacing(
+        mut self,
+        queue: std::sync::Arc<dyn copyhound_core::ports::TaskQueue>,
+    ) -> Self {
+        self.pacer = HostPacer::shared(queue, "crawl-delay");
+        self
+    }
+
     fn max_body_bytes(&self) -> usize {
         usize::try_from(self.config.max_body_bytes).unwrap_or(usize::MAX)
     }

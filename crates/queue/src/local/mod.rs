@@ -227,6 +227,10 @@ impl TaskQueue for LocalTaskQueue {
         Ok(())
     }
 
+    async fn reserve_turn(&self, key: &str, interval: Duration) -> Result<Duration> {
+        Ok(self.slots.reserve_turn(key, interval))
+    }
+
     async fn stats(&self) -> Result<QueueStats> {
         self.run(|store| store.stats()).await
     }

@@ -5,10 +5,11 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// Leased slots by group, then by holder (lease end).
+/// Leased slots by group, then by holder (lease end); reserved turns by key.
 #[derive(Debug, Default)]
 pub struct Slots {
     groups: Mutex<HashMap<String, HashMap<String, Instant>>>,
+    turns: Mutex<HashMap<String, Instant>>,
 }
 
 impl Slots {
@@ -28,6 +29,23 @@ impl Slots {
         } else {
             false
         }
+    }
+
+    /// Reserves the turn of `key` after the last one reserved, `interval`
+    /// apart, and returns the wait for it. Keys whose turns have passed are
+    /// dropped, so the map holds only hosts being paced now.
+    pub fn reserve_turn(&self, key: &str, interval: Duration) -> Duration {
+        let now = Instant::now();
+        let mut turns = self
+            .turns
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if turns.len() > 4096 {
+            turns.retain(|_, next| *next > now);
+        }
+        let turn = turns.get(key).copied().unwrap_or(now).max(now);
+        turns.insert(key.to_string(), turn + interval);
+        turn - now
     }
 
     /// Frees `holder`'s slot of `group`.

@@ -269,6 +269,16 @@ impl TaskQueue for RedisTaskQueue {
             .map_err(redis_error("failed to release a slot"))
     }
 
+    async fn reserve_turn(&self, key: &str, interval: Duration) -> Result<Duration> {
+        let wait_ms: u64 = scripts::RESERVE_TURN_SCRIPT
+            .key(format!("{}{key}", self.keys.turns))
+            .arg(codec::duration_ms(interval).max(1))
+            .invoke_async(&mut self.connection())
+            .await
+            .map_err(redis_error("failed to reserve a turn"))?;
+        Ok(Duration::from_millis(wait_ms))
+    }
+
     async fn stats(&self) -> Result<QueueStats> {
         let (stream_len, pending, retrying, dead): (u64, u64, u64, u64) = scripts::STATS_SCRIPT
             .key(&self.keys.stream)

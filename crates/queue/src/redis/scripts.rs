@@ -34,6 +34,8 @@ pub struct Keys {
     pub claim_cursor: String,
     /// Prefix of the slot groups (sorted sets of holders by lease end, ms).
     pub slots: String,
+    /// Prefix of the turn keys (the next free turn, ms; expires when passed).
+    pub turns: String,
 }
 
 impl Keys {
@@ -45,6 +47,7 @@ impl Keys {
             dead: format!("{prefix}dead"),
             claim_cursor: format!("{prefix}claim_cursor"),
             slots: format!("{prefix}slots:"),
+            turns: format!("{prefix}turns:"),
         }
     }
 
@@ -201,6 +204,16 @@ end
 return 0
 "#;
 
+/// KEYS: turn. ARGV: interval (ms). Reserves the key's next turn and returns
+/// the wait for it (ms); the key expires once its last turn has passed.
+const RESERVE_TURN: &str = r#"
+local key, interval = KEYS[1], tonumber(ARGV[1])
+local now = now_ms()
+local turn = math.max(now, tonumber(redis.call('GET', key) or '0'))
+redis.call('SET', key, turn + interval, 'PX', turn + interval - now + 1000)
+return turn - now
+"#;
+
 /// KEYS: stream. ARGV: group, consumer, id, delivery, idle. Returns 1 if extended.
 const EXTEND: &str = r#"
 local stream, group = KEYS[1], ARGV[1]
@@ -244,6 +257,8 @@ pub static FAIL_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(FAIL));
 pub static DEFER_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(DEFER));
 /// The slot script.
 pub static ACQUIRE_SLOT_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(ACQUIRE_SLOT));
+/// The reserve-turn script.
+pub static RESERVE_TURN_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(RESERVE_TURN));
 /// The extend script.
 pub static EXTEND_SCRIPT: LazyLock<Script> = LazyLock::new(|| script(EXTEND));
 /// The stats script.

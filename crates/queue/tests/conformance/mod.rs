@@ -329,6 +329,33 @@ pub async fn defer_does_not_count_an_attempt(h: &Harness) {
     assert_eq!(h.queue.stats().await.unwrap().dead, 0);
 }
 
+pub async fn turns_are_spaced_across_consumers(h: &Harness) {
+    let key = format!("conformance-{}", uuid_like());
+    let interval = Duration::from_secs(10);
+    let mut waits = Vec::new();
+    for consumer in [&h.queue, &h.other, &h.queue, &h.other] {
+        waits.push(consumer.reserve_turn(&key, interval).await.unwrap());
+    }
+    assert!(
+        waits[0] < Duration::from_secs(1),
+        "a free key's turn is now: {waits:?}"
+    );
+    for pair in waits.windows(2) {
+        let spacing = pair[1].saturating_sub(pair[0]);
+        // The calls themselves take a little of the interval.
+        assert!(
+            spacing <= interval && spacing > interval - Duration::from_secs(2),
+            "each turn is one interval after the one before, whoever took it: {waits:?}"
+        );
+    }
+    let other_key = h
+        .other
+        .reserve_turn(&format!("{key}-other"), interval)
+        .await
+        .unwrap();
+    assert!(other_key < Duration::from_secs(1), "keys are separate");
+}
+
 pub async fn slots_are_shared_up_to_their_limit(h: &Harness) {
     let group = format!("conformance-{}", uuid_like());
     let lease = Duration::from_secs(30);
@@ -432,7 +459,7 @@ macro_rules! conformance_tests {
             extend_prevents_redelivery, fail_retries_after_backoff, dead_letters_after_max_attempts,
             timeouts_count_as_attempts, acknowledge_twice_is_fine, stats_count_each_state,
             consumers_never_share_a_delivery, defer_does_not_count_an_attempt,
-            slots_are_shared_up_to_their_limit);
+            slots_are_shared_up_to_their_limit, turns_are_spaced_across_consumers);
     };
     (@cases $make:path, $($case:ident),+) => {
         $(

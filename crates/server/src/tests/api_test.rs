@@ -693,6 +693,13 @@ impl copyhound_core::ports::TaskQueue for DownQueue {
     async fn release_slot(&self, _: &str, _: &str) -> copyhound_core::Result<()> {
         Err(copyhound_core::Error::unavailable("the queue is down"))
     }
+    async fn reserve_turn(
+        &self,
+        _: &str,
+        _: std::time::Duration,
+    ) -> copyhound_core::Result<std::time::Duration> {
+        Err(copyhound_core::Error::unavailable("the queue is down"))
+    }
     async fn stats(&self) -> copyhound_core::Result<copyhound_core::ports::QueueStats> {
         Err(copyhound_core::Error::unavailable("the queue is down"))
     }
