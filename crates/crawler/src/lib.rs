@@ -14,6 +14,7 @@ mod extract_fallback;
 pub mod fetch;
 pub mod fonts;
 pub mod pacer;
+pub mod rdap;
 pub mod render;
 pub mod scheduler;
 pub mod style;
@@ -22,4 +23,5 @@ pub mod watch;
 
 pub use crawl::{CrawlHandler, CrawlProgress, Crawler, NoProgress, PageOutcome, PageReport};
 pub use fetch::HttpFetcher;
+pub use rdap::RdapRecipientLookup;
 pub use scheduler::Scheduler;

@@ -13,6 +13,6 @@ mod model;
 pub use load::{ConfigLoader, ConfigSource, DEFAULT_CONFIG_FILE, ENV_PREFIX};
 pub use model::{
     AlertHook, Backend, Config, CrawlerConfig, IndexConfig, LogConfig, LogFormat, MatcherConfig,
-    QueueConfig, ReportSchedule, ReportsConfig, ServerConfig, SmtpConfig, SmtpSecurity,
+    QueueConfig, RdapConfig, ReportSchedule, ReportsConfig, ServerConfig, SmtpConfig, SmtpSecurity,
     StoreConfig, WorkerConfig, mask_url,
 };

@@ -44,6 +44,9 @@ pub struct Config {
     /// The mail server e-mail alerts go through.
     #[serde(default)]
     pub smtp: SmtpConfig,
+    /// Who to notify: RDAP lookups of registrars and hosting networks.
+    #[serde(default)]
+    pub rdap: RdapConfig,
 }
 
 fn default_version() -> u32 {
@@ -69,6 +72,7 @@ impl Default for Config {
             log: LogConfig::default(),
             reports: ReportsConfig::default(),
             smtp: SmtpConfig::default(),
+            rdap: RdapConfig::default(),
         }
     }
 }
@@ -446,6 +450,43 @@ impl Default for SmtpConfig {
     }
 }
 
+/// RDAP lookups of who to notify about a site (`COPYHOUND_RDAP_BOOTSTRAP`, ...).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RdapConfig {
+    /// Where the RFC 9224 bootstrap files (`dns.json`, `ipv4.json`,
+    /// `ipv6.json`) are: a directory, or an http(s) URL ending in `/` such as
+    /// IANA's `https://data.iana.org/rdap/`. Empty: lookups are not configured.
+    pub bootstrap: String,
+    /// Queries per second to one RDAP server (fractions allowed: 0.5 is one
+    /// every two seconds).
+    pub requests_per_second: f64,
+    /// How long an answer (and a bootstrap file) is reused, seconds.
+    pub cache_ttl_seconds: u64,
+    /// Most answers kept in the cache; the oldest go first.
+    pub cache_entries: u32,
+    /// Deadline of one query, redirects included, milliseconds.
+    pub timeout_ms: u64,
+    /// Largest answer read, bytes.
+    pub max_response_bytes: u64,
+    /// Most redirects followed by one query.
+    pub max_redirects: u32,
+}
+
+impl Default for RdapConfig {
+    fn default() -> Self {
+        Self {
+            bootstrap: String::new(),
+            requests_per_second: 1.0,
+            cache_ttl_seconds: 86_400,
+            cache_entries: 10_000,
+            timeout_ms: 10_000,
+            max_response_bytes: 1 << 20,
+            max_redirects: 3,
+        }
+    }
+}
+
 fn default_alert_threshold() -> u32 {
     1
 }
@@ -587,6 +628,7 @@ impl Config {
                 return Err(config_error("smtp.timeout_secs must be at least 1"));
             }
         }
+        self.check_rdap()?;
         if let Some(key) = self
             .server
             .admin_key
@@ -668,6 +710,36 @@ impl Config {
             copy.smtp.password = Some("****".into());
         }
         copy
+    }
+}
+
+impl Config {
+    fn check_rdap(&self) -> Result<()> {
+        let rdap = &self.rdap;
+        if !(rdap.requests_per_second.is_finite() && rdap.requests_per_second > 0.0) {
+            return Err(config_error(
+                "rdap.requests_per_second must be a number above 0",
+            ));
+        }
+        if rdap.timeout_ms == 0 || rdap.max_response_bytes == 0 {
+            return Err(config_error(
+                "rdap.timeout_ms and rdap.max_response_bytes must be at least 1",
+            ));
+        }
+        let bootstrap = rdap.bootstrap.trim();
+        let remote = bootstrap.starts_with("http://") || bootstrap.starts_with("https://");
+        if remote && !bootstrap.ends_with('/') {
+            return Err(config_error(format!(
+                "rdap.bootstrap {bootstrap:?}: a URL must end in `/` (the files dns.json, \
+                 ipv4.json and ipv6.json are read under it)"
+            )));
+        }
+        if !remote && bootstrap.contains("://") {
+            return Err(config_error(format!(
+                "rdap.bootstrap {bootstrap:?} is neither a directory nor an http(s) URL"
+            )));
+        }
+        Ok(())
     }
 }
 

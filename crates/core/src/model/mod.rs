@@ -8,6 +8,7 @@ mod matches;
 mod page;
 mod persisted;
 mod publisher;
+mod recipient;
 mod report;
 mod site;
 mod task;
@@ -23,6 +24,7 @@ pub use publisher::{
     PublisherKind, PublisherProfile, ReportScheduleSetting, Role, Thresholds, is_email_address,
     validate_report_schedules,
 };
+pub use recipient::{CdnFront, HostingNetwork, Recipients, Registrar};
 pub use report::{AlertState, Report, ReportFormat, ReportScope, ReportStatus, ReviewScope};
 pub use site::{CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Render, RunScope, Site};
 pub use task::{Task, TaskKind};

@@ -14,6 +14,7 @@ mod handler;
 mod index;
 mod paging;
 mod queue;
+mod recipients;
 mod store;
 
 pub use bundle::Ports;
@@ -22,6 +23,7 @@ pub use handler::TaskHandler;
 pub use index::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
 pub use paging::{Pages, collect_all};
 pub use queue::{AckId, DeadTask, QueueStats, ReceivedTask, TaskQueue};
+pub use recipients::{MemoryRecipientLookup, RecipientLookup, RecipientQuery};
 pub use store::{
     FingerprintStore, MAX_LISTED_KEYS, MatchFilter, MatchFilterInput, MatchOrder, MatchStore,
     PageRequest, PageStore, PageUpsert, Paged, PublisherStore, ReportStore, SiteStore, WorkStore,

@@ -1,0 +1,62 @@
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use crate::error::{Error, Result};
+use crate::model::Recipients;
+
+/// What a recipient lookup is given about a site.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RecipientQuery {
+    /// The site's host (a name or an IP literal).
+    pub host: String,
+    /// Response header fields the crawler stored for the site's pages (a CDN
+    /// often names itself there: `cf-ray`, `x-amz-cf-id`, `x-served-by`).
+    pub headers: Vec<(String, String)>,
+}
+
+/// Finds who to notify about a site: its registrar, its hosting network and
+/// the CDN fronting it.
+///
+/// Contract: a lookup is bounded in time and size; what cannot be found is
+/// listed in [`Recipients::problems`] rather than failing the whole lookup,
+/// which fails only when nothing could be asked (`InvalidInput` for a host
+/// that is no host, `Config` when no registry is configured) or nothing
+/// answered (`Timeout`, `Transient`). Answers may be cached and queries are
+/// paced per registry server.
+#[async_trait]
+pub trait RecipientLookup: fmt::Debug + Send + Sync + 'static {
+    /// Returns the recipients for `query.host`.
+    async fn recipients(&self, query: &RecipientQuery) -> Result<Recipients>;
+}
+
+/// Recipients held in memory, by host: for tests and for deployments that
+/// want fixed answers.
+#[derive(Debug, Default)]
+pub struct MemoryRecipientLookup {
+    by_host: Mutex<HashMap<String, Recipients>>,
+}
+
+impl MemoryRecipientLookup {
+    /// Sets the answer for `recipients.host`.
+    pub fn insert(&self, recipients: Recipients) {
+        self.by_host
+            .lock()
+            .expect("recipient map lock is never poisoned: no panics while held")
+            .insert(recipients.host.to_ascii_lowercase(), recipients);
+    }
+}
+
+#[async_trait]
+impl RecipientLookup for MemoryRecipientLookup {
+    async fn recipients(&self, query: &RecipientQuery) -> Result<Recipients> {
+        self.by_host
+            .lock()
+            .expect("recipient map lock is never poisoned: no panics while held")
+            .get(&query.host.to_ascii_lowercase())
+            .cloned()
+            .ok_or_else(|| Error::not_found(format!("recipients of {}", query.host)))
+    }
+}
