@@ -110,3 +110,46 @@ async fn a_zero_revisit_pause_fetches_every_page() {
     test.crawl(&site).await;
     assert!(log.lock().unwrap().contains(&"/old.html".to_string()));
 }
+
+/// A targeted visit whose run record was lost (the process died between
+/// queuing its task and recording its run) still crawls only its scope: the
+/// task carries it too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_run_without_its_record_crawls_only_its_scope() {
+    let (origin, log) = serve_logged(serve).await;
+    let test = harness(test_config()).await;
+    let site = site(&format!("{origin}/"));
+    test.sites.put_site(&site).await.unwrap();
+    let scope = copyhound_core::model::RunScope {
+        reason: "release burst".into(),
+        seeds: vec![format!("{origin}/due.html")],
+        max_depth: 0,
+        new_links_only: true,
+        rate_limit_per_second: None,
+    };
+    let run_id = copyhound_core::ids::CrawlRunId::generate();
+    let run = test
+        .crawler
+        .run_crawl_in(
+            &site.id,
+            &run_id,
+            Some(&scope),
+            &copyhound_crawler::NoProgress,
+        )
+        .await
+        .unwrap();
+    assert_eq!(run.status, CrawlRunStatus::Succeeded);
+    assert_eq!(
+        run.scope.as_ref(),
+        Some(&scope),
+        "the run records its scope"
+    );
+    let fetched: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|path| path.as_str() != "/robots.txt")
+        .cloned()
+        .collect();
+    assert_eq!(fetched, ["/due.html"], "the site's seeds are not crawled");
+}

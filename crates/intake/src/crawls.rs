@@ -93,6 +93,7 @@ async fn queue_with_scope(
         TaskKind::CrawlSite {
             site_id: site_id.clone(),
             run_id: run_id.clone(),
+            scope: scope.clone(),
         },
         at,
     );

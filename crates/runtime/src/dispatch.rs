@@ -76,8 +76,14 @@ impl TaskHandler for Dispatcher {
     async fn handle(&self, task: &Task) -> Result<()> {
         let kind = &task.kind;
         match kind {
-            TaskKind::CrawlSite { site_id, run_id } => {
-                self.crawl(kind)?.crawl_site(site_id, run_id).await
+            TaskKind::CrawlSite {
+                site_id,
+                run_id,
+                scope,
+            } => {
+                self.crawl(kind)?
+                    .crawl_site(site_id, run_id, scope.as_ref())
+                    .await
             }
             TaskKind::FetchPage {
                 site_id,
@@ -134,9 +140,9 @@ impl TaskHandler for Dispatcher {
     async fn admit(&self, task: &Task) -> Result<Option<Duration>> {
         let kind = &task.kind;
         match kind {
-            TaskKind::CrawlSite { site_id, run_id } => {
-                self.crawl(kind)?.admit_crawl(site_id, run_id).await
-            }
+            TaskKind::CrawlSite {
+                site_id, run_id, ..
+            } => self.crawl(kind)?.admit_crawl(site_id, run_id).await,
             TaskKind::RevisitWatch { due, .. } => self.crawl(kind)?.admit_revisit(*due),
             TaskKind::FetchPage { .. }
             | TaskKind::FingerprintPage { .. }
@@ -152,7 +158,9 @@ impl TaskHandler for Dispatcher {
     async fn abandon(&self, task: &Task, reason: &str) -> Result<()> {
         let kind = &task.kind;
         match kind {
-            TaskKind::CrawlSite { site_id, run_id } => {
+            TaskKind::CrawlSite {
+                site_id, run_id, ..
+            } => {
                 self.crawl(kind)?
                     .abandon_crawl(site_id, run_id, reason)
                     .await

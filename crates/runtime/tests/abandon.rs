@@ -163,6 +163,7 @@ async fn a_crawl_that_panics_ends_its_run_failed_with_the_reason() {
         TaskKind::CrawlSite {
             site_id: site.id.clone(),
             run_id: run_id.clone(),
+            scope: None,
         },
         Utc::now(),
     );

@@ -97,6 +97,7 @@ async fn a_publisher_past_its_share_waits_and_another_publisher_crawls_meanwhile
             TaskKind::CrawlSite {
                 site_id: site.id.clone(),
                 run_id: run_id.clone(),
+                scope: None,
             },
             Utc::now(),
         );

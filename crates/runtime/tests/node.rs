@@ -239,6 +239,7 @@ fn crawl_task(site: &str) -> Task {
         TaskKind::CrawlSite {
             site_id: site.parse().unwrap(),
             run_id: copyhound_core::ids::CrawlRunId::generate(),
+            scope: None,
         },
         Utc::now(),
     )

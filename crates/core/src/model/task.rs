@@ -1,12 +1,12 @@
 use serde::{Deserialize, Serialize};
 
-use super::Timestamp;
+use super::{RunScope, Timestamp};
 use crate::ids::{CrawlRunId, PageId, PublisherId, ReportId, SiteId, TaskId, WorkId};
 
 /// The work a task asks for. Each kind has one handler; the pipeline order is
 /// crawl site -> fetch page -> fingerprint page -> compare page, and
 /// fingerprint work -> back-fill work for registrations.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "kind")]
 pub enum TaskKind {
     /// Start a crawl run of a site: fetch its seeds.
@@ -15,6 +15,11 @@ pub enum TaskKind {
         site_id: SiteId,
         /// The run this crawl belongs to.
         run_id: CrawlRunId,
+        /// What a targeted run crawls, carried with the task as well as on
+        /// the run: a run whose record was lost before it started still
+        /// crawls only its scope, never the whole site.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scope: Option<RunScope>,
     },
     /// Fetch one page of a crawl run (and follow its links).
     FetchPage {
@@ -90,7 +95,9 @@ impl TaskKind {
     /// Returns the idempotency key: two tasks with equal keys do the same work.
     pub fn idempotency_key(&self) -> String {
         match self {
-            TaskKind::CrawlSite { site_id, run_id } => format!("crawl_site/{site_id}/{run_id}"),
+            TaskKind::CrawlSite {
+                site_id, run_id, ..
+            } => format!("crawl_site/{site_id}/{run_id}"),
             TaskKind::FetchPage { run_id, url, .. } => format!("fetch_page/{run_id}/{url}"),
             TaskKind::FingerprintPage {
                 page_id,
@@ -118,7 +125,7 @@ impl TaskKind {
 }
 
 /// A unit of queued work.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Task {
     /// Derived from the idempotency key.
     pub id: TaskId,

@@ -12,7 +12,7 @@ use crate::model::{Task, Timestamp};
 pub struct AckId(pub String);
 
 /// A task handed to a worker.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ReceivedTask {
     /// Handle for `acknowledge` / `fail` / `extend`.
     pub ack_id: AckId,
@@ -23,7 +23,7 @@ pub struct ReceivedTask {
 }
 
 /// A task that failed too often, with its last error.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DeadTask {
     /// The task.
     pub task: Task,

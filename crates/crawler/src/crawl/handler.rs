@@ -5,7 +5,7 @@ use std::time::Duration;
 use copyhound_core::Result;
 use copyhound_core::config::CrawlerConfig;
 use copyhound_core::ids::{CrawlRunId, SiteId, WorkId};
-use copyhound_core::model::Timestamp;
+use copyhound_core::model::{RunScope, Timestamp};
 use copyhound_core::ports::{PageStore, SiteStore, TaskQueue};
 
 use super::{CrawlProgress, Crawler};
@@ -100,11 +100,16 @@ impl CrawlHandler {
 
     /// Runs `crawl_site`: crawls the site for the run, in a crawl slot of its
     /// publisher's share while one is held.
-    pub async fn crawl_site(&self, site_id: &SiteId, run_id: &CrawlRunId) -> Result<()> {
+    pub async fn crawl_site(
+        &self,
+        site_id: &SiteId,
+        run_id: &CrawlRunId,
+        scope: Option<&RunScope>,
+    ) -> Result<()> {
         let slot = self.crawler.hold_slot(site_id, run_id).await;
         let crawled = self
             .crawler
-            .run_crawl(site_id, run_id, self.progress.as_ref())
+            .run_crawl_in(site_id, run_id, scope, self.progress.as_ref())
             .await
             .map(drop);
         if let Some(slot) = slot {

@@ -32,7 +32,9 @@ use async_trait::async_trait;
 use chrono::Utc;
 use copyhound_core::config::CrawlerConfig;
 use copyhound_core::ids::{CrawlRunId, SiteId};
-use copyhound_core::model::{CrawlCounters, CrawlRun, CrawlRunStatus, Site, Task, TaskKind};
+use copyhound_core::model::{
+    CrawlCounters, CrawlRun, CrawlRunStatus, RunScope, Site, Task, TaskKind,
+};
 use copyhound_core::ports::{Fetcher, PageStore, SiteStore, TaskQueue};
 use copyhound_core::{Error, ErrorKind, Result};
 use tokio::task::JoinSet;
@@ -133,12 +135,27 @@ impl Crawler {
         run_id: &CrawlRunId,
         progress: &dyn CrawlProgress,
     ) -> Result<CrawlRun> {
+        self.run_crawl_in(site_id, run_id, None, progress).await
+    }
+
+    /// Crawls a run whose task carries `scope`: the scope the run's record
+    /// keeps, or the task's when the record was lost before it was written.
+    pub async fn run_crawl_in(
+        &self,
+        site_id: &SiteId,
+        run_id: &CrawlRunId,
+        scope: Option<&RunScope>,
+        progress: &dyn CrawlProgress,
+    ) -> Result<CrawlRun> {
         let mut site = self.sites.get_site(site_id).await?;
         let mut run = match self.sites.get_crawl_run(run_id).await {
             Ok(run) => run,
             Err(error) if error.kind() == ErrorKind::NotFound => new_run(run_id, site_id),
             Err(error) => return Err(error),
         };
+        if run.scope.is_none() {
+            run.scope = scope.cloned();
+        }
         if let Some(scope) = &run.scope {
             scope.narrow(&mut site);
         }
