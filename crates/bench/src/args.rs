@@ -111,6 +111,16 @@ pub struct BenchLatencyArgs {
     /// Worker processes with `--backends configured`.
     #[arg(long, default_value_t = 1)]
     pub workers: usize,
+    /// After the timed phase, wait for every release's burst to end and
+    /// measure quiet watching this many minutes: requests per host per
+    /// minute outside bursts (0: not measured).
+    #[arg(long, default_value_t = 0.0)]
+    pub quiet_minutes: f64,
+    /// The product's `crawler.burst_minutes` for this run [default: the
+    /// configuration's]; at most 30 with `--quiet-minutes`, which waits for
+    /// the last burst to end.
+    #[arg(long)]
+    pub burst_minutes: Option<u64>,
     /// RNG seed: the same seed gives the same farm and timetable.
     #[arg(long, default_value_t = 36)]
     pub seed: u64,

@@ -47,6 +47,15 @@ pub async fn run(config: &Config, args: BenchLatencyArgs) -> anyhow::Result<Exit
         args.minutes * 60.0 >= 30.0,
         "--minutes must give a timed phase of at least 30 s"
     );
+    let burst_minutes = args.burst_minutes.unwrap_or(config.crawler.burst_minutes);
+    anyhow::ensure!(
+        args.quiet_minutes >= 0.0 && args.quiet_minutes <= 30.0,
+        "--quiet-minutes must be between 0 and 30"
+    );
+    anyhow::ensure!(
+        args.quiet_minutes == 0.0 || (1..=30).contains(&burst_minutes),
+        "--quiet-minutes waits for the last burst to end: give --burst-minutes between 1 and 30"
+    );
     let phase_seconds = args.minutes * 60.0;
     let grace_seconds = args
         .grace_seconds
@@ -75,7 +84,14 @@ pub async fn run(config: &Config, args: BenchLatencyArgs) -> anyhow::Result<Exit
             EvalBackends::Configured => format!("configured, {} worker process(es)", args.workers),
         }
     );
-    let mut product = Product::start(config, args.backends, args.workers, &receiver.url).await?;
+    let mut product = Product::start(
+        config,
+        args.backends,
+        args.workers,
+        &receiver.url,
+        burst_minutes,
+    )
+    .await?;
     if !product.alert_on_detected {
         eprintln!(
             "note: this build refuses reports.alerts[].alert_on = \"detected\"; alerts wait for confirmed matches, so none are expected"
@@ -133,6 +149,21 @@ pub async fn run(config: &Config, args: BenchLatencyArgs) -> anyhow::Result<Exit
         Some(lag) => lag,
         None => releases.await.context("the release task panicked")??,
     };
+    let quiet = if args.quiet_minutes > 0.0 {
+        Some(
+            quiet_phase(
+                &plan,
+                &mut product,
+                start,
+                end,
+                burst_minutes,
+                args.quiet_minutes,
+            )
+            .await?,
+        )
+    } else {
+        None
+    };
 
     // What the product said, read before it stops.
     let alerts: Vec<_> = receiver
@@ -168,6 +199,21 @@ pub async fn run(config: &Config, args: BenchLatencyArgs) -> anyhow::Result<Exit
         alert_on_detected,
     });
     print!("{text}");
+    match quiet {
+        Some((quiet_start, quiet_end, quiet_wall)) => {
+            let (_, text) = report::quiet(&report::QuietInputs {
+                plan: &plan,
+                bases: &farm.bases,
+                requests: &requests,
+                start: quiet_start,
+                end: quiet_end,
+                start_wall: quiet_wall,
+                burst_minutes,
+            });
+            print!("{text}");
+        }
+        None => println!("quiet watching: not measured (--quiet-minutes 0)"),
+    }
     println!(
         "product: {} ({}); releases registered {:.1} s late at most; whole run {:.0} s",
         roles.join(", "),
@@ -180,6 +226,57 @@ pub async fn run(config: &Config, args: BenchLatencyArgs) -> anyhow::Result<Exit
     );
     println!("{}", summary.line());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Waits for the last release's burst to end, then lets the product watch
+/// quietly for `minutes`; returns that window (and its wall-clock start).
+async fn quiet_phase(
+    plan: &Plan,
+    product: &mut Product,
+    start: Instant,
+    end: Instant,
+    burst_minutes: u64,
+    minutes: f64,
+) -> anyhow::Result<(Instant, Instant, DateTime<Utc>)> {
+    let last_release = plan
+        .works
+        .iter()
+        .flat_map(|work| work.releases.iter().copied())
+        .fold(0.0, f64::max);
+    // A burst's last visit may still be running at its offset: a minute's margin.
+    let quiet_start = (start
+        + Duration::from_secs_f64(last_release + (burst_minutes * 60) as f64 + 60.0))
+    .max(end);
+    let quiet_end = quiet_start + Duration::from_secs_f64(minutes * 60.0);
+    let total = quiet_end.saturating_duration_since(end).as_secs();
+    let bar = ProgressBar::new(total).with_style(
+        ProgressStyle::with_template("{bar:30} {pos}/{len} s {msg}").expect("valid template"),
+    );
+    let mut wall = None;
+    loop {
+        product.check_running()?;
+        let now = Instant::now();
+        if now >= quiet_end {
+            break;
+        }
+        if now >= quiet_start && wall.is_none() {
+            wall = Some(
+                Utc::now() - chrono::Duration::from_std(now - quiet_start).unwrap_or_default(),
+            );
+        }
+        bar.set_position(now.saturating_duration_since(end).as_secs());
+        bar.set_message(if now < quiet_start {
+            "waiting for the last burst to end"
+        } else {
+            "quiet watching"
+        });
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    bar.finish_and_clear();
+    let wall = wall.unwrap_or_else(|| {
+        Utc::now() - chrono::Duration::from_std(quiet_end - quiet_start).unwrap_or_default()
+    });
+    Ok((quiet_start, quiet_end, wall))
 }
 
 /// The body of `POST`/`PUT /api/v1/works` with the first `chapters` chapters.

@@ -40,6 +40,7 @@ impl Product {
         backends: EvalBackends,
         workers: usize,
         webhook_url: &str,
+        burst_minutes: u64,
     ) -> anyhow::Result<Self> {
         let mut run = config.clone();
         if backends == EvalBackends::Embedded {
@@ -84,7 +85,7 @@ impl Product {
             command
         };
         // With `alert_on` first; a build that does not know it refuses the key.
-        std::fs::write(&config_file, config_text(webhook_url, true))?;
+        std::fs::write(&config_file, config_text(webhook_url, burst_minutes, true))?;
         let check = command(&["config", "check"])
             .output()
             .context("cannot run copyhound config check")?;
@@ -95,7 +96,7 @@ impl Product {
                 stderr.contains("alert_on"),
                 "the product refuses the bench's configuration: {stderr}"
             );
-            std::fs::write(&config_file, config_text(webhook_url, false))?;
+            std::fs::write(&config_file, config_text(webhook_url, burst_minutes, false))?;
         }
         let mut product = Self {
             api,
@@ -214,11 +215,12 @@ impl Drop for Product {
     }
 }
 
-fn config_text(webhook_url: &str, alert_on: bool) -> String {
+fn config_text(webhook_url: &str, burst_minutes: u64, alert_on: bool) -> String {
     format!(
         "# Written by copyhound bench latency.\n\
          [crawler]\n\
-         allow_private_addresses = true\n\n\
+         allow_private_addresses = true\n\
+         burst_minutes = {burst_minutes}\n\n\
          [reports]\n\
          tick_seconds = 5\n\n\
          [[reports.alerts]]\n\

@@ -103,6 +103,133 @@ pub fn page_key(url: &str) -> String {
     }
 }
 
+/// What the quiet window measured, as [`quiet`] reads it.
+#[derive(Debug)]
+pub struct QuietInputs<'a> {
+    /// The plan.
+    pub plan: &'a Plan,
+    /// Per site, `http://<address>:<port>`.
+    pub bases: &'a [String],
+    /// Every request the farm answered.
+    pub requests: &'a [Request],
+    /// Start of the quiet window (every burst over).
+    pub start: Instant,
+    /// End of the quiet window.
+    pub end: Instant,
+    /// The wall clock at `start`.
+    pub start_wall: DateTime<Utc>,
+    /// The product's burst length, for the report.
+    pub burst_minutes: u64,
+}
+
+/// Quiet watching's figures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuietSummary {
+    /// Hosts measured (those without a scheduled crawl in the window).
+    pub hosts: usize,
+    /// Hosts fetched from in the window.
+    pub hosts_fetched: usize,
+    /// Requests to measured hosts in the window.
+    pub requests: usize,
+    /// Most requests to one host in any 60 s of the window.
+    pub busiest_minute: usize,
+    /// Hosts with more than one request in some 60 s.
+    pub over: usize,
+    /// Hosts left out: their hourly schedule falls in the window.
+    pub scheduled: usize,
+}
+
+/// The figures of quiet watching: every host's requests in any 60 s of the
+/// window, leaving out the hosts whose own hourly crawl (the site's schedule,
+/// `(index * 7) % 60` past the hour) starts in it or just before it.
+pub fn quiet(inputs: &QuietInputs<'_>) -> (QuietSummary, String) {
+    let window = inputs.end.saturating_duration_since(inputs.start);
+    let scheduled_in = |index: usize| {
+        let minute = u32::try_from((index * 7) % 60).unwrap_or(0);
+        // A full crawl runs a few minutes at the site's rate: from 5 minutes before.
+        let from = inputs.start_wall - chrono::Duration::minutes(5);
+        let minutes = (window.as_secs() / 60 + 6) as i64;
+        (0..=minutes)
+            .any(|k| chrono::Timelike::minute(&(from + chrono::Duration::minutes(k))) == minute)
+    };
+    let mut summary = QuietSummary {
+        hosts: 0,
+        hosts_fetched: 0,
+        requests: 0,
+        busiest_minute: 0,
+        over: 0,
+        scheduled: 0,
+    };
+    let mut by_site: Vec<Vec<Instant>> = vec![Vec::new(); inputs.plan.sites.len()];
+    for request in inputs.requests {
+        if request.at >= inputs.start && request.at <= inputs.end {
+            by_site[request.site].push(request.at);
+        }
+    }
+    let mut over_hosts = Vec::new();
+    for (index, times) in by_site.iter_mut().enumerate() {
+        if scheduled_in(index) {
+            summary.scheduled += 1;
+            continue;
+        }
+        summary.hosts += 1;
+        if times.is_empty() {
+            continue;
+        }
+        summary.hosts_fetched += 1;
+        summary.requests += times.len();
+        times.sort();
+        let mut left = 0;
+        let mut busiest = 0;
+        for right in 0..times.len() {
+            while times[right].saturating_duration_since(times[left]) >= Duration::from_secs(60) {
+                left += 1;
+            }
+            busiest = busiest.max(right - left + 1);
+        }
+        summary.busiest_minute = summary.busiest_minute.max(busiest);
+        if busiest > 1 {
+            summary.over += 1;
+            over_hosts.push(format!(
+                "{} ({busiest} in 60 s)",
+                inputs.bases[index].trim_start_matches("http://")
+            ));
+        }
+    }
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "== quiet watching ({:.1} min, after every burst of {} min ended)",
+        window.as_secs_f64() / 60.0,
+        inputs.burst_minutes
+    );
+    let _ = writeln!(
+        out,
+        "hosts measured: {} ({} left out: their hourly crawl falls in the window); fetched from: {}; requests: {}",
+        summary.hosts, summary.scheduled, summary.hosts_fetched, summary.requests
+    );
+    let _ = writeln!(
+        out,
+        "busiest host minute: {} request(s); hosts above one request a minute: {}{}",
+        summary.busiest_minute,
+        summary.over,
+        if over_hosts.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " ({})",
+                over_hosts
+                    .iter()
+                    .take(5)
+                    .cloned()
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        }
+    );
+    (summary, out)
+}
+
 /// Nearest-rank percentile of sorted values.
 fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     if sorted.is_empty() {
@@ -506,5 +633,59 @@ mod tests {
                 .line()
                 .starts_with("latency: p50 30.0 s, p95 30.0 s, max 30.0 s, missed ")
         );
+    }
+
+    #[test]
+    fn quiet_watching_counts_each_hosts_busiest_minute_and_leaves_out_scheduled_hosts() {
+        let plan = Plan::new(PlanParams {
+            sites: 3,
+            works: 2,
+            phase_seconds: 300.0,
+            grace_seconds: 60.0,
+            max_delay: 60.0,
+            seed: 1,
+        });
+        let bases: Vec<String> = (0..3).map(|i| format!("http://127.0.0.{i}:80")).collect();
+        let start = Instant::now();
+        let at = |seconds: u64| start + Duration::from_secs(seconds);
+        let request = |site, seconds| Request {
+            at: at(seconds),
+            site,
+            path: "/".into(),
+            status: 200,
+        };
+        // Site 0 crawls at minute 0, site 1 at 7, site 2 at 14: a window
+        // from 30 past the hour leaves none of them out.
+        let start_wall = "2026-01-01T10:30:00Z".parse().unwrap();
+        let requests = vec![
+            request(0, 10),
+            request(0, 80),
+            request(1, 10),
+            request(1, 50),
+            request(2, 500),
+        ];
+        let inputs = QuietInputs {
+            plan: &plan,
+            bases: &bases,
+            requests: &requests,
+            start,
+            end: at(240),
+            start_wall,
+            burst_minutes: 10,
+        };
+        let (summary, text) = quiet(&inputs);
+        assert_eq!(summary.hosts, 3, "{text}");
+        assert_eq!(summary.scheduled, 0);
+        assert_eq!(summary.hosts_fetched, 2, "the request at 500 s is after the window");
+        assert_eq!(summary.busiest_minute, 2);
+        assert_eq!(summary.over, 1, "{text}");
+        assert!(text.contains("127.0.0.1:80 (2 in 60 s)"), "{text}");
+        // From 9 past, site 1's crawl at 7 past is close enough to be left out.
+        let (summary, _) = quiet(&QuietInputs {
+            start_wall: "2026-01-01T10:09:00Z".parse().unwrap(),
+            ..inputs
+        });
+        assert_eq!(summary.scheduled, 2, "sites 1 (7 past) and 2 (14 past)");
+        assert_eq!(summary.over, 0);
     }
 }
