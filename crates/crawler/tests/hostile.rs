@@ -211,13 +211,32 @@ async fn fetcher_bounds_and_classifies_bad_input() {
         .await
         .unwrap();
     assert_eq!(first.etag.as_deref(), Some("\"v1\""));
+    // The capture log's facts: when, from which peer, what was asked.
+    let connection = first.connection.as_ref().unwrap();
+    assert!(first.received_at.is_some());
+    assert!(
+        connection
+            .peer_address
+            .as_deref()
+            .is_some_and(|peer| peer.starts_with("127.0.0.1:")),
+        "{connection:?}"
+    );
+    assert!(connection.tls_certificates.is_empty(), "plain http");
     let again = FetchRequest {
         url: url("/etag.html"),
         etag: first.etag.clone(),
         last_modified: None,
         resource: Resource::Page,
     };
-    assert_eq!(fetcher.fetch(&again).await.unwrap().status, 304);
+    let revalidated = fetcher.fetch(&again).await.unwrap();
+    assert_eq!(revalidated.status, 304);
+    assert!(
+        revalidated
+            .connection
+            .unwrap()
+            .request_headers
+            .contains(&("if-none-match".into(), "\"v1\"".into()))
+    );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
 
@@ -346,6 +365,22 @@ async fn a_crawl_of_a_hostile_site_finishes_with_reasons() {
         second.counters
     );
     assert_eq!(second.counters.new_pages, 0);
+    // The 304 dates a revalidation; the stored 200 keeps the time it came.
+    let before = by_path("/etag.html").unwrap();
+    let after = test
+        .all_pages()
+        .await
+        .into_iter()
+        .find(|page| page.url == before.url)
+        .unwrap();
+    assert!(before.fetch.revalidations.is_empty());
+    assert!(after.fetch.received_at.is_some());
+    assert_eq!(after.fetch.received_at, before.fetch.received_at);
+    assert_eq!(after.fetch.status, 200);
+    assert_eq!(after.fetch.revalidations.len(), 1);
+    let revalidation = &after.fetch.revalidations[0];
+    assert!(Some(revalidation.at) > after.fetch.received_at);
+    assert_eq!(after.last_seen, revalidation.at);
     let again = test
         .enqueued()
         .await

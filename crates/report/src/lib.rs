@@ -19,6 +19,7 @@ mod analytics;
 mod coverage;
 mod csv_export;
 mod data;
+pub mod evidence;
 mod handler;
 mod html;
 mod input;

@@ -180,6 +180,34 @@ pub fn render_pdf_with_chromium(
     }
 }
 
+/// Returns a PNG of `html` (a stored page body) as `chromium_path` renders it
+/// from a local file, offline (nothing the page links is fetched), 1280 px
+/// wide. Blocking; errors as [`render_pdf_with_chromium`].
+pub fn screenshot_with_chromium(html: &[u8], chromium_path: &Path) -> Result<Vec<u8>> {
+    let scratch = Scratch::new()?;
+    let html_path = scratch.0.join("page.html");
+    let png_path = scratch.0.join("page.png");
+    std::fs::write(&html_path, html).map_err(|error| {
+        Error::with_source(ErrorKind::Internal, "failed to write the page", error)
+    })?;
+    let arguments = vec![
+        "--hide-scrollbars".to_string(),
+        "--window-size=1280,1600".to_string(),
+        format!("--screenshot={}", png_path.display()),
+        format!("file://{}", html_path.display()),
+    ];
+    run_chromium(chromium_path, &arguments, Duration::from_secs(120))?;
+    match std::fs::read(&png_path) {
+        Ok(png) if png.starts_with(b"\x89PNG") => Ok(png),
+        Ok(_) => Err(Error::new(ErrorKind::Internal, "chromium wrote no png")),
+        Err(error) => Err(Error::with_source(
+            ErrorKind::Internal,
+            "chromium wrote no png",
+            error,
+        )),
+    }
+}
+
 /// Returns `data` as a PDF: the HTML report printed by `chromium_path` in a
 /// scratch directory (see [`render_pdf_with_chromium`]).
 pub fn render_pdf(

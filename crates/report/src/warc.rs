@@ -13,6 +13,11 @@
 //! stored before header fields were kept get a header rebuilt from the
 //! status, Content-Type, ETag and Last-Modified, and the manifest says
 //! `"headers": "reconstructed"`.
+//!
+//! Each response is dated by when it was received. A `304 Not Modified`
+//! that later confirmed it is a `revisit` record of its own (profile
+//! `server-not-modified`, referring to the response), dated by when the `304`
+//! came: a revalidation never moves the date of the response it confirmed.
 
 use std::fmt::Write as _;
 
@@ -68,8 +73,14 @@ pub struct Capture {
     pub url: String,
     /// The URL after redirects (the record's `WARC-Target-URI`).
     pub final_url: String,
-    /// When this response was fetched (`WARC-Date`).
+    /// When this response was received (`WARC-Date`).
     pub captured_at: Timestamp,
+    /// `received` (the response's own time) or `latest_visit` (a page stored
+    /// before receive times were kept: its latest visit, which may have been
+    /// a revalidation).
+    pub captured_at_source: &'static str,
+    /// The `revisit` records of the `304` answers that confirmed it.
+    pub revisits: Vec<Revisit>,
     /// When the page was first seen with any content.
     pub first_seen: Timestamp,
     /// HTTP status.
@@ -91,6 +102,21 @@ pub struct Capture {
     /// The matches this capture is evidence for.
     pub matches: Vec<MatchRef>,
 }
+
+/// A `304 Not Modified` answer: a `revisit` record (profile
+/// [`REVISIT_PROFILE`]) referring to the response it confirmed.
+#[derive(Debug, Serialize)]
+pub struct Revisit {
+    /// `WARC-Record-ID` of the revisit record.
+    pub record_id: String,
+    /// When the `304` was received (`WARC-Date`).
+    pub revalidated_at: Timestamp,
+    /// SHA-256 of the record block (the `304`'s HTTP header), hex.
+    pub block_sha256: String,
+}
+
+/// The WARC 1.1 profile of a revisit whose server answered `304`.
+pub const REVISIT_PROFILE: &str = "http://netpreserve.org/warc/1.1/revisit/server-not-modified";
 
 /// A match, as the manifest names it.
 #[derive(Clone, Debug, Serialize)]
@@ -188,7 +214,10 @@ pub fn evidence_package(
         block.extend_from_slice(&page.raw_body);
         let payload_sha256 = sha256_hex(&page.raw_body);
         let block_sha256 = sha256_hex(&block);
-        let captured_at = page.last_seen;
+        let (captured_at, captured_at_source) = match page.fetch.received_at {
+            Some(received_at) => (received_at, "received"),
+            None => (page.last_seen, "latest_visit"),
+        };
         let id = record_id(&["response", &page.id.to_string(), &captured_at.to_rfc3339()]);
         let target = if page.fetch.final_url.is_empty() {
             page.url.clone()
@@ -212,12 +241,22 @@ pub fn evidence_package(
             fields.push(("WARC-Truncated", "length".to_owned()));
         }
         write_record(&mut warc, &fields, &block);
+        let revisits = page
+            .fetch
+            .revalidations
+            .iter()
+            .map(|revalidation| {
+                write_revisit(&mut warc, &info_id, &id, &target, captured_at, revalidation)
+            })
+            .collect();
         captures.push(Capture {
             record_id: id,
             page_id: page.id.to_string(),
             url: page.url.clone(),
             final_url: target,
             captured_at,
+            captured_at_source,
+            revisits,
             first_seen: page.first_seen,
             status: page.fetch.status,
             headers: if reconstructed {
@@ -242,6 +281,50 @@ pub fn evidence_package(
         captures,
     };
     EvidencePackage { warc, manifest }
+}
+
+/// Writes the `revisit` record of a `304` that confirmed the response
+/// `refers_to` (received at `refers_to_date`): the block is the `304`'s
+/// status line and header, without payload.
+fn write_revisit(
+    warc: &mut Vec<u8>,
+    info_id: &str,
+    refers_to: &str,
+    target: &str,
+    refers_to_date: Timestamp,
+    revalidation: &copyhound_core::model::Revalidation,
+) -> Revisit {
+    let mut head = String::from("HTTP/1.1 304 Not Modified\r\n");
+    for (name, value) in &revalidation.headers {
+        let value: String = value.chars().filter(|c| *c != '\r' && *c != '\n').collect();
+        let _ = write!(head, "{name}: {value}\r\n");
+    }
+    head.push_str("\r\n");
+    let block_sha256 = sha256_hex(head.as_bytes());
+    let at = revalidation.at;
+    let id = record_id(&["revisit", refers_to, &at.to_rfc3339()]);
+    let fields = vec![
+        ("WARC-Type", "revisit".to_owned()),
+        ("WARC-Record-ID", id.clone()),
+        ("WARC-Warcinfo-ID", info_id.to_owned()),
+        ("WARC-Date", warc_date(at)),
+        ("WARC-Target-URI", target.to_owned()),
+        ("WARC-Profile", REVISIT_PROFILE.to_owned()),
+        ("WARC-Refers-To", refers_to.to_owned()),
+        ("WARC-Refers-To-Target-URI", target.to_owned()),
+        ("WARC-Refers-To-Date", warc_date(refers_to_date)),
+        (
+            "Content-Type",
+            "application/http;msgtype=response".to_owned(),
+        ),
+        ("WARC-Block-Digest", format!("sha256:{block_sha256}")),
+    ];
+    write_record(warc, &fields, head.as_bytes());
+    Revisit {
+        record_id: id,
+        revalidated_at: at,
+        block_sha256,
+    }
 }
 
 /// Header fields that describe a transfer the stored body no longer has.
@@ -406,6 +489,52 @@ mod tests {
             .expect("number")
     }
 
+    /// A `304` after the `200`: the response keeps the `200`'s time, the
+    /// revalidation is a `revisit` record of its own time.
+    #[test]
+    fn a_revalidation_is_a_revisit_record_and_leaves_the_response_date() {
+        let at = |text: &str| {
+            chrono::DateTime::parse_from_rfc3339(text)
+                .expect("time")
+                .to_utc()
+        };
+        let mut page = page("http://127.0.0.1:1/c/2", b"<p>v1</p>", Vec::new());
+        page.fetch.received_at = Some(at("2026-11-20T08:30:00Z"));
+        page.last_seen = at("2026-11-22T10:00:00Z");
+        page.fetch.revalidations = vec![copyhound_core::model::Revalidation {
+            at: page.last_seen,
+            headers: vec![("etag".into(), "\"v1\"".into())],
+            connection: None,
+        }];
+        let pkg = evidence_package(&[(page, Vec::new())], "e.warc", at("2026-11-23T00:00:00Z"));
+        let text = String::from_utf8_lossy(&pkg.warc);
+        let response = &text[text.find("WARC-Type: response").expect("response")..];
+        assert!(
+            response.contains("WARC-Date: 2026-11-20T08:30:00Z\r\n"),
+            "{text}"
+        );
+        let revisit = &text[text.find("WARC-Type: revisit").expect("revisit")..];
+        assert!(
+            revisit.contains("WARC-Date: 2026-11-22T10:00:00Z\r\n"),
+            "{text}"
+        );
+        assert!(revisit.contains(&format!("WARC-Profile: {REVISIT_PROFILE}\r\n")));
+        assert!(revisit.contains("WARC-Refers-To-Date: 2026-11-20T08:30:00Z\r\n"));
+        let capture = &pkg.manifest.captures[0];
+        assert!(revisit.contains(&format!("WARC-Refers-To: {}\r\n", capture.record_id)));
+        assert!(revisit.contains("HTTP/1.1 304 Not Modified\r\netag: \"v1\"\r\n\r\n"));
+        assert_eq!(capture.captured_at_source, "received");
+        assert_eq!(capture.revisits.len(), 1);
+        // A page stored before receive times were kept says so.
+        let old = page_at_latest_visit();
+        assert_eq!(old.manifest.captures[0].captured_at_source, "latest_visit");
+    }
+
+    fn page_at_latest_visit() -> EvidencePackage {
+        let pages = vec![(page("http://127.0.0.1:1/old", b"x", Vec::new()), Vec::new())];
+        evidence_package(&pages, "e.warc", pages[0].0.last_seen)
+    }
+
     #[test]
     fn pages_without_kept_headers_get_a_rebuilt_one() {
         let pages = vec![(page("http://127.0.0.1:1/a", b"abc", Vec::new()), Vec::new())];
@@ -457,11 +586,14 @@ mod tests {
             ("Set-Cookie".into(), "a=1".into()),
             ("Set-Cookie".into(), "b=2".into()),
         ];
+        let mut revalidated = page("http://127.0.0.1:1/c/1", "正文 第一章".as_bytes(), captured);
+        revalidated.fetch.revalidations = vec![copyhound_core::model::Revalidation {
+            at: revalidated.last_seen + chrono::Duration::hours(1),
+            headers: vec![("ETag".into(), "\"v1\"".into())],
+            connection: None,
+        }];
         let pages = vec![
-            (
-                page("http://127.0.0.1:1/c/1", "正文 第一章".as_bytes(), captured),
-                Vec::new(),
-            ),
+            (revalidated, Vec::new()),
             (
                 page("http://127.0.0.1:1/old", b"<p>old</p>", Vec::new()),
                 Vec::new(),
@@ -479,8 +611,10 @@ mod tests {
             .expect("run warcio check");
         let out = String::from_utf8_lossy(&check.stdout);
         assert!(check.status.success(), "warcio check failed: {out}");
-        // Block and payload digests of all three responses pass.
+        // The digests of the warcinfo and the three responses pass; warcio
+        // leaves the revisit's block digest unchecked.
         assert_eq!(out.matches("digest pass").count(), 4, "{out}");
+        assert_eq!(out.matches("not checked (revisit)").count(), 1, "{out}");
         let index = std::process::Command::new(&warcio)
             .args([
                 "index",
@@ -494,9 +628,12 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).expect("json line"))
             .collect();
-        assert_eq!(lines.len(), 4, "{lines:?}");
+        assert_eq!(lines.len(), 5, "{lines:?}");
         assert_eq!(lines[0]["warc-type"], "warcinfo");
-        for (line, capture) in lines[1..].iter().zip(&pkg.manifest.captures) {
+        assert_eq!(lines[2]["warc-type"], "revisit");
+        assert_eq!(lines[2]["http:status"], "304");
+        let responses = [&lines[1], &lines[3], &lines[4]];
+        for (line, capture) in responses.into_iter().zip(&pkg.manifest.captures) {
             assert_eq!(line["warc-type"], "response");
             assert_eq!(line["warc-target-uri"], capture.final_url.as_str());
             assert_eq!(line["http:status"], "200");

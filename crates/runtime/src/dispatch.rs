@@ -133,14 +133,6 @@ impl TaskHandler for Dispatcher {
                     .generate_report(publisher_id, report_id)
                     .await
             }
-            TaskKind::VerifySuggestion {
-                publisher_id,
-                suggestion_id,
-            } => {
-                self.crawl(kind)?
-                    .verify_suggestion(publisher_id, suggestion_id)
-                    .await
-            }
         }
     }
 
@@ -157,8 +149,7 @@ impl TaskHandler for Dispatcher {
             | TaskKind::FingerprintWork { .. }
             | TaskKind::ComparePage { .. }
             | TaskKind::BackfillWork { .. }
-            | TaskKind::GenerateReport { .. }
-            | TaskKind::VerifySuggestion { .. } => Ok(None),
+            | TaskKind::GenerateReport { .. } => Ok(None),
         }
     }
 
@@ -187,8 +178,7 @@ impl TaskHandler for Dispatcher {
             | TaskKind::FingerprintPage { .. }
             | TaskKind::FingerprintWork { .. }
             | TaskKind::ComparePage { .. }
-            | TaskKind::BackfillWork { .. }
-            | TaskKind::VerifySuggestion { .. } => Ok(()),
+            | TaskKind::BackfillWork { .. } => Ok(()),
         }
     }
 }

@@ -40,6 +40,8 @@ impl Fetcher for SlowSites {
                 .as_bytes()
                 .to_vec(),
             duration_ms: 300,
+            received_at: None,
+            connection: None,
         })
     }
 }

@@ -16,7 +16,10 @@ mod work;
 
 pub use fingerprint::{FingerprintOwner, FingerprintRecord, PassageRecord, dna_index_key};
 pub use matches::{CopiedSpan, EvidenceExcerpt, Match, MatchStatus, Review};
-pub use page::{FetchMeta, Page, PageVersion, Pagination, Reading, shown_text};
+pub use page::{
+    Connection, FetchMeta, MAX_REVALIDATIONS, Page, PageVersion, Pagination, Reading, Resolution,
+    Revalidation, shown_text,
+};
 pub use persisted::{Persisted, SCHEMA_VERSION_FIELD};
 pub use publisher::{
     AlertOn, AlertSettings, ApiKey, InfringementPolicy, MAX_ALERT_RECIPIENTS, MAX_POLICY_CHARS,

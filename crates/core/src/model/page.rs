@@ -36,6 +36,72 @@ pub struct FetchMeta {
     /// where its work's next chapters appear (`crawler::watch`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub found_via: Option<String>,
+    /// When the response that `status`, `headers` and the body describe was
+    /// received. A `304` revalidation keeps it (the revalidation goes to
+    /// `revalidations`); none for pages stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received_at: Option<Timestamp>,
+    /// How that response reached the crawler (resolver answers, peer, TLS);
+    /// none for pages stored before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<Connection>,
+    /// The `304 Not Modified` answers since that response, oldest first (at
+    /// most [`MAX_REVALIDATIONS`], the oldest dropped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub revalidations: Vec<Revalidation>,
+}
+
+/// Most revalidations a page keeps.
+pub const MAX_REVALIDATIONS: usize = 20;
+
+/// A `304 Not Modified` answer to a conditional request: the server said the
+/// stored response was still current at `at`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Revalidation {
+    /// When the `304` was received.
+    pub at: Timestamp,
+    /// Its header fields as received, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub headers: Vec<(String, String)>,
+    /// How it reached the crawler.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connection: Option<Connection>,
+}
+
+/// How one response reached the crawler, for the capture log of evidence
+/// bundles. Each field is what the crawler saw; what it could not see stays
+/// empty rather than guessed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Connection {
+    /// The addresses the crawler's resolver answered for the host, and when
+    /// (a pooled connection may have been opened on an earlier answer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved: Option<Resolution>,
+    /// The address of the server the response came from (`ip:port`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_address: Option<String>,
+    /// The server's TLS certificates, DER in standard base64, leaf first
+    /// (the HTTP client exposes the leaf only); empty over plain HTTP.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tls_certificates: Vec<String>,
+    /// The request header fields the crawler set (the client adds `Host`,
+    /// `Accept` and `Accept-Encoding` on the wire).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub request_headers: Vec<(String, String)>,
+}
+
+/// A resolver's answer for one host name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resolution {
+    /// The name resolved.
+    pub host: String,
+    /// The addresses kept by the address policy, in the resolver's order.
+    pub addresses: Vec<String>,
+    /// When the answer came.
+    pub at: Timestamp,
 }
 
 /// How a page's text was read from what the site served: evidence says so,

@@ -56,6 +56,10 @@ pub struct FetchedPage {
     pub body: Vec<u8>,
     /// Time taken, milliseconds.
     pub duration_ms: u64,
+    /// When the response's header arrived, when the fetcher knows.
+    pub received_at: Option<crate::model::Timestamp>,
+    /// How the response reached the fetcher, when it knows.
+    pub connection: Option<crate::model::Connection>,
 }
 
 /// Fetches pages politely and within limits.

@@ -157,6 +157,8 @@ mod tests {
                 headers: Vec::new(),
                 body: if found { self.font.clone() } else { Vec::new() },
                 duration_ms: 0,
+                received_at: None,
+                connection: None,
             })
         }
     }

@@ -14,7 +14,8 @@ use std::time::Duration;
 use chrono::Utc;
 use copyhound_core::ids::{CrawlRunId, PageId, sha256_hex};
 use copyhound_core::model::{
-    FetchMeta, Page, Pagination, Reading, Render, Site, Task, TaskKind, Timestamp,
+    Connection, FetchMeta, MAX_REVALIDATIONS, Page, Pagination, Reading, Render, Revalidation,
+    Site, Task, TaskKind, Timestamp,
 };
 use copyhound_core::ports::{
     FetchRequest, FetchedPage, Fetcher, PageStore, PageUpsert, Resource, TaskQueue,
@@ -165,6 +166,9 @@ struct Doc {
     /// Read back from what this run stored, not fetched: its outcome was
     /// reported when it was fetched.
     reused: bool,
+    /// `fetched` is the stored response, not a new one: storing it again
+    /// keeps when and how that response was received.
+    from_store: bool,
     /// A chapter page stable for long, read back from an earlier run and not
     /// fetched: not stored again (its `last_seen` stays the last visit).
     fresh: bool,
@@ -441,10 +445,14 @@ impl PageContext {
             headers: page.fetch.headers.clone(),
             body: page.raw_body.clone(),
             duration_ms: 0,
+            received_at: None,
+            connection: None,
         };
         let read = self.read(&fetched, url, false).await.ok()?;
         let url = page.url.clone();
-        self.doc(url, fetched, Some(page), read, reused).ok()
+        let mut doc = self.doc(url, fetched, Some(page), read, reused).ok()?;
+        doc.from_store = true;
+        Some(doc)
     }
 
     fn doc(
@@ -470,6 +478,7 @@ impl PageContext {
             .filter(|next| self.rules.allows(next));
         Ok(Doc {
             reused,
+            from_store: false,
             fresh: false,
             url: page_url,
             fetched,
@@ -709,6 +718,8 @@ impl PageContext {
                 doc.fetched.headers.clone(),
             ),
         };
+        let (received_at, connection, revalidations) = received(&doc, now);
+        let seen = doc.fetched.received_at.unwrap_or(now);
         let keep = |fresh: &Option<String>, stored: Option<&String>| {
             fresh.clone().or_else(|| stored.cloned())
         };
@@ -730,6 +741,9 @@ impl PageContext {
             ),
             headers,
             duration_ms: doc.fetched.duration_ms,
+            received_at,
+            connection,
+            revalidations,
             crawl_run_id: Some(self.run_id.clone()),
             pagination,
             reading: doc.reading.clone(),
@@ -757,8 +771,8 @@ impl PageContext {
             charset: doc.charset,
             content_sha256: sha256_hex(text.as_bytes()),
             text,
-            first_seen: doc.previous.as_ref().map_or(now, |page| page.first_seen),
-            last_seen: now,
+            first_seen: doc.previous.as_ref().map_or(seen, |page| page.first_seen),
+            last_seen: seen,
             fetch,
             previous_versions: Vec::new(),
             raw_body: doc.fetched.body,
@@ -790,6 +804,44 @@ impl PageContext {
             fingerprinted,
         })
     }
+}
+
+/// When and how the response a stored page describes was received, and the
+/// `304` answers since: a `304` keeps the stored response's time and adds
+/// itself to the revalidations (evidence dates the response by when it came,
+/// not by its latest confirmation); a new response starts afresh; a response
+/// read back from the store keeps what the store has.
+fn received(
+    doc: &Doc,
+    now: Timestamp,
+) -> (Option<Timestamp>, Option<Connection>, Vec<Revalidation>) {
+    let stored = doc.previous.as_ref().map(|page| &page.fetch);
+    let stored_received = || {
+        stored.map_or((None, None, Vec::new()), |fetch| {
+            (
+                fetch.received_at,
+                fetch.connection.clone(),
+                fetch.revalidations.clone(),
+            )
+        })
+    };
+    if doc.from_store {
+        return stored_received();
+    }
+    let at = doc.fetched.received_at.unwrap_or(now);
+    if doc.fetched.status != 304 {
+        return (Some(at), doc.fetched.connection.clone(), Vec::new());
+    }
+    let (received_at, connection, mut revalidations) = stored_received();
+    revalidations.push(Revalidation {
+        at,
+        headers: doc.fetched.headers.clone(),
+        connection: doc.fetched.connection.clone(),
+    });
+    if revalidations.len() > MAX_REVALIDATIONS {
+        revalidations.drain(..revalidations.len() - MAX_REVALIDATIONS);
+    }
+    (received_at, connection, revalidations)
 }
 
 /// Decodes and extracts a body; refuses bodies that are not text.

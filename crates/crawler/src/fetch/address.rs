@@ -4,8 +4,11 @@
 //! which drops every forbidden address, so a DNS answer that changes between
 //! the check and the connect cannot slip through.
 
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex};
 
+pub use copyhound_core::model::Resolution;
 pub use copyhound_core::net::{is_public_host, is_public_ip};
 use copyhound_core::{Error, ErrorKind, Result};
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
@@ -44,16 +47,55 @@ pub async fn check_url_host(url: &Url, allow_private: bool) -> Result<()> {
 }
 
 /// A DNS resolver that drops forbidden addresses (all kept when private
-/// addresses are allowed).
-#[derive(Clone, Copy, Debug)]
+/// addresses are allowed), and notes its latest answer per host in `answers`
+/// for the capture log of evidence.
+#[derive(Clone, Debug)]
 pub struct GuardedResolver {
     /// Keep loopback, private and link-local addresses.
     pub allow_private: bool,
+    /// The latest answers.
+    pub answers: Arc<ResolverAnswers>,
+}
+
+/// The latest answer of [`GuardedResolver`] per host name (bounded: cleared
+/// past [`MAX_REMEMBERED_HOSTS`]).
+#[derive(Debug, Default)]
+pub struct ResolverAnswers(Mutex<HashMap<String, Resolution>>);
+
+/// Most host names [`ResolverAnswers`] holds.
+const MAX_REMEMBERED_HOSTS: usize = 10_000;
+
+impl ResolverAnswers {
+    /// Returns the latest answer for `host`.
+    pub fn latest(&self, host: &str) -> Option<Resolution> {
+        self.0
+            .lock()
+            .expect("resolver answers lock is never poisoned: no panics while held")
+            .get(host)
+            .cloned()
+    }
+
+    fn note(&self, host: &str, addresses: &[SocketAddr]) {
+        let mut answers = self
+            .0
+            .lock()
+            .expect("resolver answers lock is never poisoned: no panics while held");
+        if answers.len() >= MAX_REMEMBERED_HOSTS {
+            answers.clear();
+        }
+        let resolution = Resolution {
+            host: host.to_owned(),
+            addresses: addresses.iter().map(|addr| addr.ip().to_string()).collect(),
+            at: chrono::Utc::now(),
+        };
+        answers.insert(host.to_owned(), resolution);
+    }
 }
 
 impl Resolve for GuardedResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let allow_private = self.allow_private;
+        let answers = Arc::clone(&self.answers);
         let host = name.as_str().to_string();
         Box::pin(async move {
             let resolved = tokio::net::lookup_host((host.as_str(), 0)).await?;
@@ -65,6 +107,7 @@ impl Resolve for GuardedResolver {
                     format!("address policy: `{host}` has no public address").into();
                 return Err(refused);
             }
+            answers.note(&host, &kept);
             let addrs: Addrs = Box::new(kept.into_iter());
             Ok(addrs)
         })

@@ -15,12 +15,15 @@ use std::sync::{Arc, Once};
 use std::time::Duration;
 
 use async_trait::async_trait;
+use base64::Engine as _;
 use copyhound_core::backoff::Backoff;
 use copyhound_core::config::CrawlerConfig;
+use copyhound_core::model::Connection;
 use copyhound_core::ports::{FetchRequest, FetchedPage, Fetcher, Resource};
 use copyhound_core::{Error, ErrorKind, Result};
 use reqwest::header::{
-    CONTENT_LENGTH, CONTENT_TYPE, ETAG, IF_MODIFIED_SINCE, IF_NONE_MATCH, LAST_MODIFIED, LOCATION,
+    CONTENT_LENGTH, CONTENT_TYPE, ETAG, HeaderName, IF_MODIFIED_SINCE, IF_NONE_MATCH,
+    LAST_MODIFIED, LOCATION,
 };
 use reqwest::{Client, Response, StatusCode};
 use tokio::sync::Semaphore;
@@ -28,7 +31,7 @@ use tokio::time::Instant;
 use tracing::{debug, warn};
 use url::Url;
 
-pub use address::{GuardedResolver, is_public_host, is_public_ip};
+pub use address::{GuardedResolver, ResolverAnswers, is_public_host, is_public_ip};
 use robots::{MAX_ROBOTS_BYTES, RobotsCache, RobotsRules};
 
 use crate::pacer::HostPacer;
@@ -53,12 +56,15 @@ pub struct HttpFetcher {
     robots_agent: String,
     pacer: HostPacer,
     in_flight: Arc<Semaphore>,
+    /// What the resolver answered, for the capture log.
+    answers: Arc<ResolverAnswers>,
 }
 
 impl HttpFetcher {
     /// Returns a fetcher for `config`; `Config` error if the HTTP client cannot be built.
     pub fn new(config: CrawlerConfig) -> Result<Self> {
         install_crypto_provider();
+        let answers = Arc::new(ResolverAnswers::default());
         let client = Client::builder()
             .user_agent(config.user_agent.clone())
             .redirect(reqwest::redirect::Policy::none())
@@ -67,7 +73,9 @@ impl HttpFetcher {
             .no_proxy()
             .dns_resolver(GuardedResolver {
                 allow_private: config.allow_private_addresses,
+                answers: Arc::clone(&answers),
             })
+            .tls_info(true)
             .build()
             .map_err(|err| {
                 Error::with_source(ErrorKind::Config, "cannot build the http client", err)
@@ -86,6 +94,7 @@ impl HttpFetcher {
             robots_agent,
             pacer: HostPacer::new(),
             in_flight: Arc::new(Semaphore::new(permits)),
+            answers,
             config,
         })
     }
@@ -132,6 +141,8 @@ impl HttpFetcher {
             headers: Vec::new(),
             body: body.clone(),
             duration_ms: 0,
+            received_at: None,
+            connection: None,
         })
     }
 
@@ -202,11 +213,8 @@ impl HttpFetcher {
             .await
             .map_err(|_| Error::internal("fetcher semaphore closed"))?;
         let mut builder = self.client.get(url.as_str());
-        if let Some(etag) = &request.etag {
-            builder = builder.header(IF_NONE_MATCH, etag);
-        }
-        if let Some(last_modified) = &request.last_modified {
-            builder = builder.header(IF_MODIFIED_SINCE, last_modified);
+        for (name, value) in conditional_headers(request) {
+            builder = builder.header(name, value);
         }
         builder
             .send()
@@ -281,6 +289,8 @@ impl HttpFetcher {
             headers: kept_headers(response.headers()),
             body: Vec::new(),
             duration_ms: 0,
+            received_at: Some(chrono::Utc::now()),
+            connection: Some(self.connection(url, request, &response)),
         };
         if status == StatusCode::NOT_MODIFIED {
             return Ok(Hop::Done(page));
@@ -301,6 +311,46 @@ impl HttpFetcher {
         page.body = read_capped(response, max).await?;
         Ok(Hop::Done(page))
     }
+}
+
+impl HttpFetcher {
+    /// What the capture log keeps of how `response` reached us: the
+    /// resolver's latest answer for the host, the peer, the leaf certificate,
+    /// and the request header fields set here.
+    fn connection(&self, url: &Url, request: &FetchRequest, response: &Response) -> Connection {
+        let resolved = url.host_str().and_then(|host| self.answers.latest(host));
+        let tls_certificates = response
+            .extensions()
+            .get::<reqwest::tls::TlsInfo>()
+            .and_then(|info| info.peer_certificate())
+            .map(|der| base64::engine::general_purpose::STANDARD.encode(der))
+            .into_iter()
+            .collect();
+        let mut request_headers = vec![("user-agent".to_owned(), self.config.user_agent.clone())];
+        request_headers.extend(
+            conditional_headers(request)
+                .into_iter()
+                .map(|(name, value)| (name.as_str().to_owned(), value.to_owned())),
+        );
+        Connection {
+            resolved,
+            peer_address: response.remote_addr().map(|addr| addr.to_string()),
+            tls_certificates,
+            request_headers,
+        }
+    }
+}
+
+/// The validators of `request` as header fields of a conditional GET.
+fn conditional_headers(request: &FetchRequest) -> Vec<(HeaderName, &str)> {
+    let mut fields = Vec::new();
+    if let Some(etag) = &request.etag {
+        fields.push((IF_NONE_MATCH, etag.as_str()));
+    }
+    if let Some(last_modified) = &request.last_modified {
+        fields.push((IF_MODIFIED_SINCE, last_modified.as_str()));
+    }
+    fields
 }
 
 enum Hop {
