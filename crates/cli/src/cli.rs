@@ -260,6 +260,16 @@ pub enum SitesCommand {
         /// Site id.
         site: String,
     },
+    /// Who to notify about a site: its domain's registrar, the network hosting
+    /// its address and the CDN fronting it, each with its abuse contact, by
+    /// RDAP (`[rdap]`: `rdap.bootstrap` must be set).
+    Recipients {
+        /// Site id.
+        site: String,
+        /// Print the recipients as JSON (the API's `Recipients`).
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 /// Arguments of `copyhound sites add`.

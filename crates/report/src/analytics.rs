@@ -272,6 +272,7 @@ fn rank_sites(context: &Context<'_>, infringing: &[&Match]) -> Vec<SiteSummary> 
                 confirmed_matches: tally.confirmed_matches,
                 first_seen: tally.first_seen?,
                 last_seen: tally.last_seen?,
+                recipients: None,
             })
         })
         .collect();

@@ -5,8 +5,8 @@
 use chrono::NaiveDate;
 use copyhound_core::ids::{ChapterId, MatchId, SiteId, WorkId};
 use copyhound_core::model::{
-    CopiedSpan, EvidenceExcerpt, MatchStatus, PublisherProfile, Reading, ReportScope, Review,
-    Timestamp,
+    CopiedSpan, EvidenceExcerpt, MatchStatus, PublisherProfile, Reading, Recipients, ReportScope,
+    Review, Timestamp,
 };
 use serde::Serialize;
 
@@ -95,6 +95,10 @@ pub struct SiteSummary {
     pub first_seen: Timestamp,
     /// Latest sight.
     pub last_seen: Timestamp,
+    /// Who to notify (registrar, hosting network, CDN), when the report
+    /// looked them up (takedown formats with `[rdap]` configured).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub recipients: Option<Recipients>,
 }
 
 /// One copied work: its chapters × sites coverage matrix (the heat map).

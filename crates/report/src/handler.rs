@@ -16,11 +16,13 @@ use copyhound_core::ids::{PublisherId, ReportId};
 use copyhound_core::model::ReportStatus;
 use copyhound_core::model::{AlertState, Language, Report, ReportFormat};
 use copyhound_core::ports::{
-    MatchStore, PageStore, PublisherStore, ReportStore, SiteStore, WorkStore,
+    MatchStore, PageStore, PublisherStore, RecipientLookup, ReportStore, SiteStore, WorkStore,
+    recipient_query,
 };
 use copyhound_core::{Error, ErrorKind, Result};
 use tracing::{info, warn};
 
+use crate::data::ReportData;
 use crate::{
     MAX_REPORT_ATTACHMENT_BYTES, MailTransport, ReportMailContext, build_report_data,
     build_report_email, load_report_input, render,
@@ -49,6 +51,13 @@ pub fn pending_report_mail(publisher_id: &PublisherId, report_id: &ReportId) -> 
 /// How long a handler's claim on a report's e-mail holds.
 const MAIL_CLAIM: chrono::Duration = chrono::Duration::minutes(10);
 
+/// Most sites of one takedown report whose recipients are looked up.
+pub const MAX_RECIPIENT_SITES: usize = 50;
+
+/// How long one report waits for recipient lookups in all; sites not
+/// looked up by then are drafted without a recipient.
+const RECIPIENT_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// The report generator's task handler.
 #[derive(Debug, Clone)]
 pub struct ReportHandler {
@@ -60,6 +69,7 @@ pub struct ReportHandler {
     pages: Arc<dyn PageStore>,
     mail: Option<Arc<dyn MailTransport>>,
     console_url: Option<String>,
+    recipients: Option<Arc<dyn RecipientLookup>>,
 }
 
 impl ReportHandler {
@@ -81,6 +91,42 @@ impl ReportHandler {
             pages,
             mail: None,
             console_url: None,
+            recipients: None,
+        }
+    }
+
+    /// Returns the handler addressing takedown notices (`takedown`,
+    /// `takedown_email`) to the recipients `lookup` finds for each site.
+    pub fn with_recipients(mut self, lookup: Option<Arc<dyn RecipientLookup>>) -> Self {
+        self.recipients = lookup;
+        self
+    }
+
+    /// Sets the recipients of the first [`MAX_RECIPIENT_SITES`] sites of
+    /// `data` within [`RECIPIENT_DEADLINE`]; a site whose lookup fails is
+    /// drafted without one (logged).
+    async fn add_recipients(&self, data: &mut ReportData) {
+        let Some(lookup) = &self.recipients else {
+            return;
+        };
+        let deadline = tokio::time::Instant::now() + RECIPIENT_DEADLINE;
+        for site in data.sites.iter_mut().take(MAX_RECIPIENT_SITES) {
+            let found = tokio::time::timeout_at(deadline, async {
+                let stored = self.sites.get_site(&site.site_id).await?;
+                let query = recipient_query(&stored, self.pages.as_ref()).await?;
+                lookup.recipients(&query).await
+            })
+            .await;
+            match found {
+                Ok(Ok(recipients)) => site.recipients = Some(recipients),
+                Ok(Err(error)) => {
+                    warn!(site_id = %site.site_id, %error, "recipient lookup failed");
+                }
+                Err(_) => {
+                    warn!(site_id = %site.site_id, "recipient lookups ran out of time");
+                    return;
+                }
+            }
         }
     }
 
@@ -138,8 +184,12 @@ impl ReportHandler {
                 .await?;
                 return Ok(package.warc);
             }
+            let mut data = build_report_data(&input);
+            if matches!(format, ReportFormat::Takedown | ReportFormat::TakedownEmail) {
+                self.add_recipients(&mut data).await;
+            }
             // Rendering is CPU work, and a PDF waits for a browser.
-            tokio::task::spawn_blocking(move || render(&build_report_data(&input), format))
+            tokio::task::spawn_blocking(move || render(&data, format))
                 .await
                 .map_err(|error| Error::internal(format!("report rendering panicked: {error}")))?
         }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use copyhound_core::ids::SiteId;
-use copyhound_core::model::{Language, MatchStatus, ReviewScope, is_email_address};
+use copyhound_core::model::{Language, MatchStatus, Recipients, ReviewScope, is_email_address};
 use copyhound_core::{Error, ErrorKind, Result};
 use minijinja::Environment;
 use minijinja::syntax::SyntaxConfig;
@@ -150,6 +150,8 @@ pub struct TakedownNotice {
     /// The notice in each language of the options, in order: the rendered
     /// template (its first line `Subject: ...` / `主题：...` when it has one).
     pub texts: Vec<(Language, String)>,
+    /// Who to send it to, when the report looked them up.
+    pub recipients: Option<Recipients>,
 }
 
 /// The subject-line prefixes the templates start with.
@@ -281,7 +283,8 @@ fn listed_by_site<'a>(
 /// contact name and e-mail on one line), `date` (generation day), `site`
 /// (`name`, `host`), `works` (titles) and `items` (each: `url`, `work_title`,
 /// `chapter_title`, `chapter_index`, `chapter_coverage_percent`,
-/// `first_seen`, `captured_at`, `page_body_sha256`, `match_id`).
+/// `first_seen`, `captured_at`, `page_body_sha256`, `match_id`) and
+/// `recipients` (the site's [`Recipients`] as JSON, or none).
 pub fn render_takedown_notices(
     data: &ReportData,
     templates: &TakedownTemplates,
@@ -304,7 +307,13 @@ pub fn render_takedown_notices(
             works.sort_unstable();
             works.dedup();
             let items: Vec<NoticeItem<'_>> = listed.iter().copied().map(item).collect();
+            let recipients = data
+                .sites
+                .iter()
+                .find(|site| site.site_id == *site_id)
+                .and_then(|site| site.recipients.clone());
             let context = minijinja::context! {
+                recipients => minijinja::Value::from(minijinja::value::Serde(&recipients)),
                 publisher => &data.publisher,
                 holder => minijinja::Value::from(minijinja::value::Serde(&holder)),
                 sender => &sender,
@@ -337,6 +346,7 @@ pub fn render_takedown_notices(
                 host: first.host.clone(),
                 urls: u32::try_from(listed.len()).unwrap_or(u32::MAX),
                 texts,
+                recipients,
             })
         })
         .collect()
@@ -372,6 +382,10 @@ pub fn render_takedown_document(
             host = notice.host,
             urls = notice.urls,
         ));
+        if let Some(recipients) = &notice.recipients {
+            out.push_str(&recipient_lines(recipients));
+            out.push('\n');
+        }
         let texts: Vec<&str> = notice
             .texts
             .iter()
@@ -384,8 +398,10 @@ pub fn render_takedown_document(
 }
 
 /// Returns the notices of `data` as e-mail drafts: one RFC 5322 message per
-/// site (`X-Unsent: 1`, no recipient: the sender fills in the host's abuse
-/// address), in one mbox file. The body is base64 so no line of a hostile
+/// site (`X-Unsent: 1`), addressed `To:` the abuse address of the site's
+/// recipients when they were looked up (the CDN's when one fronts the site,
+/// else the hosting network's, else the registrar's; none otherwise: the
+/// sender fills it in), in one mbox file. The body is base64 so no line of a hostile
 /// page can pass for a header or an mbox separator.
 pub fn render_takedown_mbox(data: &ReportData, templates: &TakedownTemplates) -> Result<Vec<u8>> {
     let notices = render_takedown_notices(data, templates, &TakedownOptions::for_report(data))?;
@@ -417,6 +433,14 @@ fn email_draft(
             holder.email
         ));
     }
+    if let Some(to) = notice
+        .recipients
+        .as_ref()
+        .and_then(Recipients::primary_email)
+        .filter(|to| is_email_address(to) && !to.contains(['<', '>', ',', '"']))
+    {
+        message.push_str(&format!("To: {to}\n"));
+    }
     message.push_str(&format!("Date: {}\n", date.to_rfc2822()));
     message.push_str(&format!("Subject: {}\n", encode_header(&notice.subject())));
     message.push_str("X-Unsent: 1\n");
@@ -437,6 +461,69 @@ fn email_draft(
         message.push('\n');
     }
     message
+}
+
+/// Returns who to notify as lines of the takedown document: where to send
+/// the notice first, then each contact found.
+fn recipient_lines(recipients: &Recipients) -> String {
+    let clean = |text: &str| -> String {
+        text.chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect()
+    };
+    let contacts = |parts: &[Option<&str>]| -> String {
+        parts
+            .iter()
+            .flatten()
+            .map(|part| clean(part))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut lines = Vec::new();
+    if let Some(to) = recipients.primary_email() {
+        lines.push(format!("收件人 / Send to: {}", clean(to)));
+    }
+    if let Some(cdn) = &recipients.cdn {
+        lines.push(format!(
+            "  CDN: {} ({}): {}. 转交源站 / The CDN forwards notices to the origin host.",
+            clean(&cdn.name),
+            clean(&cdn.detected_by),
+            contacts(&[cdn.abuse_email.as_deref(), cdn.abuse_url.as_deref()]),
+        ));
+    }
+    if let Some(hosting) = &recipients.hosting {
+        let network = contacts(&[
+            hosting.name.as_deref(),
+            hosting.cidr.as_deref(),
+            hosting.organization.as_deref(),
+        ]);
+        lines.push(format!(
+            "  托管网络 / Hosting network: {} [{}]: {}",
+            clean(&hosting.address),
+            network,
+            contacts(&[
+                hosting.abuse_email.as_deref(),
+                hosting.abuse_phone.as_deref()
+            ]),
+        ));
+    }
+    if let Some(registrar) = &recipients.registrar {
+        lines.push(format!(
+            "  注册商 / Registrar of {}: {}: {}",
+            clean(recipients.domain.as_deref().unwrap_or(&recipients.host)),
+            clean(&registrar.name),
+            contacts(&[
+                registrar.abuse_email.as_deref(),
+                registrar.abuse_phone.as_deref(),
+                registrar.url.as_deref(),
+            ]),
+        ));
+    }
+    lines.push(format!(
+        "  查询 / Looked up by RDAP: {}",
+        recipients.looked_up_at.format("%Y-%m-%d %H:%M UTC")
+    ));
+    lines.join("\n") + "\n"
 }
 
 /// Returns `text` as a header value: as is when it is printable ASCII,
@@ -613,6 +700,67 @@ mod tests {
         let subject =
             encode_header("关于 alpha 侵犯著作权内容的删除通知 / Notice of copyright infringement");
         assert!(subject.lines().all(|line| line.len() <= 76), "{subject}");
+    }
+
+    #[test]
+    fn notices_are_addressed_to_the_recipients_when_known() {
+        use copyhound_core::model::{CdnFront, HostingNetwork, Registrar};
+        let mut data = build_report_data(&sample_input());
+        let templates = TakedownTemplates::builtin().unwrap();
+        let unknown = String::from_utf8(render_takedown_mbox(&data, &templates).unwrap()).unwrap();
+        assert!(!unknown.contains("\nTo: "), "{unknown}");
+        data.sites[0].recipients = Some(Recipients {
+            host: data.sites[0].host.clone(),
+            domain: Some("alpha.example".into()),
+            registrar: Some(Registrar {
+                name: "Example Names Registrar".into(),
+                abuse_email: Some("abuse@registrar.example".into()),
+                ..Registrar::default()
+            }),
+            hosting: Some(HostingNetwork {
+                address: "104.16.10.20".into(),
+                name: Some("CLOUDFLARENET".into()),
+                abuse_email: Some("abuse@cloudflare.com".into()),
+                ..HostingNetwork::default()
+            }),
+            cdn: Some(CdnFront {
+                name: "Cloudflare".into(),
+                detected_by: "network CLOUDFLARENET".into(),
+                abuse_email: Some("abuse@cloudflare.com".into()),
+                abuse_url: Some("https://abuse.cloudflare.com/".into()),
+            }),
+            looked_up_at: data.generated_at,
+            sources: Vec::new(),
+            problems: Vec::new(),
+        });
+        let mbox = String::from_utf8(render_takedown_mbox(&data, &templates).unwrap()).unwrap();
+        let (head, _) = mbox.split_once("\n\n").unwrap();
+        assert!(head.contains("\nTo: abuse@cloudflare.com\n"), "{head}");
+        let document =
+            String::from_utf8(render_takedown_document(&data, &templates).unwrap()).unwrap();
+        assert!(
+            document.contains("收件人 / Send to: abuse@cloudflare.com"),
+            "{document}"
+        );
+        assert!(
+            document.contains("forwards notices to the origin host"),
+            "{document}"
+        );
+        assert!(
+            document.contains(
+                "Registrar of alpha.example: Example Names Registrar: abuse@registrar.example"
+            ),
+            "{document}"
+        );
+
+        // An address that could smuggle another header is left out.
+        let recipients = data.sites[0].recipients.as_mut().unwrap();
+        recipients.cdn = None;
+        recipients.hosting = None;
+        recipients.registrar.as_mut().unwrap().abuse_email =
+            Some("a@b.example\r\nBcc: x@evil.example".into());
+        let mbox = String::from_utf8(render_takedown_mbox(&data, &templates).unwrap()).unwrap();
+        assert!(!mbox.contains("\nTo: ") && !mbox.contains("Bcc:"), "{mbox}");
     }
 
     #[test]

@@ -2,8 +2,9 @@ use std::sync::Arc;
 
 use anyhow::Context;
 use copyhound_core::config::Config;
+use copyhound_core::ports::RecipientLookup;
 use copyhound_crawler::site::SitePolicy;
-use copyhound_crawler::{CrawlHandler, CrawlProgress, NoProgress, Scheduler};
+use copyhound_crawler::{CrawlHandler, CrawlProgress, NoProgress, RdapRecipientLookup, Scheduler};
 use copyhound_fingerprint::{FingerprintConfig, Fingerprinter};
 use copyhound_matcher::{MatcherHandler, MatcherPorts};
 use copyhound_report::{ReportHandler, ReportScheduler};
@@ -32,6 +33,9 @@ pub fn fingerprinter() -> anyhow::Result<Arc<Fingerprinter>> {
 pub struct Node {
     config: Config,
     backends: Backends,
+    /// The one recipient lookup of the process (its cache and pacing are
+    /// shared by the API and the report stage), built on first use.
+    recipients: std::sync::OnceLock<Option<Arc<dyn RecipientLookup>>>,
 }
 
 impl Node {
@@ -50,6 +54,7 @@ impl Node {
         Ok(Self {
             config: config.clone(),
             backends: Backends::open(config).await?,
+            recipients: std::sync::OnceLock::new(),
         })
     }
 
@@ -78,7 +83,8 @@ impl Node {
         .with_watcher(copyhound_crawler::watch::Watcher::new(
             self.backends.ports(),
             self.config.crawler.clone(),
-        ));
+        ))
+        .with_discovery(self.backends.ports());
         let report = ReportHandler::new(
             stores.publishers.clone(),
             stores.reports.clone(),
@@ -87,7 +93,8 @@ impl Node {
             stores.sites.clone(),
             stores.pages.clone(),
         )
-        .with_mail(self.mail()?, self.config.server.public_url.clone());
+        .with_mail(self.mail()?, self.config.server.public_url.clone())
+        .with_recipients(self.recipients()?);
         Ok(Dispatcher::new(crawl, self.matcher()?, report))
     }
 
@@ -168,6 +175,19 @@ impl Node {
     pub fn mail(&self) -> anyhow::Result<Option<Arc<dyn copyhound_report::MailTransport>>> {
         Ok(SmtpMailTransport::from_config(&self.config.smtp)?
             .map(|mail| Arc::new(mail) as Arc<dyn copyhound_report::MailTransport>))
+    }
+
+    /// Returns who-to-notify lookups by RDAP (`[rdap]`), none when
+    /// `rdap.bootstrap` is empty; one per process, so its cache and pacing
+    /// are shared.
+    pub fn recipients(&self) -> anyhow::Result<Option<Arc<dyn RecipientLookup>>> {
+        if let Some(built) = self.recipients.get() {
+            return Ok(built.clone());
+        }
+        let built = RdapRecipientLookup::from_config(&self.config)
+            .context("cannot build the rdap client")?
+            .map(|lookup| Arc::new(lookup) as Arc<dyn RecipientLookup>);
+        Ok(self.recipients.get_or_init(|| built).clone())
     }
 
     /// Writes what the embedded index holds in memory to its snapshot.

@@ -105,6 +105,7 @@ async fn main() -> anyhow::Result<()> {
         site_policy: SitePolicy::default(),
         matcher: copyhound_core::config::MatcherConfig::default(),
         mail: None,
+        recipients: None,
     };
     let seeding = Instant::now();
     let key = seed(&state, matches).await?;

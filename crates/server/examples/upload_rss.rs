@@ -63,6 +63,7 @@ async fn main() -> anyhow::Result<()> {
         site_policy: SitePolicy::new(true),
         matcher: Default::default(),
         mail: None,
+        recipients: None,
     };
     let publisher_id: PublisherId = "pub_rss".parse()?;
     state

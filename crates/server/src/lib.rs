@@ -60,6 +60,9 @@ pub struct AppState {
     /// The mail server (`[smtp]`), when one is configured: e-mail alerts go
     /// out (from the schedulers), and the console sends test e-mails through it.
     pub mail: Option<Arc<dyn copyhound_report::MailTransport>>,
+    /// Who to notify about a site (`[rdap]`), when lookups are configured:
+    /// `GET /api/v1/sites/{site_id}/recipients` and the console's site page.
+    pub recipients: Option<Arc<dyn copyhound_core::ports::RecipientLookup>>,
 }
 
 /// Returns the whole application: `/api/v1`, `/health`, `/metrics` and the admin UI at `/`.

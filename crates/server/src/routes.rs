@@ -88,6 +88,7 @@ macro_rules! with_api_handlers {
             sites::start_crawl,
             sites::list_crawls,
             sites::get_crawl,
+            sites::get_recipients,
             matches::list_matches,
             matches::get_match,
             matches::get_evidence,

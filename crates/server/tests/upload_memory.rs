@@ -154,6 +154,7 @@ async fn upload_router(dir: &std::path::Path) -> (axum::Router, String, String) 
         site_policy: copyhound_core::site::SitePolicy::new(true),
         matcher: Default::default(),
         mail: None,
+        recipients: None,
     };
     let publisher_id: copyhound_core::ids::PublisherId = "pub_m".parse().unwrap();
     state

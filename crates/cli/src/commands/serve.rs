@@ -85,6 +85,7 @@ fn app_state(node: &Node) -> anyhow::Result<AppState> {
         site_policy: SitePolicy::for_crawler(&node.config().crawler),
         matcher: node.config().matcher.clone(),
         mail: node.mail()?,
+        recipients: node.recipients()?,
     })
 }
 

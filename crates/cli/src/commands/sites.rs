@@ -1,7 +1,8 @@
 //! `copyhound sites`, `copyhound crawl`, `copyhound matches`, `copyhound works list`:
 //! the CLI mirrors of the API's main actions. `sites add` validates with the same
 //! rules and address policy as `POST /api/v1/sites`; `crawl` exits with the
-//! run's outcome ([`crawl_exit_code`]). `sites add` and `works list` refuse a
+//! run's outcome ([`crawl_exit_code`]); `sites recipients` looks up who to
+//! notify, as `GET /api/v1/sites/{site_id}/recipients` does. `sites add` and `works list` refuse a
 //! publisher that does not exist, naming it (`copyhound publishers add`).
 
 use std::process::ExitCode;
@@ -11,8 +12,10 @@ use std::time::Duration;
 use anyhow::Context;
 use copyhound_core::config::{Backend, Config};
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
-use copyhound_core::model::{CrawlRunStatus, ExtractionHints, Match, Render};
-use copyhound_core::ports::{MatchFilter, MatchFilterInput, PageRequest, collect_all};
+use copyhound_core::model::{CrawlRunStatus, ExtractionHints, Match, Recipients, Render};
+use copyhound_core::ports::{
+    MatchFilter, MatchFilterInput, PageRequest, collect_all, recipient_query,
+};
 use copyhound_core::site::SitePolicy;
 use copyhound_crawler::{CrawlProgress, Crawler, HttpFetcher};
 use copyhound_intake::sites::{SiteSettings, create_site, update_site};
@@ -136,9 +139,74 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
             .await?;
             println!("disabled site {}", disabled.id);
         }
+        SitesCommand::Recipients { site, json } => {
+            let found = sites.get_site(&site.parse()?).await?;
+            let lookup = node.recipients()?.context(
+                "recipient lookups are not configured: set rdap.bootstrap \
+                 (COPYHOUND_RDAP_BOOTSTRAP), e.g. https://data.iana.org/rdap/",
+            )?;
+            let query = recipient_query(&found, backends.stores.pages.as_ref()).await?;
+            let recipients = lookup
+                .recipients(&query)
+                .await
+                .with_context(|| format!("cannot look up who to notify about {}", found.id))?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&recipients)?);
+            } else {
+                print_recipients(&recipients);
+            }
+        }
     }
     backends.persist().await?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints who to notify, the address to send to first on the first line.
+fn print_recipients(recipients: &Recipients) {
+    let or_dash = |value: &Option<String>| value.clone().unwrap_or_else(|| "-".into());
+    println!(
+        "send to: {}",
+        recipients
+            .primary_email()
+            .unwrap_or("(no abuse address found)")
+    );
+    if let Some(cdn) = &recipients.cdn {
+        println!(
+            "cdn: {} ({}): {} {} (forwards notices to the origin host)",
+            cdn.name,
+            cdn.detected_by,
+            or_dash(&cdn.abuse_email),
+            cdn.abuse_url.as_deref().unwrap_or_default()
+        );
+    }
+    if let Some(hosting) = &recipients.hosting {
+        println!(
+            "hosting: {} {} {} ({}): {} {}",
+            hosting.address,
+            or_dash(&hosting.name),
+            or_dash(&hosting.cidr),
+            or_dash(&hosting.organization),
+            or_dash(&hosting.abuse_email),
+            hosting.abuse_phone.as_deref().unwrap_or_default()
+        );
+    }
+    if let Some(registrar) = &recipients.registrar {
+        println!(
+            "registrar of {}: {} (IANA {}): {} {} {}",
+            recipients.domain.as_deref().unwrap_or(&recipients.host),
+            registrar.name,
+            or_dash(&registrar.iana_id),
+            or_dash(&registrar.abuse_email),
+            registrar.abuse_phone.as_deref().unwrap_or_default(),
+            registrar.url.as_deref().unwrap_or_default()
+        );
+    }
+    for problem in &recipients.problems {
+        println!("not found: {problem}");
+    }
+    for source in &recipients.sources {
+        println!("asked: {source}");
+    }
 }
 
 /// Exit code of `copyhound crawl` for a run that fetched nothing (or was cancelled).

@@ -23,7 +23,9 @@ pub use handler::TaskHandler;
 pub use index::{EntryKind, FingerprintIndex, IndexEntry, IndexHit, IndexStats};
 pub use paging::{Pages, collect_all};
 pub use queue::{AckId, DeadTask, QueueStats, ReceivedTask, TaskQueue};
-pub use recipients::{MemoryRecipientLookup, RecipientLookup, RecipientQuery};
+pub use recipients::{
+    MemoryRecipientLookup, RECIPIENT_HEADER_PAGES, RecipientLookup, RecipientQuery, recipient_query,
+};
 pub use store::{
     FingerprintStore, MAX_LISTED_KEYS, MatchFilter, MatchFilterInput, MatchOrder, MatchStore,
     PageRequest, PageStore, PageUpsert, Paged, PublisherStore, ReportStore, SiteStore, WorkStore,

@@ -4,8 +4,12 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
+use super::{PageRequest, PageStore};
 use crate::error::{Error, Result};
-use crate::model::Recipients;
+use crate::model::{Recipients, Site};
+
+/// Most stored pages whose header fields a query carries.
+pub const RECIPIENT_HEADER_PAGES: u32 = 3;
 
 /// What a recipient lookup is given about a site.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -15,6 +19,31 @@ pub struct RecipientQuery {
     /// Response header fields the crawler stored for the site's pages (a CDN
     /// often names itself there: `cf-ray`, `x-amz-cf-id`, `x-served-by`).
     pub headers: Vec<(String, String)>,
+}
+
+/// Returns the query for `site`: the host of its first seed, and the header
+/// fields the crawler stored for a few of its pages (`InvalidInput` when no
+/// seed has a host).
+pub async fn recipient_query(site: &Site, pages: &dyn PageStore) -> Result<RecipientQuery> {
+    let host = site
+        .seeds
+        .iter()
+        .find_map(|seed| url::Url::parse(seed).ok()?.host_str().map(str::to_string))
+        .ok_or_else(|| Error::invalid(format!("site {} has no seed with a host", site.id)))?;
+    let request = PageRequest {
+        after: None,
+        limit: RECIPIENT_HEADER_PAGES,
+    };
+    let stored = pages.list_pages(&site.id, &request).await?;
+    let mut headers: Vec<(String, String)> = Vec::new();
+    for page in stored.items.iter().take(RECIPIENT_HEADER_PAGES as usize) {
+        for field in &page.fetch.headers {
+            if !headers.contains(field) {
+                headers.push(field.clone());
+            }
+        }
+    }
+    Ok(RecipientQuery { host, headers })
 }
 
 /// Finds who to notify about a site: its registrar, its hosting network and

@@ -10,8 +10,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use copyhound_core::Result;
 use copyhound_core::ids::{CrawlRunId, SiteId};
-use copyhound_core::model::{CrawlRun, ExtractionHints, Site};
-use copyhound_core::ports::Paged;
+use copyhound_core::model::{CrawlRun, ExtractionHints, Recipients, Site};
+use copyhound_core::ports::{Paged, recipient_query};
 use copyhound_core::site::{
     MAX_CONCURRENCY, MAX_DEPTH, MAX_NAME_CHARS, MAX_PAGES_PER_RUN, MAX_PATTERN_CHARS, MAX_PATTERNS,
     MAX_RATE_LIMIT_PER_SECOND, MAX_SEEDS,
@@ -549,4 +549,56 @@ pub async fn get_crawl(
     let run_id = parse_id::<CrawlRunId>("run_id", &run_id)?;
     let (run, _site) = owned_run(&state, &caller.publisher_id, &run_id).await?;
     Ok(Json(run))
+}
+
+/// How long `GET /api/v1/sites/{site_id}/recipients` waits for the lookup.
+pub const RECIPIENTS_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Returns who to notify about `site` through the server's lookup
+/// (`Unavailable` when `[rdap]` is not configured, `Timeout` past
+/// [`RECIPIENTS_TIMEOUT`]).
+pub async fn lookup_recipients(state: &AppState, site: &Site) -> Result<Recipients> {
+    let Some(lookup) = &state.recipients else {
+        return Err(copyhound_core::Error::new(
+            copyhound_core::ErrorKind::Unavailable,
+            "recipient lookups are not configured: set rdap.bootstrap",
+        ));
+    };
+    let query = recipient_query(site, state.ports.pages.as_ref()).await?;
+    tokio::time::timeout(RECIPIENTS_TIMEOUT, lookup.recipients(&query))
+        .await
+        .map_err(|_| {
+            copyhound_core::Error::new(
+                copyhound_core::ErrorKind::Timeout,
+                format!("recipient lookup of site {} took too long", site.id),
+            )
+        })?
+}
+
+/// `GET /api/v1/sites/{site_id}/recipients`: who to notify about the site.
+#[utoipa::path(
+    get,
+    path = "/api/v1/sites/{site_id}/recipients",
+    tag = "sites",
+    params(("site_id" = SiteId, Path, description = "The site")),
+    responses(
+        (status = 200, description = "The registrar of the site's domain, the network hosting \
+            its address and the CDN fronting it, each with its abuse contact, as RDAP answers them \
+            (cached). What could not be found is listed in `problems`", body = Recipients),
+        (status = 400, description = "Invalid id, or the site has no host to look up", body = ErrorBody),
+        key_errors::PublisherKey,
+        (status = 404, description = "No such site", body = ErrorBody),
+        (status = 502, description = "The registries failed or answered garbage", body = ErrorBody),
+        (status = 503, description = "Recipient lookups are not configured (`rdap.bootstrap`)", body = ErrorBody),
+        (status = 504, description = "The registries did not answer in time", body = ErrorBody),
+    )
+)]
+pub async fn get_recipients(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiPath(site_id): ApiPath<String>,
+) -> ApiResult<Json<Recipients>> {
+    let site_id = parse_id::<SiteId>("site_id", &site_id)?;
+    let site = owned_site(&state, &caller.publisher_id, &site_id).await?;
+    Ok(Json(lookup_recipients(&state, &site).await?))
 }

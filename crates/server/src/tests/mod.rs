@@ -12,6 +12,7 @@ mod first_hour_test;
 mod headers_test;
 mod openapi_test;
 mod policy_test;
+mod recipients_test;
 mod register_test;
 mod releases_test;
 mod reports_test;
@@ -86,6 +87,7 @@ pub(crate) async fn embedded_state(dir: &std::path::Path) -> (AppState, Arc<Loca
         site_policy: SitePolicy::new(true),
         matcher: copyhound_core::config::MatcherConfig::default(),
         mail: None,
+        recipients: None,
     };
     (state, queue)
 }
@@ -147,7 +149,8 @@ impl Harness {
             state.ports.works.clone(),
             state.ports.sites.clone(),
             state.ports.pages.clone(),
-        );
+        )
+        .with_recipients(state.recipients.clone());
         for task in self.enqueued().await {
             if let copyhound_core::model::TaskKind::GenerateReport {
                 publisher_id,

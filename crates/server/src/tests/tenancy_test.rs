@@ -78,6 +78,7 @@ async fn another_tenants_ids_answer_404_on_every_route() {
             ),
             ("POST", format!("/api/v1/sites/{site}/crawls"), None),
             ("GET", format!("/api/v1/sites/{site}/crawls"), None),
+            ("GET", format!("/api/v1/sites/{site}/recipients"), None),
             ("GET", format!("/api/v1/crawls/{run}"), None),
             ("GET", format!("/api/v1/matches/{found}"), None),
             ("GET", format!("/api/v1/matches/{found}/evidence"), None),

@@ -279,12 +279,31 @@ pub(in crate::ui) async fn set_site_enabled(
     Ok(Redirect::to(&format!("/ui/sites/{site_id}")).into_response())
 }
 
+/// The site page's query: `notify=1` looks up who to notify.
+#[derive(Debug, Default, Deserialize)]
+pub(in crate::ui) struct SitePageQuery {
+    #[serde(default)]
+    notify: Option<String>,
+}
+
 pub(in crate::ui) async fn site(
     State(state): State<AppState>,
     UiCaller(caller): UiCaller,
     axum::extract::Path(site_id): axum::extract::Path<String>,
+    axum::extract::Query(query): axum::extract::Query<SitePageQuery>,
 ) -> UiResult {
-    site_page(&state, &caller, &site_id, None).await
+    if query.notify.is_none() {
+        return site_page(&state, &caller, &site_id, None).await;
+    }
+    let site_id = parse_id::<SiteId>("site_id", &site_id)?;
+    let site = owned_site(&state, &caller.publisher_id, &site_id).await?;
+    let notify = match crate::api::sites::lookup_recipients(&state, &site).await {
+        Ok(recipients) => {
+            json!({ "recipients": recipients, "primary": recipients.primary_email() })
+        }
+        Err(error) => json!({ "error": error.message() }),
+    };
+    site_page_with(&state, &caller, site, None, Some(notify)).await
 }
 
 /// A site's page: its settings (and the edit form), what it copied, its runs.
@@ -296,6 +315,18 @@ async fn site_page(
 ) -> UiResult {
     let site_id = parse_id::<SiteId>("site_id", site_id)?;
     let site = owned_site(state, &caller.publisher_id, &site_id).await?;
+    site_page_with(state, caller, site, error, None).await
+}
+
+/// The same for a site already read, with who to notify when looked up.
+async fn site_page_with(
+    state: &AppState,
+    caller: &PublisherCaller,
+    site: copyhound_core::model::Site,
+    error: Option<String>,
+    notify: Option<serde_json::Value>,
+) -> UiResult {
+    let site_id = site.id.clone();
     let runs = state
         .ports
         .sites
@@ -305,6 +336,6 @@ async fn site_page(
     Ok(render(
         "sites.html",
         json!({ "publisher": caller.publisher_id, "site": site, "runs": runs.items, "copied": copied,
-                "error": error }),
+                "error": error, "notify": notify, "notify_configured": state.recipients.is_some() }),
     ))
 }
