@@ -288,3 +288,44 @@ fn e_mail_alerts_need_a_mail_server_and_real_addresses() {
         ("relay.example", 2525)
     );
 }
+
+#[test]
+fn rdap_lookups_are_off_by_default_and_checked_when_set() {
+    let (config, _) = ConfigLoader::default().load().unwrap();
+    assert_eq!(config.rdap.bootstrap, "", "no default reaches the internet");
+    assert_eq!(config.rdap.requests_per_second, 1.0);
+    let load = |pairs: &[(&str, &str)]| ConfigLoader::default().env(env(pairs)).load();
+    let (config, _) = load(&[
+        ("COPYHOUND_RDAP_BOOTSTRAP", "https://data.iana.org/rdap/"),
+        ("COPYHOUND_RDAP_REQUESTS_PER_SECOND", "0.5"),
+    ])
+    .unwrap();
+    assert_eq!(config.rdap.bootstrap, "https://data.iana.org/rdap/");
+    assert_eq!(config.rdap.requests_per_second, 0.5);
+    let (config, _) = load(&[("COPYHOUND_RDAP_BOOTSTRAP", "/etc/copyhound/rdap")]).unwrap();
+    assert_eq!(config.rdap.bootstrap, "/etc/copyhound/rdap");
+    for (key, value, fragment) in [
+        (
+            "COPYHOUND_RDAP_BOOTSTRAP",
+            "https://data.iana.org/rdap",
+            "must end in `/`",
+        ),
+        (
+            "COPYHOUND_RDAP_BOOTSTRAP",
+            "ftp://mirror.example/rdap/",
+            "neither",
+        ),
+        (
+            "COPYHOUND_RDAP_REQUESTS_PER_SECOND",
+            "0",
+            "requests_per_second",
+        ),
+        ("COPYHOUND_RDAP_TIMEOUT_MS", "0", "timeout_ms"),
+    ] {
+        let error = load(&[(key, value)]).unwrap_err();
+        assert!(
+            error.to_string().contains(fragment),
+            "{key}={value}: {error}"
+        );
+    }
+}
