@@ -572,3 +572,69 @@ fn publishers_and_keys_made_on_the_command_line_work_at_the_api() {
     );
     assert_eq!(revoked, 401);
 }
+
+#[test]
+fn book_sources_on_the_command_line_become_suggestions_to_accept_or_dismiss() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| {
+        let output = copyhound(dir.path())
+            .args(["--data-dir", "data"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{args:?}: {output:?}");
+        String::from_utf8(output.stdout).unwrap()
+    };
+    run(&["publishers", "add", "N01", "--name", "Acme Books"]);
+    std::fs::write(
+        dir.path().join("sources.json"),
+        r#"[{"bookSourceName": "书屋", "bookSourceUrl": "https://shuwu.example", "searchUrl": "/s?q={{key}}"},
+            {"bookSourceName": "顶点", "bookSourceUrl": "https://dingdian.example"},
+            {"bookSourceName": "坏的", "bookSourceUrl": "not a url"}]"#,
+    )
+    .unwrap();
+    let imported = run(&[
+        "sites",
+        "import-sources",
+        "--publisher",
+        "N01",
+        "sources.json",
+    ]);
+    assert!(
+        imported.contains("2 new suggested site(s), 0 updated, 1 entries skipped"),
+        "{imported}"
+    );
+    let listed = run(&[
+        "sites",
+        "suggestions",
+        "--publisher",
+        "N01",
+        "--status",
+        "pending",
+    ]);
+    let ids: Vec<&str> = listed
+        .lines()
+        .map(|line| line.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{listed}");
+    assert!(listed.contains("https://shuwu.example") && listed.contains("not checked yet"));
+    let accepted = run(&["sites", "accept", "--publisher", "N01", ids[0]]);
+    assert!(accepted.contains("first crawl queued"), "{accepted}");
+    let dismissed = run(&["sites", "dismiss", "--publisher", "N01", ids[1]]);
+    assert!(dismissed.starts_with("dismissed"), "{dismissed}");
+    let sites = run(&["sites", "list"]);
+    assert_eq!(sites.lines().count(), 1, "{sites}");
+    copyhound(dir.path())
+        .args([
+            "--data-dir",
+            "data",
+            "sites",
+            "import-sources",
+            "--publisher",
+            "N01",
+            "missing.json",
+        ])
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cannot read missing.json"));
+}

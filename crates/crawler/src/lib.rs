@@ -9,6 +9,7 @@
 
 pub use copyhound_core::{charset, site, urls};
 pub mod crawl;
+pub mod discover;
 pub mod extract;
 mod extract_fallback;
 pub mod fetch;

@@ -68,8 +68,8 @@ pub async fn queue_run(
 }
 
 /// The same for a targeted run (a release burst, quiet watching): the run
-/// keeps its scope, which the crawler reads when it starts (a task whose
-/// record was lost runs as a full crawl).
+/// keeps its scope, which the crawler reads when it starts; the task carries
+/// it too, so a run whose record was lost still crawls only its scope.
 pub async fn queue_scoped_run(
     sites: &dyn SiteStore,
     queue: &dyn TaskQueue,

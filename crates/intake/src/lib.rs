@@ -13,5 +13,6 @@ pub mod formats;
 pub mod import;
 pub mod policy;
 pub mod sites;
+pub mod suggestions;
 pub mod watch;
 pub mod works;

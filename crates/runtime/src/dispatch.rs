@@ -133,6 +133,14 @@ impl TaskHandler for Dispatcher {
                     .generate_report(publisher_id, report_id)
                     .await
             }
+            TaskKind::VerifySuggestion {
+                publisher_id,
+                suggestion_id,
+            } => {
+                self.crawl(kind)?
+                    .verify_suggestion(publisher_id, suggestion_id)
+                    .await
+            }
         }
     }
 
@@ -149,7 +157,8 @@ impl TaskHandler for Dispatcher {
             | TaskKind::FingerprintWork { .. }
             | TaskKind::ComparePage { .. }
             | TaskKind::BackfillWork { .. }
-            | TaskKind::GenerateReport { .. } => Ok(None),
+            | TaskKind::GenerateReport { .. }
+            | TaskKind::VerifySuggestion { .. } => Ok(None),
         }
     }
 
@@ -178,7 +187,8 @@ impl TaskHandler for Dispatcher {
             | TaskKind::FingerprintPage { .. }
             | TaskKind::FingerprintWork { .. }
             | TaskKind::ComparePage { .. }
-            | TaskKind::BackfillWork { .. } => Ok(()),
+            | TaskKind::BackfillWork { .. }
+            | TaskKind::VerifySuggestion { .. } => Ok(()),
         }
     }
 }

@@ -26,11 +26,13 @@ pub const REPORTS: &str = "reports";
 pub const REPORT_ARTIFACTS: &str = "report_artifacts";
 /// Alert state per publisher and channel (who sends, when it last went).
 pub const ALERT_STATES: &str = "alert_states";
+/// Sites suggested to a publisher (discovery), one per publisher and origin.
+pub const SITE_SUGGESTIONS: &str = "site_suggestions";
 /// Applied schema migrations and the migration lock.
 pub const MIGRATIONS: &str = "migrations";
 
 /// Every data collection a migration may describe (not `migrations` itself).
-pub const ALL_DATA: [&str; 12] = [
+pub const ALL_DATA: [&str; 13] = [
     PUBLISHERS,
     API_KEYS,
     WORKS,
@@ -43,4 +45,5 @@ pub const ALL_DATA: [&str; 12] = [
     REPORTS,
     REPORT_ARTIFACTS,
     ALERT_STATES,
+    SITE_SUGGESTIONS,
 ];

@@ -75,6 +75,13 @@ pub enum TaskKind {
         /// The report.
         report_id: ReportId,
     },
+    /// Check a suggested site cheaply: its robots.txt and one page.
+    VerifySuggestion {
+        /// Whose suggestion it is.
+        publisher_id: PublisherId,
+        /// The suggestion.
+        suggestion_id: String,
+    },
 }
 
 impl TaskKind {
@@ -89,6 +96,7 @@ impl TaskKind {
             TaskKind::ComparePage { .. } => "compare_page",
             TaskKind::BackfillWork { .. } => "backfill_work",
             TaskKind::GenerateReport { .. } => "generate_report",
+            TaskKind::VerifySuggestion { .. } => "verify_suggestion",
         }
     }
 
@@ -120,6 +128,10 @@ impl TaskKind {
             }
             TaskKind::BackfillWork { work_id } => format!("backfill_work/{work_id}"),
             TaskKind::GenerateReport { report_id, .. } => format!("generate_report/{report_id}"),
+            TaskKind::VerifySuggestion {
+                publisher_id,
+                suggestion_id,
+            } => format!("verify_suggestion/{publisher_id}/{suggestion_id}"),
         }
     }
 }

@@ -9,7 +9,8 @@ use crate::ids::{
 };
 use crate::model::{
     AlertState, ApiKey, Chapter, CrawlRun, FingerprintOwner, FingerprintRecord, FingerprintStatus,
-    Match, MatchStatus, Page, Publisher, Report, Review, Site, Timestamp, Work,
+    Match, MatchStatus, Page, Publisher, Report, Review, Site, SiteSuggestion, SuggestionStatus,
+    Timestamp, Work,
 };
 
 /// Keyset pagination: `after` is the cursor returned with the previous page.
@@ -280,6 +281,17 @@ pub trait SiteStore: fmt::Debug + Send + Sync + 'static {
         site_id: &SiteId,
         page: &PageRequest,
     ) -> Result<Paged<CrawlRun>>;
+    /// Inserts or replaces a site suggestion.
+    async fn put_suggestion(&self, suggestion: &SiteSuggestion) -> Result<()>;
+    /// Returns one of `publisher_id`'s suggestions or `NotFound`.
+    async fn get_suggestion(&self, publisher_id: &PublisherId, id: &str) -> Result<SiteSuggestion>;
+    /// Lists a publisher's suggestions by id, of one status or all.
+    async fn list_suggestions(
+        &self,
+        publisher_id: &PublisherId,
+        status: Option<SuggestionStatus>,
+        page: &PageRequest,
+    ) -> Result<Paged<SiteSuggestion>>;
 }
 
 /// Crawled pages with their history.

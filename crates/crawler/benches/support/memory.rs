@@ -9,7 +9,9 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use copyhound_core::ids::{CrawlRunId, PageId, PublisherId, SiteId};
-use copyhound_core::model::{CrawlRun, Page, PageVersion, Site, Task};
+use copyhound_core::model::{
+    CrawlRun, Page, PageVersion, Site, SiteSuggestion, SuggestionStatus, Task,
+};
 use copyhound_core::ports::{
     AckId, DeadTask, PageRequest, PageStore, PageUpsert, Paged, QueueStats, ReceivedTask,
     SiteStore, TaskQueue,
@@ -45,6 +47,30 @@ pub struct MemorySiteStore {
 
 #[async_trait]
 impl SiteStore for MemorySiteStore {
+    async fn put_suggestion(&self, _suggestion: &SiteSuggestion) -> Result<()> {
+        Ok(())
+    }
+
+    async fn get_suggestion(
+        &self,
+        _publisher_id: &PublisherId,
+        id: &str,
+    ) -> Result<SiteSuggestion> {
+        Err(Error::not_found(format!("site suggestion {id}")))
+    }
+
+    async fn list_suggestions(
+        &self,
+        _publisher_id: &PublisherId,
+        _status: Option<SuggestionStatus>,
+        _page: &PageRequest,
+    ) -> Result<Paged<SiteSuggestion>> {
+        Ok(Paged {
+            items: Vec::new(),
+            next: None,
+        })
+    }
+
     async fn put_site(&self, site: &Site) -> Result<()> {
         lock(&self.sites).insert(site.id.clone(), site.clone());
         Ok(())

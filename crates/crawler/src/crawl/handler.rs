@@ -17,6 +17,7 @@ pub struct CrawlHandler {
     crawler: Crawler,
     progress: Arc<dyn CrawlProgress>,
     watcher: Option<crate::watch::Watcher>,
+    discoverer: Option<crate::discover::Discoverer>,
 }
 
 impl std::fmt::Debug for CrawlHandler {
@@ -42,6 +43,7 @@ impl CrawlHandler {
             crawler,
             progress,
             watcher: None,
+            discoverer: None,
         })
     }
 
@@ -51,6 +53,7 @@ impl CrawlHandler {
             crawler,
             progress,
             watcher: None,
+            discoverer: None,
         }
     }
 
@@ -58,6 +61,33 @@ impl CrawlHandler {
     pub fn with_watcher(mut self, watcher: crate::watch::Watcher) -> Self {
         self.watcher = Some(watcher);
         self
+    }
+
+    /// Also runs `verify_suggestion` tasks (checks of suggested sites),
+    /// through this crawler's fetcher.
+    pub fn with_discovery(mut self, ports: copyhound_core::ports::Ports) -> Self {
+        self.discoverer = Some(crate::discover::Discoverer::new(
+            ports,
+            self.crawler.fetcher(),
+        ));
+        self
+    }
+
+    /// Runs `verify_suggestion`: robots.txt and one page of a suggested site.
+    pub async fn verify_suggestion(
+        &self,
+        publisher_id: &copyhound_core::ids::PublisherId,
+        suggestion_id: &str,
+    ) -> Result<()> {
+        self.discoverer
+            .as_ref()
+            .ok_or_else(|| {
+                copyhound_core::Error::internal(
+                    "this crawler runs no discovery for verify_suggestion tasks",
+                )
+            })?
+            .verify(publisher_id, suggestion_id)
+            .await
     }
 
     fn watcher(&self) -> Result<&crate::watch::Watcher> {

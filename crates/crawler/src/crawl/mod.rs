@@ -121,6 +121,11 @@ impl Crawler {
         }
     }
 
+    /// The fetcher every request of this crawler goes through.
+    pub fn fetcher(&self) -> Arc<dyn Fetcher> {
+        self.fetcher.clone()
+    }
+
     /// Sets how long a run past its publisher's share of crawl slots waits
     /// before it asks again (tests; [`share::WAIT`] otherwise).
     pub fn with_share_wait(mut self, wait: Duration) -> Self {
@@ -215,6 +220,7 @@ impl Crawler {
             }
             Err(error) => Err(error),
         };
+        self.record_discoveries(&context).await;
         match crawled {
             Ok(()) => {
                 let (status, summary) = verdict(&run.counters);
@@ -276,7 +282,8 @@ impl Crawler {
         let max_depth = site.max_depth;
         let context = Arc::new(self.context(site.clone(), rules, run_id.clone()));
         context.claim(&url);
-        let report = context.process(url, None).await;
+        let report = Arc::clone(&context).process(url, None).await;
+        self.record_discoveries(&context).await;
         if depth < max_depth {
             let now = Utc::now();
             let tasks: Vec<Task> = report
@@ -299,7 +306,50 @@ impl Crawler {
         Ok(report)
     }
 
+    /// Records the other sites the run's pages pointed at as suggestions for
+    /// the site's publisher. A failure is logged: discovery never fails a crawl.
+    async fn record_discoveries(&self, context: &PageContext) {
+        let candidates = context
+            .discovered
+            .lock()
+            .expect("discovered lock is never poisoned: no panics while held")
+            .take();
+        if candidates.is_empty() {
+            return;
+        }
+        let site = &context.site;
+        match copyhound_intake::suggestions::record(
+            self.sites.as_ref(),
+            self.queue.as_ref(),
+            &site.publisher_id,
+            Some(&site.id),
+            candidates,
+        )
+        .await
+        {
+            Ok(recorded) => {
+                if !recorded.new.is_empty() {
+                    info!(site_id=%site.id, new=recorded.new.len(), updated=recorded.updated, "sites suggested");
+                }
+                metrics::counter!("copyhound_sites_suggested_total")
+                    .increment(recorded.new.len() as u64);
+            }
+            Err(error) => warn!(site_id=%site.id, error=%error, "suggested sites not recorded"),
+        }
+    }
+
     fn context(&self, site: Site, rules: UrlRules, run_id: CrawlRunId) -> PageContext {
+        let own_hosts = site
+            .seeds
+            .iter()
+            .filter_map(|seed| url::Url::parse(seed).ok())
+            .filter_map(|seed| {
+                seed.host_str().map(|host| match seed.port() {
+                    Some(port) => format!("{host}:{port}"),
+                    None => host.to_string(),
+                })
+            })
+            .collect();
         PageContext {
             site,
             rules,
@@ -322,6 +372,8 @@ impl Crawler {
                 i64::try_from(self.config.max_revisit_hours.min(24 * 366 * 100)).unwrap_or(0),
             ),
             new_links_only: false,
+            own_hosts,
+            discovered: Mutex::new(crate::discover::Found::default()),
             render: page::RenderSettings {
                 chromium: self.config.chromium.clone(),
                 timeout: Duration::from_millis(self.config.render_timeout_ms),

@@ -58,6 +58,7 @@ pub(crate) const MATCHES: DocTable = TableDefinition::new(collections::MATCHES);
 pub(crate) const REPORTS: DocTable = TableDefinition::new(collections::REPORTS);
 pub(crate) const REPORT_ARTIFACTS: DocTable = TableDefinition::new(collections::REPORT_ARTIFACTS);
 pub(crate) const ALERT_STATES: DocTable = TableDefinition::new(collections::ALERT_STATES);
+pub(crate) const SITE_SUGGESTIONS: DocTable = TableDefinition::new(collections::SITE_SUGGESTIONS);
 pub(crate) const MIGRATIONS: DocTable = TableDefinition::new(collections::MIGRATIONS);
 
 pub(crate) const WORKS_BY_PUBLISHER: KeyTable = TableDefinition::new("works_by_publisher");
@@ -71,8 +72,10 @@ pub(crate) const MATCHES_BY_PAGE: KeyTable = TableDefinition::new("matches_by_pa
 pub(crate) const MATCHES_BY_PUBLISHER: KeyTable = TableDefinition::new("matches_by_publisher");
 pub(crate) const MATCHES_BY_SCORE: KeyTable = TableDefinition::new("matches_by_score");
 pub(crate) const REPORTS_BY_PUBLISHER: KeyTable = TableDefinition::new("reports_by_publisher");
+pub(crate) const SUGGESTIONS_BY_PUBLISHER: KeyTable =
+    TableDefinition::new("site_suggestions_by_publisher");
 
-const DOC_TABLES: [DocTable; 15] = [
+const DOC_TABLES: [DocTable; 16] = [
     PUBLISHERS,
     API_KEYS,
     WORKS,
@@ -88,8 +91,9 @@ const DOC_TABLES: [DocTable; 15] = [
     ALERT_STATES,
     MIGRATIONS,
     PAGES_BY_URL,
+    SITE_SUGGESTIONS,
 ];
-const KEY_TABLES: [KeyTable; 9] = [
+const KEY_TABLES: [KeyTable; 10] = [
     WORKS_BY_PUBLISHER,
     SITES_BY_PUBLISHER,
     RUNS_BY_SITE,
@@ -99,6 +103,7 @@ const KEY_TABLES: [KeyTable; 9] = [
     MATCHES_BY_PUBLISHER,
     MATCHES_BY_SCORE,
     REPORTS_BY_PUBLISHER,
+    SUGGESTIONS_BY_PUBLISHER,
 ];
 
 /// File name of the database inside the data directory.

@@ -1,12 +1,12 @@
 use async_trait::async_trait;
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
-use copyhound_core::model::{CrawlRun, Site};
+use copyhound_core::model::{CrawlRun, Site, SiteSuggestion, SuggestionStatus};
 use copyhound_core::ports::{PageRequest, Paged, SiteStore};
 use copyhound_core::{Error, Result};
 
 use super::{
-    CRAWL_RUNS, LocalStore, RUNS_BY_SITE, SITES, SITES_BY_PUBLISHER, db_error, get_doc, load_all,
-    put_doc, scan_keys, scan_scope, scoped,
+    CRAWL_RUNS, LocalStore, RUNS_BY_SITE, SITE_SUGGESTIONS, SITES, SITES_BY_PUBLISHER,
+    SUGGESTIONS_BY_PUBLISHER, db_error, get_doc, load_all, put_doc, scan_keys, scan_scope, scoped,
 };
 use crate::codec;
 
@@ -131,5 +131,72 @@ impl SiteStore for LocalStore {
             })
             .await?;
         Ok(codec::paged(items, limit, run_sort_key))
+    }
+
+    async fn put_suggestion(&self, suggestion: &SiteSuggestion) -> Result<()> {
+        let suggestion = suggestion.clone();
+        self.write(move |txn| {
+            let mut table = txn.open_table(SITE_SUGGESTIONS).map_err(db_error)?;
+            put_doc(&mut table, &suggestion.id, &suggestion)?;
+            txn.open_table(SUGGESTIONS_BY_PUBLISHER)
+                .map_err(db_error)?
+                .insert(
+                    scoped(suggestion.publisher_id.as_str(), &suggestion.id).as_str(),
+                    (),
+                )
+                .map_err(db_error)?;
+            Ok(())
+        })
+        .await
+    }
+
+    async fn get_suggestion(&self, publisher_id: &PublisherId, id: &str) -> Result<SiteSuggestion> {
+        let id = id.to_string();
+        let publisher_id = publisher_id.clone();
+        self.point(move |txn| {
+            let table = txn.open_table(SITE_SUGGESTIONS).map_err(db_error)?;
+            get_doc::<SiteSuggestion>(&table, &id)?
+                .filter(|found| found.publisher_id == publisher_id)
+                .ok_or_else(|| Error::not_found(format!("site suggestion {id}")))
+        })
+        .await
+    }
+
+    async fn list_suggestions(
+        &self,
+        publisher_id: &PublisherId,
+        status: Option<SuggestionStatus>,
+        page: &PageRequest,
+    ) -> Result<Paged<SiteSuggestion>> {
+        let limit = codec::page_limit(page);
+        let mut after = codec::cursor_key(page)?;
+        let publisher_id = publisher_id.clone();
+        let items = self
+            .read(move |txn| {
+                let index = txn.open_table(SUGGESTIONS_BY_PUBLISHER).map_err(db_error)?;
+                let table = txn.open_table(SITE_SUGGESTIONS).map_err(db_error)?;
+                let mut items = Vec::new();
+                // Filtered by status in batches, so a page is full when it can be.
+                loop {
+                    let keys =
+                        scan_scope(&index, publisher_id.as_str(), after.as_deref(), 256, false)?;
+                    let Some(last) = keys.last().cloned() else {
+                        break;
+                    };
+                    for found in load_all::<SiteSuggestion>(&table, &keys)? {
+                        if status.is_none_or(|status| found.status == status) {
+                            items.push(found);
+                        }
+                    }
+                    if items.len() > limit || keys.len() < 256 {
+                        break;
+                    }
+                    after = Some(last);
+                }
+                items.truncate(limit + 1);
+                Ok(items)
+            })
+            .await?;
+        Ok(codec::paged(items, limit, |found| found.id.clone()))
     }
 }

@@ -32,6 +32,10 @@ const FILES: &[(&str, &str)] = &[
         "0004_match_score_order.json",
         include_str!("../../../../migrations/0004_match_score_order.json"),
     ),
+    (
+        "0005_site_suggestions.json",
+        include_str!("../../../../migrations/0005_site_suggestions.json"),
+    ),
 ];
 
 /// One index of a collection.

@@ -1,6 +1,6 @@
 use async_trait::async_trait;
 use copyhound_core::ids::{CrawlRunId, PublisherId, SiteId};
-use copyhound_core::model::{CrawlRun, Site};
+use copyhound_core::model::{CrawlRun, Site, SiteSuggestion, SuggestionStatus};
 use copyhound_core::ports::{PageRequest, Paged, SiteStore};
 use copyhound_core::{Error, Result};
 use mongodb::bson::doc;
@@ -8,7 +8,7 @@ use mongodb::bson::doc;
 use super::codec::to_document;
 use super::{MongoStore, after_id, after_time_id, newest_first};
 use crate::codec;
-use crate::collections::{CRAWL_RUNS, SITES};
+use crate::collections::{CRAWL_RUNS, SITE_SUGGESTIONS, SITES};
 
 const CREATED_NS: &str = "_created_ns";
 
@@ -81,5 +81,40 @@ impl SiteStore for MongoStore {
             )
             .await?;
         Ok(codec::paged(items, limit, run_sort_key))
+    }
+
+    async fn put_suggestion(&self, suggestion: &SiteSuggestion) -> Result<()> {
+        let id = suggestion.id.as_str();
+        self.replace_by_id(SITE_SUGGESTIONS, id, to_document(suggestion, id)?)
+            .await
+    }
+
+    async fn get_suggestion(&self, publisher_id: &PublisherId, id: &str) -> Result<SiteSuggestion> {
+        self.find_decoded(
+            SITE_SUGGESTIONS,
+            doc! { "_id": id, "publisher_id": publisher_id.as_str() },
+        )
+        .await?
+        .ok_or_else(|| Error::not_found(format!("site suggestion {id}")))
+    }
+
+    async fn list_suggestions(
+        &self,
+        publisher_id: &PublisherId,
+        status: Option<SuggestionStatus>,
+        page: &PageRequest,
+    ) -> Result<Paged<SiteSuggestion>> {
+        let limit = codec::page_limit(page);
+        let mut scope = doc! { "publisher_id": publisher_id.as_str() };
+        if let Some(status) = status {
+            scope.insert("status", status.as_str());
+        }
+        let filter = after_id(scope, codec::cursor_key(page)?);
+        let items = self
+            .find_decoded_many(SITE_SUGGESTIONS, filter, doc! { "_id": 1 }, Some(limit + 1))
+            .await?;
+        Ok(codec::paged(items, limit, |found: &SiteSuggestion| {
+            found.id.clone()
+        }))
     }
 }

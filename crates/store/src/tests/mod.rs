@@ -162,6 +162,7 @@ conformance!(
     an_edit_replaces_the_chapters_it_leaves_out,
     chapter_reads_follow_every_write,
     alert_states_swap_once,
+    site_suggestions_round_trip_per_publisher_and_status,
 );
 
 #[cfg(feature = "mongodb")]

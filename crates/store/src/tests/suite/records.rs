@@ -697,3 +697,91 @@ pub(crate) async fn an_edit_replaces_the_chapters_it_leaves_out(stores: &Stores)
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::InvalidInput, "{error}");
 }
+
+pub(crate) async fn site_suggestions_round_trip_per_publisher_and_status(stores: &Stores) {
+    use copyhound_core::model::{ReasonKind, SiteSuggestion, SuggestionReason, SuggestionStatus};
+    prepare(stores).await;
+    let reason = |from: &str| SuggestionReason {
+        kind: ReasonKind::Link,
+        from: from.into(),
+        site_id: Some("site_a".parse().unwrap()),
+        detail: "友情链接".into(),
+        at: at(1),
+    };
+    let publisher: copyhound_core::ids::PublisherId = "pub_a".parse().unwrap();
+    let other: copyhound_core::ids::PublisherId = "pub_b".parse().unwrap();
+    let mut stored = Vec::new();
+    for n in 0..7 {
+        let mut suggestion = SiteSuggestion::new(
+            publisher.clone(),
+            format!("http://mirror{n}.example"),
+            reason("http://a.example/"),
+        );
+        if n % 2 == 0 {
+            suggestion.status = SuggestionStatus::Dismissed;
+        }
+        stores.sites.put_suggestion(&suggestion).await.unwrap();
+        stored.push(suggestion);
+    }
+    let foreign = SiteSuggestion::new(
+        other.clone(),
+        "http://mirror0.example".into(),
+        reason("http://b.example/"),
+    );
+    stores.sites.put_suggestion(&foreign).await.unwrap();
+    // Idempotent: the same write twice is one suggestion.
+    stores.sites.put_suggestion(&stored[1]).await.unwrap();
+    assert_eq!(
+        stores
+            .sites
+            .get_suggestion(&publisher, &stored[1].id)
+            .await
+            .unwrap(),
+        stored[1]
+    );
+    let error = stores
+        .sites
+        .get_suggestion(&publisher, &foreign.id)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.kind(),
+        ErrorKind::NotFound,
+        "another publisher's suggestion"
+    );
+    let mut seen = Vec::new();
+    let mut page = first(2);
+    loop {
+        let listed = stores
+            .sites
+            .list_suggestions(&publisher, Some(SuggestionStatus::Pending), &page)
+            .await
+            .unwrap();
+        assert!(listed.items.len() <= 2);
+        seen.extend(listed.items.into_iter().map(|found| found.origin));
+        match listed.next {
+            Some(after) => {
+                page = copyhound_core::ports::PageRequest {
+                    limit: 2,
+                    after: Some(after),
+                }
+            }
+            None => break,
+        }
+    }
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            "http://mirror1.example",
+            "http://mirror3.example",
+            "http://mirror5.example"
+        ]
+    );
+    let all = stores
+        .sites
+        .list_suggestions(&publisher, None, &first(50))
+        .await
+        .unwrap();
+    assert_eq!(all.items.len(), 7);
+}
