@@ -370,3 +370,34 @@ async fn what_is_missing_is_listed_not_fatal() {
         .unwrap_err();
     assert_eq!(error.kind(), ErrorKind::Config);
 }
+
+#[tokio::test]
+async fn waiting_for_the_pace_is_not_a_timeout() {
+    let registry = Registry::start().await;
+    let config = RdapConfig {
+        requests_per_second: 2.0,
+        timeout_ms: 300,
+        ..registry.config()
+    };
+    let lookup = registry.lookup(config);
+    // Three queries to one server: the last waits a second for its turn,
+    // longer than a query may take.
+    let addresses = ["45.77.10.20", "104.16.10.20", "45.77.10.21"];
+    let lookups = addresses.map(|address| {
+        let lookup = &lookup;
+        async move { lookup.recipients(&query(address)).await }
+    });
+    let found = futures_util::future::join_all(lookups).await;
+    let networks: Vec<Option<String>> = found
+        .into_iter()
+        .map(|recipients| recipients.unwrap().hosting.and_then(|network| network.name))
+        .collect();
+    assert_eq!(
+        networks,
+        [
+            Some("EXAMPLE-HOSTING-NET".to_string()),
+            Some("CLOUDFLARENET".to_string()),
+            None
+        ]
+    );
+}

@@ -47,8 +47,8 @@ impl RdapClient {
         let client = Client::builder()
             .user_agent(concat!("CopyHound/", env!("CARGO_PKG_VERSION"), " (rdap)"))
             .redirect(reqwest::redirect::Policy::none())
+            // The whole query (redirects, body) runs under `fetch`'s deadline.
             .connect_timeout(Duration::from_millis(config.timeout_ms.max(1)))
-            .timeout(Duration::from_millis(config.timeout_ms.max(1)))
             .no_proxy()
             .build()
             .map_err(|error| {
@@ -170,9 +170,14 @@ impl RdapClient {
     async fn fetch(&self, url: &Url, accept: &str) -> Result<(StatusCode, Vec<u8>)> {
         let mut current = url.clone();
         let mut visited = HashSet::from([current.to_string()]);
-        let deadline = Instant::now() + Duration::from_millis(self.config.timeout_ms);
+        // The deadline starts once the first query may go: waiting for the
+        // server's pace is not the server being slow.
+        let mut deadline_opt: Option<Instant> = None;
         for _hop in 0..=self.config.max_redirects {
             self.pace(&current.origin().ascii_serialization()).await;
+            let deadline = *deadline_opt.get_or_insert_with(|| {
+                Instant::now() + Duration::from_millis(self.config.timeout_ms)
+            });
             let outcome = tokio::time::timeout_at(deadline, self.fetch_once(&current, accept))
                 .await
                 .map_err(|_| {
