@@ -108,6 +108,10 @@ pub enum Command {
     /// List, filter and export matches.
     #[command(subcommand)]
     Matches(MatchesCommand),
+    /// Evidence bundles that verify themselves: make one for a match or a
+    /// case (a filtered set of a publisher's matches), or check one offline.
+    #[command(subcommand)]
+    Evidence(EvidenceCommand),
     /// Run pipeline workers: fingerprinting, comparison, back-fill, crawls, reports.
     ///
     /// Stops intake on SIGTERM or Ctrl-C and lets in-flight tasks finish within
@@ -391,6 +395,45 @@ pub enum MatchesCommand {
         #[arg(long, value_enum, default_value_t = ExportFormat::Csv)]
         format: ExportFormat,
     },
+}
+
+/// `copyhound evidence`.
+#[derive(Debug, Subcommand)]
+pub enum EvidenceCommand {
+    /// Write the bundle of matches: the WARC, a capture log, screenshots, a
+    /// SHA-256 manifest and an RFC 3161 time-stamp over it from
+    /// `evidence.tsa_url` (needs the stores and the TSA).
+    Bundle(EvidenceBundleArgs),
+    /// Check a bundle offline: every file against the manifest, the manifest
+    /// against the time-stamp, the time-stamp's signature and chain. Exit 0
+    /// when it verifies, 1 with what failed otherwise.
+    Verify(EvidenceVerifyArgs),
+}
+
+/// Arguments of `copyhound evidence bundle`.
+#[derive(Debug, Args)]
+pub struct EvidenceBundleArgs {
+    /// These matches (repeat the flag); without it, the case the filters
+    /// select (every match of the publisher they let through).
+    #[arg(long = "match")]
+    pub match_ids: Vec<String>,
+    /// The publisher and the case's filters.
+    #[command(flatten)]
+    pub filter: MatchFilterArgs,
+    /// The bundle file to write (a tar archive).
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Arguments of `copyhound evidence verify`.
+#[derive(Debug, Args)]
+pub struct EvidenceVerifyArgs {
+    /// The bundle file.
+    pub bundle: PathBuf,
+    /// The SHA-256 (hex) the TSA's root certificate must have: without it the
+    /// root the bundle carries is reported for you to compare.
+    #[arg(long)]
+    pub trust: Option<String>,
 }
 
 /// Export formats.

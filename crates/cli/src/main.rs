@@ -12,7 +12,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, EvidenceCommand};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -56,6 +56,10 @@ async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Resu
     if let Command::Config(args) = cli.command {
         return commands::config::run(loaded, args);
     }
+    // Verifying needs no configuration: a bundle is checked on any machine.
+    if let Command::Evidence(EvidenceCommand::Verify(args)) = cli.command {
+        return commands::evidence::verify(&args);
+    }
     let (config, _file) = match loaded {
         Ok(loaded) => loaded,
         Err(error) => {
@@ -81,6 +85,10 @@ async fn run(cli: Cli, loaded: anyhow::Result<commands::Loaded>) -> anyhow::Resu
         Command::Keys(command) => commands::publishers::keys(&config, command).await,
         Command::Crawl(args) => commands::sites::crawl(&config, args).await,
         Command::Matches(command) => commands::sites::matches(&config, command).await,
+        Command::Evidence(EvidenceCommand::Bundle(args)) => {
+            commands::evidence::bundle(&config, args).await
+        }
+        Command::Evidence(EvidenceCommand::Verify(_)) => unreachable!("handled above"),
         Command::Worker(args) => commands::pipeline::worker(&config, args).await,
         Command::Migrate(command) => commands::pipeline::migrate(&config, command).await,
         Command::Index(command) => commands::pipeline::index(&config, command).await,

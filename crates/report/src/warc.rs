@@ -155,6 +155,16 @@ pub async fn evidence_for(
     warc_file: &str,
     generated_at: Timestamp,
 ) -> Result<EvidencePackage> {
+    let found = matched_pages(pages, matches).await?;
+    Ok(evidence_package(&found, warc_file, generated_at))
+}
+
+/// Each page `matches` are on, once, with the matches it is evidence for. A
+/// page that is gone from the store is left out with a warning.
+pub async fn matched_pages(
+    pages: &dyn PageStore,
+    matches: &[Match],
+) -> Result<Vec<(Page, Vec<MatchRef>)>> {
     let mut by_page: BTreeMap<PageId, Vec<MatchRef>> = BTreeMap::new();
     for m in matches {
         by_page
@@ -172,7 +182,7 @@ pub async fn evidence_for(
             Err(error) => return Err(error),
         }
     }
-    Ok(evidence_package(&found, warc_file, generated_at))
+    Ok(found)
 }
 
 /// Builds the package for `pages`, each with the matches it is evidence for,

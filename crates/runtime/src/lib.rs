@@ -16,6 +16,7 @@ mod backends;
 mod dispatch;
 mod mail;
 mod node;
+mod timestamp;
 mod webhook;
 mod worker;
 
@@ -23,5 +24,6 @@ pub use backends::{Backends, DataDirLock, open_index, open_queue, open_stores};
 pub use dispatch::Dispatcher;
 pub use mail::SmtpMailTransport;
 pub use node::{Node, fingerprinter};
+pub use timestamp::{HttpTimestampAuthority, bundle_options};
 pub use webhook::HttpWebhookTransport;
 pub use worker::{Ran, Tick, TickOutcome, Worker, WorkerSettings};

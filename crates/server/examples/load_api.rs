@@ -106,6 +106,7 @@ async fn main() -> anyhow::Result<()> {
         matcher: copyhound_core::config::MatcherConfig::default(),
         mail: None,
         recipients: None,
+        evidence: None,
     };
     let seeding = Instant::now();
     let key = seed(&state, matches).await?;

@@ -64,6 +64,7 @@ async fn main() -> anyhow::Result<()> {
         matcher: Default::default(),
         mail: None,
         recipients: None,
+        evidence: None,
     };
     let publisher_id: PublisherId = "pub_rss".parse()?;
     state

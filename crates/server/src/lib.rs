@@ -63,6 +63,9 @@ pub struct AppState {
     /// Who to notify about a site (`[rdap]`), when lookups are configured:
     /// `GET /api/v1/sites/{site_id}/recipients` and the console's site page.
     pub recipients: Option<Arc<dyn copyhound_core::ports::RecipientLookup>>,
+    /// What evidence bundles are made with (`[evidence]`), when a TSA is
+    /// configured: `GET /api/v1/matches/{match_id}/evidence/bundle`.
+    pub evidence: Option<copyhound_report::evidence::BundleMaker>,
 }
 
 /// Returns the whole application: `/api/v1`, `/health`, `/metrics` and the admin UI at `/`.

@@ -92,6 +92,7 @@ macro_rules! with_api_handlers {
             matches::list_matches,
             matches::get_match,
             matches::get_evidence,
+            matches::get_evidence_bundle,
             matches::review_match,
             reports::list_reports,
             reports::create_report,

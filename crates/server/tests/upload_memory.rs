@@ -155,6 +155,7 @@ async fn upload_router(dir: &std::path::Path) -> (axum::Router, String, String) 
         matcher: Default::default(),
         mail: None,
         recipients: None,
+        evidence: None,
     };
     let publisher_id: copyhound_core::ids::PublisherId = "pub_m".parse().unwrap();
     state

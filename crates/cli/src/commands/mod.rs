@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod config;
 pub mod demo;
+pub mod evidence;
 pub mod fingerprint;
 pub mod health;
 pub mod pipeline;

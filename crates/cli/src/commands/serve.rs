@@ -86,7 +86,23 @@ fn app_state(node: &Node) -> anyhow::Result<AppState> {
         matcher: node.config().matcher.clone(),
         mail: node.mail()?,
         recipients: node.recipients()?,
+        evidence: evidence_maker(node.config())?,
     })
+}
+
+/// What the API makes evidence bundles with, when `evidence.tsa_url` is set.
+fn evidence_maker(
+    config: &Config,
+) -> anyhow::Result<Option<copyhound_report::evidence::BundleMaker>> {
+    if config.evidence.tsa_url.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(copyhound_report::evidence::BundleMaker {
+        tsa: std::sync::Arc::new(copyhound_runtime::HttpTimestampAuthority::from_config(
+            config,
+        )?),
+        options: copyhound_runtime::bundle_options(config)?,
+    }))
 }
 
 pub async fn scheduler(config: &Config) -> anyhow::Result<ExitCode> {

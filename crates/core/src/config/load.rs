@@ -15,7 +15,7 @@ const RESERVED_ENV_PREFIXES: &[&str] = &["COPYHOUND_TEST_"];
 
 const SECTIONS: &[&str] = &[
     "store", "index", "queue", "crawler", "matcher", "worker", "server", "log", "reports", "smtp",
-    "rdap",
+    "rdap", "evidence",
 ];
 
 /// Where the effective value of a setting came from.

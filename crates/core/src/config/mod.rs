@@ -12,7 +12,7 @@ mod model;
 
 pub use load::{ConfigLoader, ConfigSource, DEFAULT_CONFIG_FILE, ENV_PREFIX};
 pub use model::{
-    AlertHook, Backend, Config, CrawlerConfig, IndexConfig, LogConfig, LogFormat, MatcherConfig,
-    QueueConfig, RdapConfig, ReportSchedule, ReportsConfig, ServerConfig, SmtpConfig, SmtpSecurity,
-    StoreConfig, WorkerConfig, mask_url,
+    AlertHook, Backend, Config, CrawlerConfig, EvidenceConfig, IndexConfig, LogConfig, LogFormat,
+    MatcherConfig, QueueConfig, RdapConfig, ReportSchedule, ReportsConfig, ServerConfig,
+    SmtpConfig, SmtpSecurity, StoreConfig, WorkerConfig, mask_url,
 };

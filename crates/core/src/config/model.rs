@@ -47,6 +47,9 @@ pub struct Config {
     /// Who to notify: RDAP lookups of registrars and hosting networks.
     #[serde(default)]
     pub rdap: RdapConfig,
+    /// Evidence bundles: the time-stamping authority.
+    #[serde(default)]
+    pub evidence: EvidenceConfig,
 }
 
 fn default_version() -> u32 {
@@ -73,6 +76,7 @@ impl Default for Config {
             reports: ReportsConfig::default(),
             smtp: SmtpConfig::default(),
             rdap: RdapConfig::default(),
+            evidence: EvidenceConfig::default(),
         }
     }
 }
@@ -450,6 +454,20 @@ impl Default for SmtpConfig {
     }
 }
 
+/// Evidence bundles (`COPYHOUND_EVIDENCE_TSA_URL`, ...): the RFC 3161
+/// time-stamping authority that dates each bundle's manifest.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EvidenceConfig {
+    /// The TSA's http(s) URL (`application/timestamp-query`). Empty: bundles
+    /// cannot be made.
+    pub tsa_url: String,
+    /// A PEM file of the certificates that complete the TSA's chain up to
+    /// its root (the token carries the TSA's own); they go into each bundle
+    /// so it verifies offline.
+    pub tsa_certificates: Option<PathBuf>,
+}
+
 /// RDAP lookups of who to notify about a site (`COPYHOUND_RDAP_BOOTSTRAP`, ...).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -537,6 +555,13 @@ impl Config {
                 "version = {}: only version 1 is supported",
                 self.version
             )));
+        }
+        if !self.evidence.tsa_url.is_empty() {
+            check_scheme(
+                "evidence.tsa_url",
+                Some(&self.evidence.tsa_url),
+                &["http://", "https://"],
+            )?;
         }
         check_scheme(
             "store.url",

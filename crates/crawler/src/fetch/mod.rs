@@ -293,7 +293,7 @@ impl HttpFetcher {
             connection: Some(self.connection(url, request, &response)),
         };
         if status == StatusCode::NOT_MODIFIED {
-            return Ok(Hop::Done(page));
+            return Ok(Hop::Done(Box::new(page)));
         }
         check_status(url, status)?;
         check_content_type(url, page.content_type.as_deref(), request.resource)?;
@@ -309,7 +309,7 @@ impl HttpFetcher {
             ));
         }
         page.body = read_capped(response, max).await?;
-        Ok(Hop::Done(page))
+        Ok(Hop::Done(Box::new(page)))
     }
 }
 
@@ -355,7 +355,7 @@ fn conditional_headers(request: &FetchRequest) -> Vec<(HeaderName, &str)> {
 
 enum Hop {
     Redirect(Url),
-    Done(FetchedPage),
+    Done(Box<FetchedPage>),
 }
 
 #[async_trait]
@@ -404,7 +404,7 @@ impl Fetcher for HttpFetcher {
                 Hop::Done(mut page) => {
                     page.duration_ms =
                         u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-                    return Ok(page);
+                    return Ok(*page);
                 }
             }
         }

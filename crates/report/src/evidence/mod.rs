@@ -26,6 +26,8 @@
 //! reader can compare it with the TSA's.
 
 pub mod tar;
+#[cfg(any(test, feature = "testsuite"))]
+pub mod test_tsa;
 pub mod timestamp;
 
 use std::fmt;
@@ -72,6 +74,34 @@ pub struct BundleOptions {
     pub tsa_certificates: Vec<Vec<u8>>,
     /// The browser for screenshots; none: the manifest says they were not taken.
     pub chromium: Option<PathBuf>,
+}
+
+/// What a process makes bundles with: its TSA and options, built once from
+/// `[evidence]` (the server holds one when `evidence.tsa_url` is set).
+#[derive(Debug, Clone)]
+pub struct BundleMaker {
+    /// The time-stamping authority.
+    pub tsa: std::sync::Arc<dyn TimestampAuthority>,
+    /// Chain certificates and the browser.
+    pub options: BundleOptions,
+}
+
+impl BundleMaker {
+    /// The bundle of `matches`, dated now (see [`bundle_for`]).
+    pub async fn bundle(
+        &self,
+        pages: &dyn copyhound_core::ports::PageStore,
+        matches: &[copyhound_core::model::Match],
+    ) -> Result<Vec<u8>> {
+        bundle_for(
+            pages,
+            matches,
+            self.tsa.as_ref(),
+            &self.options,
+            chrono::Utc::now(),
+        )
+        .await
+    }
 }
 
 /// The file list entry of the manifest.
@@ -149,7 +179,9 @@ pub async fn build_bundle(
     });
     let manifest_bytes = to_json(&manifest)?;
     let digest: [u8; 32] = Sha256::digest(&manifest_bytes).into();
-    let nonce = u64::from_be_bytes(digest[..8].try_into().expect("8 bytes")) ^ nanos(created_at);
+    // The random low half of a v7 UUID: an answer to another request (a
+    // replay) cannot match it.
+    let nonce = uuid::Uuid::now_v7().as_u64_pair().1;
     let request = timestamp::timestamp_request(&digest, nonce).map_err(tsa_error)?;
     let response = tsa.timestamp(&request).await?;
     let verified =
@@ -173,10 +205,6 @@ pub async fn build_bundle(
     entries.extend(files);
     let mtime = u64::try_from(created_at.timestamp()).unwrap_or(0);
     Ok(tar::write(&entries, mtime))
-}
-
-fn nanos(at: Timestamp) -> u64 {
-    u64::from(at.timestamp_subsec_nanos())
 }
 
 fn tsa_error(error: timestamp::TimestampError) -> Error {
@@ -285,6 +313,33 @@ async fn screenshots(
     .await
     .map_err(|error| format!("screenshot task failed: {error}"))?;
     shots.map_err(|error| format!("chromium could not render: {error}"))
+}
+
+/// Builds the bundle of `matches` (see [`build_bundle`]): their pages from
+/// the store, the subject naming the match ids. `NotFound` when none of
+/// their pages is stored any more.
+pub async fn bundle_for(
+    pages: &dyn copyhound_core::ports::PageStore,
+    matches: &[copyhound_core::model::Match],
+    tsa: &dyn TimestampAuthority,
+    options: &BundleOptions,
+    created_at: Timestamp,
+) -> Result<Vec<u8>> {
+    let found = crate::warc::matched_pages(pages, matches).await?;
+    if found.is_empty() {
+        return Err(Error::not_found(
+            "the pages of these matches are no longer stored",
+        ));
+    }
+    let match_ids: Vec<String> = matches.iter().map(|m| m.id.to_string()).collect();
+    build_bundle(
+        &found,
+        json!({ "match_ids": match_ids }),
+        tsa,
+        options,
+        created_at,
+    )
+    .await
 }
 
 /// Verifies a bundle offline (see the module docs); `trusted_root`: the

@@ -408,6 +408,67 @@ pub async fn evidence(
     })
 }
 
+/// `GET /api/v1/matches/{match_id}/evidence/bundle`: the match's evidence
+/// bundle, a tar archive that verifies itself offline (`copyhound evidence
+/// verify`): the WARC, a capture log, screenshots, a SHA-256 manifest and an
+/// RFC 3161 time-stamp over it from the configured TSA.
+#[utoipa::path(
+    get,
+    path = "/api/v1/matches/{match_id}/evidence/bundle",
+    tag = "matches",
+    params(("match_id" = MatchId, Path, description = "The match")),
+    responses(
+        (status = 200, description = "The bundle (a tar archive)",
+            content((Vec<u8> = "application/x-tar"))),
+        (status = 400, description = "Invalid id", body = ErrorBody),
+        key_errors::PublisherKey,
+        (status = 404, description = "No such match, or its page is no longer stored", body = ErrorBody),
+        (status = 502, description = "The time-stamping authority failed, or its answer did not verify", body = ErrorBody),
+        (status = 503, description = "Evidence bundles are not configured (`evidence.tsa_url`)", body = ErrorBody),
+    )
+)]
+pub async fn get_evidence_bundle(
+    State(state): State<AppState>,
+    caller: PublisherCaller,
+    ApiPath(match_id): ApiPath<String>,
+) -> ApiResult<Response> {
+    let match_id = parse_id::<MatchId>("match_id", &match_id)?;
+    Ok(evidence_bundle(&state, &caller.publisher_id, &match_id).await?)
+}
+
+/// A match's evidence bundle as the API and the console serve it
+/// (`Unavailable` when `evidence.tsa_url` is not set).
+pub async fn evidence_bundle(
+    state: &AppState,
+    publisher_id: &PublisherId,
+    match_id: &MatchId,
+) -> Result<Response> {
+    // The match first: another tenant's id is not found, configured or not.
+    let found = state
+        .ports
+        .matches
+        .get_match(publisher_id, match_id)
+        .await?;
+    let Some(maker) = &state.evidence else {
+        return Err(Error::new(
+            ErrorKind::Unavailable,
+            "evidence bundles are not configured: set evidence.tsa_url",
+        ));
+    };
+    let archive = maker.bundle(state.ports.pages.as_ref(), &[found]).await?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "application/x-tar".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"match-{match_id}-evidence.tar\""),
+            ),
+        ],
+        archive,
+    )
+        .into_response())
+}
+
 /// A review decision.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]

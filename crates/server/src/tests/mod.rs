@@ -8,6 +8,7 @@ mod chromium_test;
 mod connections_test;
 mod console_test;
 mod csrf_test;
+mod evidence_bundle_test;
 mod first_hour_test;
 mod headers_test;
 mod openapi_test;
@@ -88,6 +89,7 @@ pub(crate) async fn embedded_state(dir: &std::path::Path) -> (AppState, Arc<Loca
         matcher: copyhound_core::config::MatcherConfig::default(),
         mail: None,
         recipients: None,
+        evidence: None,
     };
     (state, queue)
 }

@@ -255,6 +255,10 @@ const ZH: &[(&str, &str)] = &[
     ("Evidence:", "证据："),
     ("captured response (WARC)", "抓取的原始响应（WARC）"),
     ("manifest with SHA-256 digests", "含 SHA-256 摘要的清单"),
+    (
+        "time-stamped bundle that verifies offline",
+        "带可信时间戳、可离线验证的证据包",
+    ),
     ("Copies:", "抄袭："),
     ("Score:", "分数："),
     ("chapter coverage:", "章节覆盖率："),

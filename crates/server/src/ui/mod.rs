@@ -109,6 +109,10 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/matches/{match_id}", get(matches::match_page))
         .route("/ui/matches/{match_id}/review", post(matches::review))
         .route("/ui/matches/{match_id}/evidence", get(matches::evidence))
+        .route(
+            "/ui/matches/{match_id}/evidence/bundle",
+            get(matches::evidence_bundle),
+        )
         .route("/ui/{*rest}", any(not_found::page))
         .layer(DefaultBodyLimit::max(crate::routes::MAX_BODY_BYTES))
         .merge(public)

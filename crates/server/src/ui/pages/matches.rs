@@ -167,7 +167,8 @@ pub(in crate::ui) async fn match_page(
     };
     Ok(render(
         "match.html",
-        json!({ "publisher": caller.publisher_id, "m": detail, "site_name": site_name }),
+        json!({ "publisher": caller.publisher_id, "m": detail, "site_name": site_name,
+            "bundles": state.evidence.is_some() }),
     ))
 }
 
@@ -191,6 +192,16 @@ pub(in crate::ui) async fn evidence(
         form.part.unwrap_or_default(),
     )
     .await?)
+}
+
+/// The match's evidence bundle (time-stamped, verifies offline), as the API serves it.
+pub(in crate::ui) async fn evidence_bundle(
+    State(state): State<AppState>,
+    UiCaller(caller): UiCaller,
+    axum::extract::Path(match_id): axum::extract::Path<String>,
+) -> UiResult {
+    let match_id = parse_id::<MatchId>("match_id", &match_id)?;
+    Ok(crate::api::matches::evidence_bundle(&state, &caller.publisher_id, &match_id).await?)
 }
 
 #[derive(Debug, Deserialize)]
