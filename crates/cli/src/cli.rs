@@ -274,6 +274,42 @@ pub enum SitesCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Sites nobody listed: what a publisher's watched sites link to or
+    /// announce, and what its book-source files list, with their checks.
+    Suggestions {
+        /// The publisher.
+        #[arg(long)]
+        publisher: String,
+        /// Only suggestions in this state.
+        #[arg(long, value_parser = ["pending", "verified", "unreachable", "accepted", "dismissed"])]
+        status: Option<String>,
+    },
+    /// Accept a suggested site: it becomes a watched site (a daily crawl) and
+    /// its first crawl is queued.
+    Accept {
+        /// The publisher.
+        #[arg(long)]
+        publisher: String,
+        /// Suggestion id (`sg_…`).
+        suggestion: String,
+    },
+    /// Dismiss a suggested site: it is not raised again.
+    Dismiss {
+        /// The publisher.
+        #[arg(long)]
+        publisher: String,
+        /// Suggestion id (`sg_…`).
+        suggestion: String,
+    },
+    /// Import a reader app's book-source file (JSON): every site it lists
+    /// becomes a suggestion, with its search URL template.
+    ImportSources {
+        /// The publisher.
+        #[arg(long)]
+        publisher: String,
+        /// The file.
+        file: std::path::PathBuf,
+    },
 }
 
 /// Arguments of `copyhound sites add`.

@@ -20,7 +20,7 @@ use url::Url;
 
 pub use validate::{
     MAX_CONCURRENCY, MAX_DEPTH, MAX_NAME_CHARS, MAX_PAGES_PER_RUN, MAX_PATTERN_CHARS, MAX_PATTERNS,
-    MAX_RATE_LIMIT_PER_SECOND, MAX_SEEDS, SEED_PATTERN, SitePolicy, check_seed, quoted,
+    MAX_RATE_LIMIT_PER_SECOND, MAX_SEEDS, SEARCH_KEY, SEED_PATTERN, SitePolicy, check_seed, quoted,
     validate_site,
 };
 
@@ -57,6 +57,7 @@ pub fn default_site(publisher_id: PublisherId) -> Site {
         enabled: true,
         created_at: Utc::now(),
         audience: None,
+        search_url: None,
     }
 }
 

@@ -71,7 +71,7 @@ fn site_key(host: &str) -> (&str, &str) {
     }
     let mut dots = name.rmatch_indices('.');
     match (dots.next(), dots.next()) {
-        (Some(_), Some((second, _))) => (&name[second + 1..], port),
+        (Some(_), Some((second, _))) => (name.get(second + 1..).unwrap_or(name), port),
         _ => (name, port),
     }
 }
@@ -187,14 +187,15 @@ pub struct Discoverer {
     pacer: Arc<HostPacer>,
 }
 
-/// Pause between two checks' requests to one host.
-const VERIFY_INTERVAL: Duration = Duration::from_secs(60);
+/// Pause before each of a check's two requests (robots.txt, the page) to a
+/// host, on the same turns as crawls of that host.
+const VERIFY_INTERVAL: Duration = Duration::from_secs(5);
 
 impl Discoverer {
     /// Returns a discoverer fetching through `fetcher` (which reads robots.txt
     /// before any page), pacing hosts on the queue.
     pub fn new(ports: Ports, fetcher: Arc<dyn Fetcher>) -> Self {
-        let pacer = Arc::new(HostPacer::shared(ports.queue.clone(), "verify"));
+        let pacer = Arc::new(HostPacer::shared(ports.queue.clone(), "rate"));
         Self {
             ports,
             fetcher,
@@ -235,6 +236,17 @@ impl Discoverer {
             .map_or_else(|| format!("{}/", suggestion.origin), str::to_string);
         let parsed = Url::parse(&url)
             .map_err(|_| copyhound_core::Error::invalid(format!("bad url `{url}`")))?;
+        // robots.txt on a turn of its own, then the page on the next.
+        if let Ok(robots) = parsed.join("/robots.txt") {
+            let _ = crate::pacer::fetch_paced(
+                self.fetcher.as_ref(),
+                &self.pacer,
+                VERIFY_INTERVAL,
+                robots.as_str(),
+                Resource::Sitemap,
+            )
+            .await;
+        }
         self.pacer
             .wait(&crate::urls::origin_key(&parsed), VERIFY_INTERVAL)
             .await;

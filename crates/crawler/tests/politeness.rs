@@ -121,3 +121,51 @@ async fn two_crawlers_on_one_queue_keep_a_hosts_interval_between_them() {
         "two requests to the host {closest:?} apart"
     );
 }
+
+/// A targeted run (a release burst's visit) reads robots.txt on a turn of its
+/// own: the first page does not follow it at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_targeted_run_reads_robots_txt_on_its_own_turn() {
+    let times = Arc::new(std::sync::Mutex::new(
+        Vec::<(String, std::time::Instant)>::new(),
+    ));
+    let log = times.clone();
+    let router = Router::new().fallback(move |uri: axum::http::Uri| {
+        let log = log.clone();
+        async move {
+            log.lock()
+                .unwrap()
+                .push((uri.path().to_string(), std::time::Instant::now()));
+            "<html><body><a href=\"/c/1\">第1章</a></body></html>"
+        }
+    });
+    let address = serve(router).await;
+    let test = harness(test_config()).await;
+    let mut site = site(&format!("http://{address}/"));
+    site.rate_limit_per_second = 5.0;
+    test.sites.put_site(&site).await.unwrap();
+    let scope = copyhound_core::model::RunScope {
+        reason: "release burst".into(),
+        seeds: vec![format!("http://{address}/list")],
+        max_depth: 0,
+        new_links_only: true,
+        rate_limit_per_second: None,
+    };
+    test.crawler
+        .run_crawl_in(
+            &site.id,
+            &copyhound_core::ids::CrawlRunId::generate(),
+            Some(&scope),
+            &copyhound_crawler::NoProgress,
+        )
+        .await
+        .unwrap();
+    let times = times.lock().unwrap().clone();
+    let paths: Vec<&str> = times.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(paths, ["/robots.txt", "/list"]);
+    let gap = times[1].1 - times[0].1;
+    assert!(
+        gap >= Duration::from_millis(180),
+        "robots.txt then the page {gap:?} apart"
+    );
+}

@@ -42,6 +42,8 @@ pub struct SiteSettings {
     pub enabled: Option<bool>,
     /// Visitors a month, when known (it weighs matches).
     pub audience: Option<Option<u64>>,
+    /// The site's search template (`{{key}}` for the title).
+    pub search_url: Option<Option<String>>,
 }
 
 impl SiteSettings {
@@ -61,6 +63,7 @@ impl SiteSettings {
             extraction,
             enabled,
             audience,
+            search_url,
         } = self;
         *enabled == Some(false)
             && name.is_none()
@@ -75,6 +78,7 @@ impl SiteSettings {
             && charset_override.is_none()
             && extraction.is_none()
             && audience.is_none()
+            && search_url.is_none()
     }
 
     /// Writes the given fields into `site`.
@@ -109,6 +113,25 @@ impl SiteSettings {
         site.enabled = self.enabled.unwrap_or(site.enabled);
         if let Some(audience) = self.audience {
             site.audience = audience;
+        }
+        match self.search_url {
+            Some(search_url) => site.search_url = search_url,
+            // New seeds on other hosts: the old host's search goes with it.
+            None => {
+                let host = |url: &str| {
+                    url::Url::parse(&url.replace(copyhound_core::site::SEARCH_KEY, "key"))
+                        .ok()
+                        .and_then(|url| url.host_str().map(str::to_ascii_lowercase))
+                };
+                if let Some(template) = &site.search_url
+                    && !site
+                        .seeds
+                        .iter()
+                        .any(|seed| host(seed).is_some() && host(seed) == host(template))
+                {
+                    site.search_url = None;
+                }
+            }
         }
     }
 }

@@ -295,6 +295,7 @@ pub async fn accept(
                     name: Some(name),
                     seeds: Some(vec![format!("{}/", suggestion.origin)]),
                     schedule: Some(Some(daily_schedule(&suggestion.id))),
+                    search_url: Some(suggestion.search_url.clone()),
                     ..SiteSettings::default()
                 },
                 policy,

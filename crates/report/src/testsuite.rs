@@ -74,6 +74,7 @@ fn site(site_id: &str, name: &str, host: &str) -> Site {
         enabled: true,
         created_at: day(-45, 0),
         audience: None,
+        search_url: None,
     }
 }
 

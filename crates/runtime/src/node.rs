@@ -83,7 +83,8 @@ impl Node {
         .with_watcher(copyhound_crawler::watch::Watcher::new(
             self.backends.ports(),
             self.config.crawler.clone(),
-        ));
+        ))
+        .with_discovery(self.backends.ports());
         let report = ReportHandler::new(
             stores.publishers.clone(),
             stores.reports.clone(),

@@ -228,3 +228,139 @@ async fn friend_links_are_suggested_checked_once_and_accepted_or_dismissed() {
             .is_err()
     );
 }
+
+/// A site known from a book-source file keeps its search: a full crawl
+/// searches it for the publisher's titles and follows the results to the
+/// copy, which its home page never links to.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sites_own_search_leads_the_crawl_to_a_copy_its_pages_do_not_link() {
+    let data = tempfile::tempdir().unwrap();
+    let mut config = Config {
+        data_dir: data.path().to_path_buf(),
+        ..Config::default()
+    };
+    config.crawler.allow_private_addresses = true;
+    let node = Node::build(&config).await.unwrap();
+    let ports = node.backends().ports();
+    let worker = node.worker(Some(2), Arc::new(NoProgress)).unwrap();
+    let publisher_id: PublisherId = "P01".parse().unwrap();
+    copyhound_intake::import::ensure_publisher(&ports, &publisher_id, WorkKind::Novel)
+        .await
+        .unwrap();
+    let text = include_str!("../../cli/samples/registered-chapter.txt");
+    register_work(
+        &ports,
+        Registrant {
+            publisher_id: &publisher_id,
+            by: "test",
+        },
+        WorkMeta::new(
+            Some("w1".parse().unwrap()),
+            "星河彼岸",
+            "某",
+            WorkKind::Novel,
+            None,
+            None,
+        )
+        .unwrap(),
+        vec![(
+            Some("c1".parse::<ChapterId>().unwrap()),
+            ChapterDraft {
+                title: "第一章".into(),
+                text: text.into(),
+            },
+        )],
+        None,
+    )
+    .await
+    .unwrap();
+
+    let log = Log::default();
+    let paragraphs: String = text
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| format!("<p>{line}</p>"))
+        .collect();
+    let state = (log.clone(), paragraphs);
+    let router = axum::Router::new()
+        .fallback(
+            |State((log, paragraphs)): State<(Log, String)>, uri: axum::http::Uri| async move {
+                log.lock()
+                    .unwrap()
+                    .push(uri.path_and_query().unwrap().to_string());
+                let query = uri.query().unwrap_or_default().to_string();
+                match uri.path() {
+                    "/" => Html("<html><body><p>首页</p></body></html>".to_string()).into_response(),
+                    "/search.php" if query.contains("%E6%98%9F%E6%B2%B3%E5%BD%BC%E5%B2%B8") => Html(
+                        "<html><body><a href=\"/book/9/\">星河彼岸</a></body></html>".to_string(),
+                    )
+                    .into_response(),
+                    "/search.php" => Html("<html><body>无结果</body></html>".to_string()).into_response(),
+                    "/book/9/" => Html(
+                        "<html><body><a href=\"/book/9/1.html\">第一章</a></body></html>".to_string(),
+                    )
+                    .into_response(),
+                    "/book/9/1.html" => Html(format!(
+                        "<html><body><h1>第一章</h1><div id=\"content\">{paragraphs}</div></body></html>"
+                    ))
+                    .into_response(),
+                    _ => axum::http::StatusCode::NOT_FOUND.into_response(),
+                }
+            },
+        )
+        .with_state(state);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+
+    let sources = format!(
+        r#"[{{"bookSourceName": "书屋", "bookSourceUrl": "{origin}", "searchUrl": "/search.php?searchkey={{{{key}}}}"}}]"#
+    );
+    let (recorded, _) =
+        suggestions::import_book_sources(&ports, &publisher_id, "sources.json", sources.as_bytes())
+            .await
+            .unwrap();
+    let (_, site) = suggestions::accept(
+        &ports,
+        &publisher_id,
+        &recorded.new[0],
+        &SitePolicy::new(true),
+        "admin",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        site.search_url.as_deref(),
+        Some(format!("{origin}/search.php?searchkey={{{{key}}}}").as_str())
+    );
+    worker.tick_until_idle().await.unwrap();
+
+    let requests = log.lock().unwrap().clone();
+    assert!(
+        requests
+            .contains(&"/search.php?searchkey=%E6%98%9F%E6%B2%B3%E5%BD%BC%E5%B2%B8".to_string()),
+        "{requests:?}"
+    );
+    assert!(
+        requests.contains(&"/book/9/1.html".to_string()),
+        "{requests:?}"
+    );
+    let matches = ports
+        .matches
+        .list_matches(
+            &copyhound_core::ports::MatchFilter::of_publisher(publisher_id.clone()),
+            &PageRequest {
+                after: None,
+                limit: 10,
+            },
+        )
+        .await
+        .unwrap()
+        .items;
+    assert_eq!(
+        matches.len(),
+        1,
+        "the copy found through the search is matched"
+    );
+    assert!(matches[0].page_url.ends_with("/book/9/1.html"));
+}

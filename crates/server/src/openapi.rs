@@ -23,7 +23,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::api::{
     MAX_CURSOR_LEN, admin, alerts, matches, policy, profile, releases, report_schedules, reports,
-    sites, system, works,
+    sites, suggestions, system, works,
 };
 
 /// Characters Rust's `str::trim` removes (Unicode `White_Space`), as a regex class body.
@@ -130,6 +130,7 @@ macro_rules! api_doc {
                 (name = "admin", description = "Publishers and API keys (admin keys)"),
                 (name = "works", description = "Registered works, chapters and news articles"),
                 (name = "sites", description = "Watched sites and their crawl runs"),
+                (name = "suggestions", description = "Sites nobody listed: what watched sites and book-source files point at"),
                 (name = "matches", description = "Matches, evidence and review"),
                 (name = "reports", description = "Infringement reports"),
                 (name = "policy", description = "When a copy counts as an infringement, per kind of work"),

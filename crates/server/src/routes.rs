@@ -17,8 +17,8 @@ use utoipa::openapi::path::Operation;
 
 use crate::AppState;
 use crate::api::{
-    admin, alerts, matches, policy, profile, releases, report_schedules, reports, sites, system,
-    works,
+    admin, alerts, matches, policy, profile, releases, report_schedules, reports, sites,
+    suggestions, system, works,
 };
 
 /// Prefix of the versioned API.
@@ -89,6 +89,11 @@ macro_rules! with_api_handlers {
             sites::list_crawls,
             sites::get_crawl,
             sites::get_recipients,
+            suggestions::list_suggestions,
+            suggestions::get_suggestion,
+            suggestions::accept_suggestion,
+            suggestions::dismiss_suggestion,
+            suggestions::import_book_sources (upload),
             matches::list_matches,
             matches::get_match,
             matches::get_evidence,

@@ -139,6 +139,110 @@ pub async fn sites(config: &Config, command: SitesCommand) -> anyhow::Result<Exi
             .await?;
             println!("disabled site {}", disabled.id);
         }
+        SitesCommand::Suggestions { publisher, status } => {
+            let publisher_id: PublisherId = publisher.parse()?;
+            known_publisher(config, backends, &publisher_id).await?;
+            let status = status
+                .map(|status| serde_json::from_value(serde_json::Value::String(status)))
+                .transpose()?;
+            let publisher_id = &publisher_id;
+            let all = collect_all(200, |request| async move {
+                sites.list_suggestions(publisher_id, status, &request).await
+            })
+            .await?;
+            if all.is_empty() {
+                println!("no suggested sites");
+            }
+            for suggestion in &all {
+                let check = match &suggestion.verification {
+                    Some(check) => match (&check.error, check.status) {
+                        (Some(error), _) => format!("unreachable: {error}"),
+                        (None, status) => format!(
+                            "{} \"{}\", {} Chinese characters, names {} of your works",
+                            status.map_or_else(|| "?".to_string(), |status| status.to_string()),
+                            check.title.as_deref().unwrap_or(""),
+                            check.han_chars,
+                            check.carries.len()
+                        ),
+                    },
+                    None => "not checked yet".to_string(),
+                };
+                println!(
+                    "{}  {}  {}  {} reason(s) from {} watched site(s)  {check}",
+                    suggestion.id,
+                    suggestion.status.as_str(),
+                    suggestion.origin,
+                    suggestion.reason_count,
+                    suggestion.sites_pointing()
+                );
+            }
+        }
+        SitesCommand::Accept {
+            publisher,
+            suggestion,
+        } => {
+            let publisher_id: PublisherId = publisher.parse()?;
+            let (_, site) = copyhound_intake::suggestions::accept(
+                &backends.ports(),
+                &publisher_id,
+                &suggestion,
+                &SitePolicy::for_crawler(&config.crawler),
+                "sites accept",
+            )
+            .await?;
+            println!(
+                "accepted: site {} ({}), first crawl queued; schedule {}",
+                site.id,
+                site.seeds.join(" "),
+                site.schedule.as_deref().unwrap_or("none")
+            );
+        }
+        SitesCommand::Dismiss {
+            publisher,
+            suggestion,
+        } => {
+            let publisher_id: PublisherId = publisher.parse()?;
+            let dismissed = copyhound_intake::suggestions::dismiss(
+                sites.as_ref(),
+                &publisher_id,
+                &suggestion,
+                "sites dismiss",
+            )
+            .await?;
+            println!("dismissed {} ({})", dismissed.id, dismissed.origin);
+        }
+        SitesCommand::ImportSources { publisher, file } => {
+            let publisher_id: PublisherId = publisher.parse()?;
+            known_publisher(config, backends, &publisher_id).await?;
+            let limit = copyhound_intake::suggestions::MAX_BOOK_SOURCE_BYTES as u64;
+            let size = std::fs::metadata(&file)
+                .with_context(|| format!("cannot read {}", file.display()))?
+                .len();
+            anyhow::ensure!(
+                size <= limit,
+                "{} is {size} bytes; book-source files are read up to {limit}",
+                file.display()
+            );
+            let bytes =
+                std::fs::read(&file).with_context(|| format!("cannot read {}", file.display()))?;
+            let name = file.file_name().map_or_else(
+                || file.display().to_string(),
+                |name| name.to_string_lossy().into_owned(),
+            );
+            let (recorded, skipped) = copyhound_intake::suggestions::import_book_sources(
+                &backends.ports(),
+                &publisher_id,
+                &name,
+                &bytes,
+            )
+            .await?;
+            println!(
+                "{} new suggested site(s), {} updated, {} entries skipped; their checks are queued (run workers, or `copyhound serve`)",
+                recorded.new.len(),
+                recorded.updated,
+                skipped + recorded.skipped
+            );
+        }
         SitesCommand::Recipients { site, json } => {
             let found = sites.get_site(&site.parse()?).await?;
             let lookup = node.recipients()?.context(

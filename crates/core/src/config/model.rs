@@ -206,6 +206,9 @@ pub struct CrawlerConfig {
     /// How long a release burst lasts (minutes): the work's list pages are
     /// revisited often at first, then less, until this is over.
     pub burst_minutes: u64,
+    /// Titles a full crawl of a site with a known search (`search_url`)
+    /// searches for, the publisher's newest works first (0: none).
+    pub search_titles_per_run: u32,
     /// Wall-clock budget of one crawl run (seconds): past it the run stops
     /// fetching and ends `partial`, so no site holds a crawl slot for ever.
     pub max_run_seconds: u64,
@@ -240,6 +243,7 @@ impl Default for CrawlerConfig {
             max_revisit_hours: 168,
             min_revisit_seconds: 600,
             burst_minutes: 60,
+            search_titles_per_run: 20,
             max_run_seconds: 6 * 3600,
             max_crawls_per_publisher: 2,
             min_schedule_interval_seconds: 300,

@@ -11,6 +11,7 @@ mod publisher;
 mod recipient;
 mod report;
 mod site;
+mod suggestion;
 mod task;
 mod work;
 
@@ -30,6 +31,10 @@ pub use publisher::{
 pub use recipient::{CdnFront, HostingNetwork, Recipients, Registrar};
 pub use report::{AlertState, Report, ReportFormat, ReportScope, ReportStatus, ReviewScope};
 pub use site::{CrawlCounters, CrawlRun, CrawlRunStatus, ExtractionHints, Render, RunScope, Site};
+pub use suggestion::{
+    MAX_SUGGESTION_REASONS, ReasonKind, SiteSuggestion, SuggestionReason, SuggestionStatus,
+    Verification,
+};
 pub use task::{Task, TaskKind};
 pub use work::{Chapter, FingerprintStatus, Language, Work, WorkKind};
 

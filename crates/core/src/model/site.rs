@@ -82,6 +82,12 @@ pub struct Site {
     /// its reach weighs into the score of the matches found on it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audience: Option<u64>,
+    /// The site's own search, a URL on the site with `{{key}}` where a
+    /// title goes (from a book-source file, kept when the suggestion was
+    /// accepted): every full crawl also searches it for the publisher's
+    /// titles, within `crawler.search_titles_per_run`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search_url: Option<String>,
 }
 
 impl Site {

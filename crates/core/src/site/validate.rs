@@ -105,6 +105,9 @@ pub fn validate_site(site: &Site, policy: &SitePolicy) -> Result<()> {
         validate_schedule(cron, policy)?;
     }
     validate_limits(site)?;
+    if let Some(template) = &site.search_url {
+        validate_search_url(template, &site.seeds)?;
+    }
     if site
         .audience
         .is_some_and(|audience| audience > Site::MAX_AUDIENCE)
@@ -135,6 +138,46 @@ pub fn validate_site(site: &Site, policy: &SitePolicy) -> Result<()> {
         if let Some(css) = css {
             validate_selector(field, css)?;
         }
+    }
+    Ok(())
+}
+
+/// The placeholder of a search URL where the title goes.
+pub const SEARCH_KEY: &str = "{{key}}";
+
+/// Checks a search template: an http(s) URL with one `{{key}}`, on the host
+/// of one of the site's seeds (a site's search never sends us elsewhere).
+fn validate_search_url(template: &str, seeds: &[String]) -> Result<()> {
+    let refused = |why: &str| {
+        Err(Error::invalid(format!(
+            "`search_url`: `{}` {why}",
+            quoted(template)
+        )))
+    };
+    if template.len() > MAX_URL_LEN {
+        return refused(&format!("is longer than {MAX_URL_LEN} bytes"));
+    }
+    if template.matches(SEARCH_KEY).count() != 1 {
+        return refused("must hold `{{key}}` once, where the title goes");
+    }
+    let Ok(url) = Url::parse(&template.replace(SEARCH_KEY, "key")) else {
+        return refused("is not a URL");
+    };
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return refused("is not an http(s) URL with a host");
+    }
+    let host_of = |url: &Url| {
+        (
+            url.host_str().map(str::to_ascii_lowercase),
+            url.port_or_known_default(),
+        )
+    };
+    let on_a_seed = seeds
+        .iter()
+        .filter_map(|seed| Url::parse(seed).ok())
+        .any(|seed| host_of(&seed) == host_of(&url));
+    if !on_a_seed {
+        return refused("is not on the host of one of the site's seeds");
     }
     Ok(())
 }

@@ -205,3 +205,28 @@ fn a_seed_host_must_be_a_dns_name() {
             .unwrap_or_else(|err| panic!("{seed}: {err}"));
     }
 }
+
+#[test]
+fn a_search_url_is_on_a_seeds_host_with_one_key() {
+    let check = |template: &str| {
+        let mut site = crate::site::default_site("P01".parse().unwrap());
+        site.name = "书屋".into();
+        site.seeds = vec!["https://www.shuwu.example/".into()];
+        site.search_url = Some(template.into());
+        validate_site(&site, &STRICT)
+    };
+    check("https://www.shuwu.example/s.php?q={{key}}").unwrap();
+    check("https://www.shuwu.example:443/search/{{key}}/").unwrap();
+    for (template, why) in [
+        ("https://www.shuwu.example/s.php?q=", "`{{key}}` once"),
+        ("https://www.shuwu.example/s?q={{key}}&t={{key}}", "`{{key}}` once"),
+        ("https://evil.example/s?q={{key}}", "host of one of the site's seeds"),
+        ("http://www.shuwu.example:8080/s?q={{key}}", "host of one of the site's seeds"),
+        ("ftp://www.shuwu.example/{{key}}", "http(s)"),
+        ("/s.php?q={{key}}", "not a URL"),
+    ] {
+        let error = check(template).unwrap_err();
+        assert!(error.to_string().contains(why), "{template}: {error}");
+        assert!(error.to_string().contains("`search_url`"), "{error}");
+    }
+}

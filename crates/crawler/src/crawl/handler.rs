@@ -64,8 +64,10 @@ impl CrawlHandler {
     }
 
     /// Also runs `verify_suggestion` tasks (checks of suggested sites),
-    /// through this crawler's fetcher.
+    /// through this crawler's fetcher, and searches sites with a known search
+    /// for the publisher's titles on full runs.
     pub fn with_discovery(mut self, ports: copyhound_core::ports::Ports) -> Self {
+        self.crawler = self.crawler.with_works(ports.works.clone());
         self.discoverer = Some(crate::discover::Discoverer::new(
             ports,
             self.crawler.fetcher(),

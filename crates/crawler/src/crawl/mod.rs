@@ -35,7 +35,7 @@ use copyhound_core::ids::{CrawlRunId, SiteId};
 use copyhound_core::model::{
     CrawlCounters, CrawlRun, CrawlRunStatus, RunScope, Site, Task, TaskKind,
 };
-use copyhound_core::ports::{Fetcher, PageStore, SiteStore, TaskQueue};
+use copyhound_core::ports::{Fetcher, PageStore, SiteStore, TaskQueue, WorkStore};
 use copyhound_core::{Error, ErrorKind, Result};
 use tokio::task::JoinSet;
 use tracing::{info, warn};
@@ -98,6 +98,9 @@ pub struct Crawler {
     /// follow each other (a burst's visits) or overlap, in this process or
     /// another, keep the site's rate between them, not only within each.
     pacer: Arc<HostPacer>,
+    /// The publishers' works, whose titles a full run searches a site's
+    /// own search for (none: no searching).
+    works: Option<Arc<dyn WorkStore>>,
 }
 
 impl Crawler {
@@ -118,7 +121,68 @@ impl Crawler {
             pacer: Arc::new(HostPacer::shared(queue.clone(), "rate")),
             queue,
             share_wait: share::WAIT,
+            works: None,
         }
+    }
+
+    /// Searches sites with a known search (`Site::search_url`) for the
+    /// titles of their publisher's works on every full run.
+    pub fn with_works(mut self, works: Arc<dyn WorkStore>) -> Self {
+        self.works = Some(works);
+        self
+    }
+
+    /// The search result pages a full run of `site` starts from besides its
+    /// seeds: its search for each of the publisher's newest titles, at most
+    /// `crawler.search_titles_per_run`. A failure to list the works is
+    /// logged; the run crawls its seeds.
+    async fn search_seeds(&self, site: &Site) -> Vec<String> {
+        let (Some(works), Some(template)) = (&self.works, &site.search_url) else {
+            return Vec::new();
+        };
+        let budget = usize::try_from(self.config.search_titles_per_run).unwrap_or(0);
+        if budget == 0 {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        let mut page = copyhound_core::ports::PageRequest {
+            after: None,
+            limit: 200,
+        };
+        loop {
+            match works.list_works(&site.publisher_id, &page).await {
+                Ok(listed) => {
+                    found.extend(listed.items);
+                    match listed.next {
+                        Some(after) if found.len() < 5_000 => page.after = Some(after),
+                        _ => break,
+                    }
+                }
+                Err(error) => {
+                    warn!(site_id=%site.id, error=%error, "works not listed; the run does not search the site");
+                    return Vec::new();
+                }
+            }
+        }
+        found.sort_by_key(|work| std::cmp::Reverse(work.created_at));
+        let mut titles: Vec<String> = Vec::new();
+        for work in found {
+            let title = work.title.trim().to_string();
+            if !title.is_empty() && !titles.contains(&title) {
+                titles.push(title);
+            }
+            if titles.len() == budget {
+                break;
+            }
+        }
+        titles
+            .iter()
+            .map(|title| {
+                let encoded: String =
+                    url::form_urlencoded::byte_serialize(title.as_bytes()).collect();
+                template.replace(copyhound_core::site::SEARCH_KEY, &encoded)
+            })
+            .collect()
     }
 
     /// The fetcher every request of this crawler goes through.
@@ -163,6 +227,12 @@ impl Crawler {
         }
         if let Some(scope) = &run.scope {
             scope.narrow(&mut site);
+        } else {
+            let searches = self.search_seeds(&site).await;
+            if !searches.is_empty() {
+                info!(site_id=%site.id, searches=searches.len(), "the run searches the site for the publisher's titles");
+                site.seeds.extend(searches);
+            }
         }
         if run.status.is_finished() {
             return Ok(run);
@@ -412,6 +482,9 @@ impl Crawler {
         let interval = crate::pacer::interval_for_rate(site.rate_limit_per_second);
         // A targeted run starts from its pages alone.
         let listed = if context.new_links_only {
+            let robots =
+                sitemaps::read_robots(self.fetcher.as_ref(), &context.pacer, interval, &site.seeds);
+            let _ = tokio::time::timeout_at(deadline, robots).await;
             Vec::new()
         } else {
             tokio::time::timeout_at(

@@ -85,6 +85,10 @@ pub(crate) struct PageContext {
     /// A targeted run (a release burst, quiet watching): links to pages
     /// already stored are not followed.
     pub(crate) new_links_only: bool,
+    /// Hosts of the site itself (its seeds): links elsewhere are discoveries.
+    pub(crate) own_hosts: Vec<String>,
+    /// Other sites this run's pages point at (see [`crate::discover`]).
+    pub(crate) discovered: Mutex<crate::discover::Found>,
 }
 
 /// Whether a stored page is due for a visit. Chapters rarely change once
@@ -471,6 +475,17 @@ impl PageContext {
         } = read;
         let base = base_url(&page_url, extracted.base_href.as_deref());
         let links = self.allowed_links(&base, &extracted.links);
+        crate::discover::read_page(
+            &mut self
+                .discovered
+                .lock()
+                .expect("discovered lock is never poisoned: no panics while held"),
+            &self.own_hosts,
+            &page_url,
+            &base,
+            &extracted.links,
+            &extracted.text,
+        );
         let next_part = extracted
             .next_page_url
             .as_deref()

@@ -49,6 +49,32 @@ pub(crate) struct Listing {
 }
 
 /// The pages the sitemaps of the seeds' sites list, allowed by `rules`, at most `limit`.
+/// Reads each seed host's robots.txt on a turn of its own, for a run that
+/// reads no sitemaps (a targeted run): otherwise the fetcher would read it
+/// just before the first page, in that page's turn, and the host would get
+/// two requests at once. A robots.txt the fetcher holds already costs the
+/// turn and no request.
+pub(crate) async fn read_robots(
+    fetcher: &dyn Fetcher,
+    pacer: &HostPacer,
+    interval: Duration,
+    seeds: &[String],
+) {
+    let mut seen_origins = HashSet::new();
+    for seed in seeds {
+        let Ok(url) = Url::parse(seed) else { continue };
+        if !seen_origins.insert(origin_key(&url)) {
+            continue;
+        }
+        if let Ok(robots) = url.join("/robots.txt")
+            && let Err(error) =
+                fetch_paced(fetcher, pacer, interval, robots.as_str(), Resource::Sitemap).await
+        {
+            debug!(url = %robots, error = %error, "robots.txt not read");
+        }
+    }
+}
+
 pub(crate) async fn discover(
     fetcher: &dyn Fetcher,
     pacer: &HostPacer,

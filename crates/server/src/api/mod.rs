@@ -13,6 +13,7 @@ pub mod releases;
 pub mod report_schedules;
 pub mod reports;
 pub mod sites;
+pub mod suggestions;
 pub mod system;
 pub mod works;
 

@@ -435,6 +435,7 @@ impl From<CreateSite> for SiteSettings {
             extraction: Some(body.extraction),
             enabled: body.enabled,
             audience: Some(body.audience),
+            search_url: None,
         }
     }
 }
@@ -455,6 +456,7 @@ impl From<UpdateSite> for SiteSettings {
             extraction: body.extraction,
             enabled: body.enabled,
             audience: body.audience,
+            search_url: None,
         }
     }
 }

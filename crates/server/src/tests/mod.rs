@@ -19,6 +19,7 @@ mod releases_test;
 mod reports_test;
 mod session_test;
 mod sites_validation_test;
+mod suggestions_test;
 mod system_test;
 mod tenancy_test;
 mod titles_test;

@@ -214,6 +214,7 @@ async fn a_site_stored_before_the_rules_can_still_be_disabled() {
         enabled: true,
         created_at: Utc::now(),
         audience: None,
+        search_url: None,
     };
     harness.state.ports.sites.put_site(&legacy).await.unwrap();
     let path = format!("/api/v1/sites/{}", legacy.id);

@@ -42,6 +42,33 @@ async fn another_tenants_ids_answer_404_on_every_route() {
             )
             .await;
         let report = report["id"].as_str().unwrap().to_string();
+        let admin_a = harness
+            .admin_key(harness.publisher_a.as_str(), "admin a")
+            .await;
+        let (status, imported) = harness
+            .call(
+                "POST",
+                "/api/v1/suggestions/book-sources",
+                &admin_a,
+                Some(json!([{"bookSourceUrl": "http://mirror-a.example"}])),
+            )
+            .await;
+        assert_eq!(status, StatusCode::CREATED, "{imported}");
+        let (_, suggestions) = harness
+            .call("GET", "/api/v1/suggestions", &harness.key_a, None)
+            .await;
+        let suggestion = suggestions["items"][0]["id"].as_str().unwrap().to_string();
+        let admin_b = harness
+            .admin_key(
+                harness
+                    .call("GET", "/api/v1/me", &harness.key_b, None)
+                    .await
+                    .1["publisher_id"]
+                    .as_str()
+                    .unwrap(),
+                "admin b",
+            )
+            .await;
 
         let registration = json!({"title": "stolen", "chapters": [{"text": "x"}]});
         let cases: Vec<(&str, String, Option<Value>)> = vec![
@@ -79,6 +106,17 @@ async fn another_tenants_ids_answer_404_on_every_route() {
             ("POST", format!("/api/v1/sites/{site}/crawls"), None),
             ("GET", format!("/api/v1/sites/{site}/crawls"), None),
             ("GET", format!("/api/v1/sites/{site}/recipients"), None),
+            ("GET", format!("/api/v1/suggestions/{suggestion}"), None),
+            (
+                "POST",
+                format!("/api/v1/suggestions/{suggestion}/accept"),
+                None,
+            ),
+            (
+                "POST",
+                format!("/api/v1/suggestions/{suggestion}/dismiss"),
+                None,
+            ),
             ("GET", format!("/api/v1/crawls/{run}"), None),
             ("GET", format!("/api/v1/matches/{found}"), None),
             ("GET", format!("/api/v1/matches/{found}/evidence"), None),
@@ -102,9 +140,13 @@ async fn another_tenants_ids_answer_404_on_every_route() {
             ),
         ];
         for (method, path, body) in &cases {
-            let (status, response) = harness
-                .call(method, path, &harness.key_b, body.clone())
-                .await;
+            // Admin routes are tried with B's admin key: 404, not 403.
+            let key = if path.starts_with("/api/v1/suggestions/") {
+                &admin_b
+            } else {
+                &harness.key_b
+            };
+            let (status, response) = harness.call(method, path, key, body.clone()).await;
             assert_error(
                 status,
                 &response,
@@ -160,6 +202,7 @@ async fn another_tenants_ids_answer_404_on_every_route() {
             "/api/v1/sites",
             "/api/v1/matches",
             "/api/v1/reports",
+            "/api/v1/suggestions",
         ] {
             let (status, listing) = harness.call("GET", path, &harness.key_b, None).await;
             assert_eq!(status, StatusCode::OK);

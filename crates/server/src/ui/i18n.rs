@@ -638,6 +638,35 @@ const ZH: &[(&str, &str)] = &[
     ("Not reviewed yet.", "尚未审核。"),
     ("No matches.", "暂无匹配。"),
     ("Chapters", "章节"),
+    // Suggested sites.
+    ("Suggested", "推荐站点"),
+    ("Suggested sites", "推荐站点"),
+    (
+        "Sites your watched sites link to or name in their text, and sites your book-source files list. Each was checked once: its robots.txt and one page. Nothing more is fetched from it until you accept it.",
+        "您监控的站点链接到或在正文中提到的站点，以及您导入的书源文件列出的站点。每个站点只检查过一次：读取 robots.txt 和一个页面。在您接受之前，不会再从该站点抓取任何内容。",
+    ),
+    ("Show", "显示"),
+    ("open", "待决定"),
+    ("accepted", "已接受"),
+    ("verified", "已检查"),
+    ("unreachable", "无法访问"),
+    (
+        "No suggested sites here yet. Crawls of your watched sites suggest the sites they point at.",
+        "这里还没有推荐站点。抓取您监控的站点时，会推荐它们指向的站点。",
+    ),
+    ("Why", "原因"),
+    ("What the check found", "检查结果"),
+    ("from", "来自"),
+    ("Chinese characters", "个汉字"),
+    ("names your works", "提到您的作品"),
+    ("not checked yet", "尚未检查"),
+    ("watched site", "已监控站点"),
+    ("Accept", "接受"),
+    (
+        "Import a reader app's book-source file with",
+        "导入阅读软件的书源文件：使用",
+    ),
+    ("or", "或"),
 ];
 
 /// Texts of the handlers that templates show through the `t` filter.

@@ -35,7 +35,7 @@ pub use session::{SESSION_COOKIE, Sessions};
 pub use test_mail::{TEST_MAIL_INTERVAL, TestMailThrottle};
 pub use throttle::{CLIENT_BURST as LOGIN_BURST_PER_CLIENT, LoginThrottle};
 
-use pages::{alerts, dashboard, keys, matches, policy, reports, sites, works};
+use pages::{alerts, dashboard, keys, matches, policy, reports, sites, suggestions, works};
 
 use crate::AppState;
 use crate::auth::{PublisherCaller, authenticate_key_id};
@@ -80,6 +80,15 @@ pub fn routes() -> Router<AppState> {
         .route("/ui/sites/{site_id}/crawl", post(sites::crawl_site))
         .route("/ui/sites/{site_id}/edit", post(sites::edit_site))
         .route("/ui/sites/{site_id}/enabled", post(sites::set_site_enabled))
+        .route("/ui/suggestions", get(suggestions::suggestions))
+        .route(
+            "/ui/suggestions/{suggestion_id}/accept",
+            post(suggestions::accept),
+        )
+        .route(
+            "/ui/suggestions/{suggestion_id}/dismiss",
+            post(suggestions::dismiss),
+        )
         .route("/ui/operator", get(operator::publishers))
         .route("/ui/operator/publishers", post(operator::create_publisher))
         .route(
@@ -138,7 +147,7 @@ fn environment() -> &'static Environment<'static> {
 }
 
 /// The embedded templates.
-const TEMPLATES: [(&str, &str); 15] = [
+const TEMPLATES: [(&str, &str); 16] = [
     ("base.html", include_str!("templates/base.html")),
     ("login.html", include_str!("templates/login.html")),
     ("error.html", include_str!("templates/error.html")),
@@ -152,6 +161,10 @@ const TEMPLATES: [(&str, &str); 15] = [
         include_str!("templates/work_preview.html"),
     ),
     ("sites.html", include_str!("templates/sites.html")),
+    (
+        "suggestions.html",
+        include_str!("templates/suggestions.html"),
+    ),
     ("match.html", include_str!("templates/match.html")),
     ("keys.html", include_str!("templates/keys.html")),
     ("alerts.html", include_str!("templates/alerts.html")),

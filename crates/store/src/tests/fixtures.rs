@@ -103,6 +103,7 @@ pub(crate) fn site(publisher: &str, id: &str) -> Site {
         enabled: true,
         created_at: at(0),
         audience: None,
+        search_url: None,
     }
 }
 

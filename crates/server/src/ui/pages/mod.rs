@@ -10,6 +10,7 @@ pub(super) mod matches;
 pub(super) mod policy;
 pub(super) mod reports;
 pub(super) mod sites;
+pub(super) mod suggestions;
 pub(super) mod works;
 
 use axum::response::Response;
