@@ -200,10 +200,10 @@ pub async fn dismiss_suggestion(
     ))
 }
 
-/// One source of a reader app's book-source file.
-#[derive(Debug, Deserialize, ToSchema)]
+/// One source of a reader app's book-source file (its other fields are
+/// accepted and ignored).
+#[derive(Debug, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[allow(dead_code)] // documents the body; the file is read as JSON by intake
 pub struct BookSource {
     /// The site's address (`https://…`, an optional `#comment` after it).
     pub book_source_url: String,
@@ -231,9 +231,10 @@ pub struct BookSource {
 pub async fn import_book_sources(
     State(state): State<AppState>,
     caller: PublisherCaller,
-    ApiJson(body): ApiJson<serde_json::Value>,
+    ApiJson(body): ApiJson<Vec<BookSource>>,
 ) -> ApiResult<(StatusCode, Json<ImportedSources>)> {
     require_admin(&caller, "import book-source files")?;
+    // The one parser reads the file as reader apps write it.
     let bytes = serde_json::to_vec(&body)
         .map_err(|error| ApiError::invalid(format!("body is not JSON: {error}")))?;
     let (recorded, skipped) = copyhound_intake::suggestions::import_book_sources(

@@ -202,13 +202,33 @@ async fn bad_suggestion_ids_queries_and_files_answer_400() {
             Some(json!("not an array")),
         )
         .await;
-    assert_error(
-        status,
-        &body,
-        StatusCode::BAD_REQUEST,
-        "invalid_input",
-        "JSON array",
-    );
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    // Every source names its site; other fields are read as reader apps write them.
+    for bad in [
+        json!([{"bookSourceName": "no url"}]),
+        json!([{"bookSourceUrl": 7}]),
+        json!([{"bookSourceUrl": "http://a.example", "searchUrl": ["x"]}]),
+        json!({"bookSourceUrl": "http://a.example"}),
+    ] {
+        let (status, body) = harness
+            .call(
+                "POST",
+                "/api/v1/suggestions/book-sources",
+                &admin,
+                Some(bad.clone()),
+            )
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+    }
+    let (status, body) = harness
+        .call(
+            "POST",
+            "/api/v1/suggestions/book-sources",
+            &admin,
+            Some(json!([{"bookSourceUrl": "http://a.example", "ruleSearch": {"x": 1}, "enabled": true}])),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
 }
 
 #[tokio::test]

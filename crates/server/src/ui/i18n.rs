@@ -640,6 +640,7 @@ const ZH: &[(&str, &str)] = &[
     ("Chapters", "章节"),
     // Suggested sites.
     ("Suggested", "推荐站点"),
+    ("Searched for your titles at:", "在此搜索您的作品标题："),
     ("Suggested sites", "推荐站点"),
     (
         "Sites your watched sites link to or name in their text, and sites your book-source files list. Each was checked once: its robots.txt and one page. Nothing more is fetched from it until you accept it.",
