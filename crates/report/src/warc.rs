@@ -427,7 +427,7 @@ fn reason(status: u16) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use copyhound_core::ids::{PageId, SiteId};
     use copyhound_core::model::FetchMeta;

@@ -195,8 +195,8 @@ pub(crate) struct PageState {
 
 /// Applies a fetched page to the stored state: the page version rule.
 ///
-/// Same `content_sha256`: only `last_seen` (never backwards) and fetch metadata
-/// move. Different: the stored version goes to the history (oldest dropped past
+/// Same `content_sha256`: only `last_seen` (never backwards), fetch metadata
+/// and, when the bytes differ, the body move. Different: the stored version goes to the history (oldest dropped past
 /// [`MAX_PAGE_VERSIONS`]) and `first_seen` of the page is kept.
 pub(crate) fn merge_page(existing: Option<PageState>, incoming: Page) -> (PageUpsert, PageState) {
     let Some(stored) = existing else {
@@ -210,9 +210,18 @@ pub(crate) fn merge_page(existing: Option<PageState>, incoming: Page) -> (PageUp
         );
     };
     if stored.page.content_sha256 == incoming.content_sha256 {
+        let body_changed = stored.page.body_sha256 != incoming.body_sha256;
         let mut page = stored.page;
         page.last_seen = page.last_seen.max(incoming.last_seen);
         page.fetch = incoming.fetch;
+        // The same text in other bytes: the body kept is the one the fetch
+        // metadata (header fields, receive time) describes, so evidence
+        // never pairs one response's header with another's body.
+        if body_changed {
+            page.raw_body = incoming.raw_body;
+            page.body_sha256 = incoming.body_sha256;
+            page.body_truncated = incoming.body_truncated;
+        }
         return (
             PageUpsert::Unchanged,
             PageState {

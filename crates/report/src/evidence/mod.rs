@@ -342,6 +342,68 @@ pub async fn bundle_for(
     .await
 }
 
+/// Reads the WARC record by record: each block hashes to its
+/// `WARC-Block-Digest`, and each capture and revisit the manifest lists is a
+/// record with the manifest's block digest.
+fn check_warc(warc: &[u8], manifest: &Value) -> std::result::Result<(), String> {
+    let mut digests: Vec<(String, String)> = Vec::new();
+    let mut rest = warc;
+    while !rest.is_empty() {
+        let head_end = rest
+            .windows(4)
+            .position(|window| window == b"\r\n\r\n")
+            .ok_or("a record has no end of header")?;
+        let head =
+            std::str::from_utf8(&rest[..head_end]).map_err(|_| "a record header is not text")?;
+        let field = |name: &str| {
+            head.lines()
+                .find_map(|line| line.strip_prefix(name)?.strip_prefix(": "))
+                .map(str::to_owned)
+        };
+        let length: usize = field("Content-Length")
+            .and_then(|value| value.parse().ok())
+            .ok_or("a record has no Content-Length")?;
+        let block_start = head_end + 4;
+        let block_end = block_start
+            .checked_add(length)
+            .filter(|end| end + 4 <= rest.len())
+            .ok_or("a record runs past the file")?;
+        let block = &rest[block_start..block_end];
+        let id = field("WARC-Record-ID").ok_or("a record has no id")?;
+        let digest = format!("sha256:{}", sha256_hex(block));
+        if field("WARC-Block-Digest").as_deref() != Some(digest.as_str()) {
+            return Err(format!("record {id}: its block does not match its digest"));
+        }
+        if &rest[block_end..block_end + 4] != b"\r\n\r\n" {
+            return Err(format!("record {id} is not terminated"));
+        }
+        digests.push((id, digest));
+        rest = &rest[block_end + 4..];
+    }
+    let captures = manifest["captures"]
+        .as_array()
+        .ok_or("the manifest lists no captures")?;
+    let records = captures.iter().flat_map(|capture| {
+        std::iter::once(capture).chain(capture["revisits"].as_array().into_iter().flatten())
+    });
+    for record in records {
+        let id = record["record_id"].as_str().unwrap_or_default();
+        let expected = format!(
+            "sha256:{}",
+            record["block_sha256"].as_str().unwrap_or_default()
+        );
+        if !digests
+            .iter()
+            .any(|(found, digest)| found == id && *digest == expected)
+        {
+            return Err(format!(
+                "record {id} of the manifest is not in the file as listed"
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Verifies a bundle offline (see the module docs); `trusted_root`: the
 /// SHA-256 (hex) the TSA's root must have, when the reader pins it.
 pub fn verify_bundle(
@@ -383,6 +445,8 @@ pub fn verify_bundle(
             )));
         }
     }
+    check_warc(entry(WARC)?, &manifest["warc"])
+        .map_err(|error| fail(format!("{WARC}: {error}")))?;
     let listed = |name: &str| files.iter().any(|file| file.name == name);
     if let Some((name, _)) = entries
         .iter()
@@ -432,4 +496,32 @@ pub fn verify_bundle(
         files,
         timestamp: verified,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_warc_record_is_checked_against_its_digest_and_the_manifest() {
+        let body = "<p>第一章</p>".as_bytes();
+        let mut page = crate::warc::tests::page("http://127.0.0.1:1/c/1", body, Vec::new());
+        page.fetch.revalidations = vec![copyhound_core::model::Revalidation {
+            at: page.last_seen,
+            headers: Vec::new(),
+            connection: None,
+        }];
+        let package = evidence_package(&[(page, Vec::new())], WARC, chrono::Utc::now());
+        let manifest = serde_json::to_value(&package.manifest).expect("json");
+        check_warc(&package.warc, &manifest).expect("verifies");
+        let mut changed = package.warc.clone();
+        let at = changed.len() - 6;
+        changed[at] ^= 0x01;
+        let error = check_warc(&changed, &manifest).unwrap_err();
+        assert!(error.contains("does not match its digest"), "{error}");
+        let mut other = manifest.clone();
+        other["captures"][0]["revisits"][0]["block_sha256"] = json!("00");
+        let error = check_warc(&package.warc, &other).unwrap_err();
+        assert!(error.contains("not in the file"), "{error}");
+    }
 }

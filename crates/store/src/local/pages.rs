@@ -31,9 +31,13 @@ fn upsert_in(txn: &WriteTransaction, incoming: Page) -> Result<PageUpsert> {
         None => None,
     };
     let previous_site = existing.as_ref().map(|state| state.page.site_id.clone());
+    let stored_body = existing
+        .as_ref()
+        .map(|state| state.page.body_sha256.clone());
     let (outcome, mut state) = codec::merge_page(existing, incoming);
     put_object(&mut pages, &id, &codec::page_meta_object(&mut state)?)?;
-    if outcome == PageUpsert::Unchanged {
+    let body_changed = stored_body.as_ref() != Some(&state.page.body_sha256);
+    if outcome == PageUpsert::Unchanged && !body_changed {
         return Ok(outcome);
     }
     let mut bodies = txn.open_table(PAGE_BODIES).map_err(db_error)?;
@@ -43,6 +47,9 @@ fn upsert_in(txn: &WriteTransaction, incoming: Page) -> Result<PageUpsert> {
             codec::compress(&state.page.raw_body).as_slice(),
         )
         .map_err(db_error)?;
+    if outcome == PageUpsert::Unchanged {
+        return Ok(outcome);
+    }
     by_url
         .insert(state.page.url.as_str(), id.as_bytes())
         .map_err(db_error)?;

@@ -81,8 +81,12 @@ impl MongoStore {
             let mut stored = self.stored_page_states(&[id]).await?;
             let existing = stored.remove(id);
             let revision = existing.as_ref().map_or(0, |(revision, _)| *revision);
+            let stored_body = existing
+                .as_ref()
+                .map(|(_, state)| state.page.body_sha256.clone());
             let (outcome, mut state) =
                 codec::merge_page(existing.map(|(_, state)| state), incoming.clone());
+            let body_changed = stored_body.as_ref() != Some(&state.page.body_sha256);
             let document = page_document(&mut state, revision + 1)?;
             let matched = match outcome {
                 PageUpsert::New => match pages.insert_one(&document).await {
@@ -99,7 +103,10 @@ impl MongoStore {
                     Err(error) => return Err(mongo_error(error)),
                 },
                 PageUpsert::Unchanged => {
-                    let fields = ["last_seen", "fetch", LAST_SEEN_NS, REVISION];
+                    let mut fields = vec!["last_seen", "fetch", LAST_SEEN_NS, REVISION];
+                    if body_changed {
+                        fields.extend(["body_sha256", "body_truncated", BODY]);
+                    }
                     let set: Document = fields
                         .iter()
                         .filter_map(|field| {

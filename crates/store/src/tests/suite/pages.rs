@@ -28,6 +28,21 @@ pub(crate) async fn page_history_follows_content_changes(stores: &Stores) {
     );
     let stored = stores.pages.get_page(&original.id).await.unwrap();
     assert_eq!((stored.first_seen, stored.last_seen), (at(0), at(10)));
+    // The same text in other bytes: the body follows the fetch that brought it.
+    let mut reserved = revisit.clone();
+    reserved
+        .raw_body
+        .extend_from_slice(b"<!-- served at 10:05 -->");
+    reserved.body_sha256 = copyhound_core::ids::sha256_hex(&reserved.raw_body);
+    reserved.last_seen = at(11);
+    assert_eq!(
+        stores.pages.upsert_page(&reserved).await.unwrap(),
+        PageUpsert::Unchanged
+    );
+    let stored = stores.pages.get_page(&original.id).await.unwrap();
+    assert_eq!(stored.raw_body, reserved.raw_body);
+    assert_eq!(stored.body_sha256, reserved.body_sha256);
+    assert_eq!(stored.last_seen, at(11));
 
     let mut changed = fixtures::page(url, "site_a", "第二版");
     (changed.first_seen, changed.last_seen) = (at(20), at(20));
@@ -58,7 +73,7 @@ pub(crate) async fn page_history_follows_content_changes(stores: &Stores) {
     assert_eq!(
         history,
         [
-            (original.body_sha256.clone(), at(0), at(10)),
+            (reserved.body_sha256.clone(), at(0), at(11)),
             (changed.body_sha256.clone(), at(20), at(20))
         ]
     );
