@@ -151,6 +151,7 @@ async fn measure(
 ) -> anyhow::Result<Row> {
     let (mut run_config, scratch) = scratch_namespace(config.clone(), "bench")?;
     run_config.crawler.allow_private_addresses = true;
+    run_config.crawler.verify_suggestions = false;
     run_config.store.migrate_on_start = true;
     let env = child_env(&run_config);
 
@@ -307,6 +308,10 @@ pub(crate) fn child_env(config: &Config) -> Arc<Vec<(String, String)>> {
         ("COPYHOUND_QUEUE_PREFIX", config.queue.prefix.clone()),
         ("COPYHOUND_QUEUE_CLUSTER", config.queue.cluster.to_string()),
         ("COPYHOUND_CRAWLER_ALLOW_PRIVATE_ADDRESSES", "true".into()),
+        (
+            "COPYHOUND_CRAWLER_VERIFY_SUGGESTIONS",
+            config.crawler.verify_suggestions.to_string(),
+        ),
     ];
     for (name, url) in [
         ("COPYHOUND_STORE_URL", &config.store.url),

@@ -182,6 +182,7 @@ pub fn announced_domains(text: &str) -> Vec<(String, String)> {
 /// Checks suggested sites: robots.txt and one page each, at the quiet pace.
 #[derive(Clone, Debug)]
 pub struct Discoverer {
+    enabled: bool,
     ports: Ports,
     fetcher: Arc<dyn Fetcher>,
     pacer: Arc<HostPacer>,
@@ -194,9 +195,10 @@ const VERIFY_INTERVAL: Duration = Duration::from_secs(5);
 impl Discoverer {
     /// Returns a discoverer fetching through `fetcher` (which reads robots.txt
     /// before any page), pacing hosts on the queue.
-    pub fn new(ports: Ports, fetcher: Arc<dyn Fetcher>) -> Self {
+    pub fn new(ports: Ports, fetcher: Arc<dyn Fetcher>, enabled: bool) -> Self {
         let pacer = Arc::new(HostPacer::shared(ports.queue.clone(), "rate"));
         Self {
+            enabled,
             ports,
             fetcher,
             pacer,
@@ -217,7 +219,7 @@ impl Discoverer {
             Err(error) if error.kind() == ErrorKind::NotFound => return Ok(()),
             Err(error) => return Err(error),
         };
-        if !suggestion.status.is_open() {
+        if !suggestion.status.is_open() || !self.enabled {
             return Ok(());
         }
         // The linked page when a watched site linked into this one, else its home.

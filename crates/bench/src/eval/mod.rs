@@ -136,6 +136,8 @@ fn eval_config(
 ) -> anyhow::Result<(Config, Option<tempfile::TempDir>)> {
     let mut eval = config.clone();
     eval.crawler.allow_private_addresses = true;
+    // The sets' pages name real domains: suggested, never contacted.
+    eval.crawler.verify_suggestions = false;
     // One publisher, nobody to share the crawl slots with.
     eval.crawler.max_crawls_per_publisher = 0;
     eval.store.migrate_on_start = true;
@@ -172,6 +174,8 @@ pub(crate) fn scratch_namespace(
         .prefix(&format!("copyhound-{what}-"))
         .tempdir()?;
     config.data_dir = scratch.path().to_path_buf();
+    // The sets' pages name real domains: they are suggested, never contacted.
+    config.crawler.verify_suggestions = false;
     Ok((config, scratch))
 }
 

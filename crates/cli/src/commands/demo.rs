@@ -43,6 +43,8 @@ pub async fn run(config: &Config, args: DemoArgs) -> anyhow::Result<ExitCode> {
     demo_config.index.url = None;
     demo_config.queue.url = None;
     demo_config.crawler.allow_private_addresses = true;
+    // The sample's pages may name real domains: suggested, never contacted.
+    demo_config.crawler.verify_suggestions = false;
     let run = run_pipeline(&demo_config, &set, None).await?;
     let inputs = inputs_for_all_publishers(&run.backends).await?;
     let mut report_paths = Vec::new();

@@ -209,6 +209,11 @@ pub struct CrawlerConfig {
     /// Titles a full crawl of a site with a known search (`search_url`)
     /// searches for, the publisher's newest works first (0: none).
     pub search_titles_per_run: u32,
+    /// Whether suggested sites are checked (robots.txt and one page each).
+    /// Off, suggestions are still recorded and stay `pending`: for
+    /// benchmarks and tests, whose pages name real domains that must not be
+    /// contacted.
+    pub verify_suggestions: bool,
     /// Wall-clock budget of one crawl run (seconds): past it the run stops
     /// fetching and ends `partial`, so no site holds a crawl slot for ever.
     pub max_run_seconds: u64,
@@ -244,6 +249,7 @@ impl Default for CrawlerConfig {
             min_revisit_seconds: 600,
             burst_minutes: 60,
             search_titles_per_run: 20,
+            verify_suggestions: true,
             max_run_seconds: 6 * 3600,
             max_crawls_per_publisher: 2,
             min_schedule_interval_seconds: 300,

@@ -71,6 +71,7 @@ impl CrawlHandler {
         self.discoverer = Some(crate::discover::Discoverer::new(
             ports,
             self.crawler.fetcher(),
+            self.crawler.config().verify_suggestions,
         ));
         self
     }

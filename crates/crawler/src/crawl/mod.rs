@@ -185,6 +185,11 @@ impl Crawler {
             .collect()
     }
 
+    /// The crawler's configuration.
+    pub fn config(&self) -> &CrawlerConfig {
+        &self.config
+    }
+
     /// The fetcher every request of this crawler goes through.
     pub fn fetcher(&self) -> Arc<dyn Fetcher> {
         self.fetcher.clone()
