@@ -10,7 +10,7 @@ use copyhound_report::evidence::test_tsa::OpensslTsa;
 use copyhound_report::evidence::{BundleMaker, BundleOptions, tar, verify_bundle};
 use tower::ServiceExt;
 
-use super::{Harness, assert_error};
+use super::{Harness, assert_error, send};
 
 #[tokio::test]
 async fn a_matchs_bundle_verifies_offline_and_needs_a_tsa() {
@@ -28,6 +28,16 @@ async fn a_matchs_bundle_verifies_offline_and_needs_a_tsa() {
         StatusCode::SERVICE_UNAVAILABLE,
         "unavailable",
         "",
+    );
+
+    // The console links the bundle only when it can be made.
+    let page = format!("/ui/matches/{found}");
+    let without = send(&harness, "GET", &page, &harness.key_a, None).await;
+    assert_eq!(without.status, StatusCode::OK);
+    assert!(
+        !without.body.contains("evidence-bundle"),
+        "{}",
+        without.body
     );
 
     let dir = tempfile::tempdir().unwrap();
@@ -49,7 +59,7 @@ async fn a_matchs_bundle_verifies_offline_and_needs_a_tsa() {
         .header(header::AUTHORIZATION, format!("Bearer {}", harness.key_a))
         .body(Body::empty())
         .unwrap();
-    let response = crate::router(state).oneshot(request).await.unwrap();
+    let response = crate::router(state.clone()).oneshot(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(
         response.headers()[header::CONTENT_TYPE],
@@ -70,4 +80,33 @@ async fn a_matchs_bundle_verifies_offline_and_needs_a_tsa() {
         .1;
     let log: serde_json::Value = serde_json::from_slice(log).unwrap();
     assert_eq!(log["captures"][0]["peer_address"], "not recorded");
+
+    let key = harness.key_a.clone();
+    let console = harness.console.clone();
+    let with_tsa = Harness {
+        router: crate::router_with_console(state, console),
+        ..harness
+    };
+    let shown = send(&with_tsa, "GET", &page, &key, None).await;
+    assert!(
+        shown
+            .body
+            .contains(&format!("href=\"/ui/matches/{found}/evidence/bundle\"")),
+        "{}",
+        shown.body
+    );
+    let download = send(
+        &with_tsa,
+        "GET",
+        &format!("{page}/evidence/bundle"),
+        &key,
+        None,
+    )
+    .await;
+    assert_eq!(download.status, StatusCode::OK);
+    assert!(
+        download
+            .disposition
+            .is_some_and(|value| value.contains(&format!("match-{found}-evidence.tar"))),
+    );
 }
