@@ -155,7 +155,7 @@ pub async fn build_bundle(
             let names: Vec<String> = shots.iter().map(|(name, _)| name.clone()).collect();
             files.extend(shots);
             json!({ "taken": true, "files": names,
-                "how": "each capture's stored body rendered offline by headless Chromium at bundle time" })
+                "how": "each capture's stored body, decoded in its recorded charset, rendered by headless Chromium at bundle time with no network (nothing it links is fetched)" })
         }
         Err(reason) => json!({ "taken": false, "reason": reason }),
     };
@@ -287,6 +287,19 @@ fn connection_fields(connection: Option<&Connection>) -> Value {
     })
 }
 
+/// The stored body decoded with the charset the crawler read it in, as
+/// UTF-8 behind a byte-order mark (which outranks any `<meta charset>`): a
+/// page loaded from a file has no `Content-Type` to say its encoding.
+fn as_utf8_html(page: &Page) -> Vec<u8> {
+    let Some(encoding) = copyhound_core::charset::encoding_for_label(&page.charset) else {
+        return page.raw_body.clone();
+    };
+    let (text, _, _) = encoding.decode(&page.raw_body);
+    let mut html = b"\xEF\xBB\xBF".to_vec();
+    html.extend_from_slice(text.as_bytes());
+    html
+}
+
 /// Renders each page's stored body with `chromium`, offline; the reason
 /// when none can be taken.
 async fn screenshots(
@@ -296,10 +309,7 @@ async fn screenshots(
     let Some(chromium) = chromium else {
         return Err("no browser configured (crawler.chromium)".into());
     };
-    let bodies: Vec<Vec<u8>> = pages
-        .iter()
-        .map(|(page, _)| page.raw_body.clone())
-        .collect();
+    let bodies: Vec<Vec<u8>> = pages.iter().map(|(page, _)| as_utf8_html(page)).collect();
     let shots = tokio::task::spawn_blocking(move || {
         bodies
             .iter()
@@ -501,6 +511,17 @@ pub fn verify_bundle(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn screenshots_render_the_body_in_its_recorded_charset() {
+        let gbk = [0xb5, 0xda, 0xd2, 0xbb, 0xd5, 0xc2]; // 第一章 in GBK
+        let mut page = crate::warc::tests::page("http://127.0.0.1:1/g", &gbk, Vec::new());
+        page.charset = "gbk".into();
+        let html = as_utf8_html(&page);
+        assert_eq!(html, "\u{feff}第一章".as_bytes());
+        page.charset = "no-such-charset".into();
+        assert_eq!(as_utf8_html(&page), gbk);
+    }
 
     #[test]
     fn each_warc_record_is_checked_against_its_digest_and_the_manifest() {
