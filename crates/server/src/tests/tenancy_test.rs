@@ -120,7 +120,11 @@ async fn another_tenants_ids_answer_404_on_every_route() {
             ("GET", format!("/api/v1/crawls/{run}"), None),
             ("GET", format!("/api/v1/matches/{found}"), None),
             ("GET", format!("/api/v1/matches/{found}/evidence"), None),
-            ("GET", format!("/api/v1/matches/{found}/evidence/bundle"), None),
+            (
+                "GET",
+                format!("/api/v1/matches/{found}/evidence/bundle"),
+                None,
+            ),
             (
                 "POST",
                 format!("/api/v1/matches/{found}/review"),
