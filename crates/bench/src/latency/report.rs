@@ -676,7 +676,10 @@ mod tests {
         let (summary, text) = quiet(&inputs);
         assert_eq!(summary.hosts, 3, "{text}");
         assert_eq!(summary.scheduled, 0);
-        assert_eq!(summary.hosts_fetched, 2, "the request at 500 s is after the window");
+        assert_eq!(
+            summary.hosts_fetched, 2,
+            "the request at 500 s is after the window"
+        );
         assert_eq!(summary.busiest_minute, 2);
         assert_eq!(summary.over, 1, "{text}");
         assert!(text.contains("127.0.0.1:80 (2 in 60 s)"), "{text}");

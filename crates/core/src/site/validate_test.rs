@@ -219,9 +219,18 @@ fn a_search_url_is_on_a_seeds_host_with_one_key() {
     check("https://www.shuwu.example:443/search/{{key}}/").unwrap();
     for (template, why) in [
         ("https://www.shuwu.example/s.php?q=", "`{{key}}` once"),
-        ("https://www.shuwu.example/s?q={{key}}&t={{key}}", "`{{key}}` once"),
-        ("https://evil.example/s?q={{key}}", "host of one of the site's seeds"),
-        ("http://www.shuwu.example:8080/s?q={{key}}", "host of one of the site's seeds"),
+        (
+            "https://www.shuwu.example/s?q={{key}}&t={{key}}",
+            "`{{key}}` once",
+        ),
+        (
+            "https://evil.example/s?q={{key}}",
+            "host of one of the site's seeds",
+        ),
+        (
+            "http://www.shuwu.example:8080/s?q={{key}}",
+            "host of one of the site's seeds",
+        ),
         ("ftp://www.shuwu.example/{{key}}", "http(s)"),
         ("/s.php?q={{key}}", "not a URL"),
     ] {
