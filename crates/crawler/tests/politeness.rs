@@ -169,3 +169,57 @@ async fn a_targeted_run_reads_robots_txt_on_its_own_turn() {
         "robots.txt then the page {gap:?} apart"
     );
 }
+
+/// A Crawl-delay holds across processes even for one that has not read the
+/// host's robots.txt yet: its own robots.txt request waits for the turn the
+/// other process reserved.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crawl_delay_learnt_by_one_process_holds_for_the_next_ones_robots_request() {
+    use copyhound_core::ports::{FetchRequest, Fetcher, Resource};
+    use copyhound_crawler::HttpFetcher;
+    let times = Arc::new(std::sync::Mutex::new(
+        Vec::<(String, std::time::Instant)>::new(),
+    ));
+    let log = times.clone();
+    let router = Router::new().fallback(move |uri: axum::http::Uri| {
+        let log = log.clone();
+        async move {
+            log.lock()
+                .unwrap()
+                .push((uri.path().to_string(), std::time::Instant::now()));
+            if uri.path() == "/robots.txt" {
+                "User-agent: *\nCrawl-delay: 1\n".to_string()
+            } else {
+                "<html><body><p>第1章</p></body></html>".to_string()
+            }
+        }
+    });
+    let address = serve(router).await;
+    let dir = tempfile::tempdir().unwrap();
+    let queue = common::local_queue(dir.path()).await;
+    let request = FetchRequest {
+        url: format!("http://{address}/c/1"),
+        etag: None,
+        last_modified: None,
+        resource: Resource::Page,
+    };
+    for _ in 0..2 {
+        // Each round is a process of its own: a fetcher with no robots.txt read.
+        let fetcher = HttpFetcher::new(test_config())
+            .unwrap()
+            .with_shared_pacing(queue.clone());
+        fetcher.fetch(&request).await.unwrap();
+    }
+    let times = times.lock().unwrap().clone();
+    let paths: Vec<&str> = times.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(paths, ["/robots.txt", "/c/1", "/robots.txt", "/c/1"]);
+    for pair in times.windows(2) {
+        let gap = pair[1].1 - pair[0].1;
+        assert!(
+            gap >= Duration::from_millis(900),
+            "{} then {} {gap:?} apart under Crawl-delay 1",
+            pair[0].0,
+            pair[1].0
+        );
+    }
+}

@@ -150,6 +150,11 @@ impl HttpFetcher {
         url.set_path("/robots.txt");
         url.set_query(None);
         url.set_fragment(None);
+        // A Crawl-delay another process learnt holds for this request too:
+        // wait for the host's turn there (a 1 ms reservation of it).
+        self.pacer
+            .wait(&origin_key(&url), Duration::from_millis(1))
+            .await;
         let deadline = Instant::now() + Duration::from_millis(self.config.total_timeout_ms);
         let outcome = tokio::time::timeout_at(deadline, async {
             let response = self
