@@ -45,8 +45,17 @@ async fn serve(home: String) -> (String, Log) {
 
 use axum::response::IntoResponse;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn friend_links_are_suggested_checked_once_and_accepted_or_dismissed() {
+/// A node on the embedded default with publisher P01 and its work `w1`
+/// ("星河彼岸", one chapter of `text`), and a worker that runs every stage.
+struct Setup {
+    _data: tempfile::TempDir,
+    ports: copyhound_core::ports::Ports,
+    worker: copyhound_runtime::Worker,
+    publisher_id: PublisherId,
+    work_id: WorkId,
+}
+
+async fn setup(text: &str) -> Setup {
     let data = tempfile::tempdir().unwrap();
     let mut config = Config {
         data_dir: data.path().to_path_buf(),
@@ -80,13 +89,31 @@ async fn friend_links_are_suggested_checked_once_and_accepted_or_dismissed() {
             Some("c1".parse::<ChapterId>().unwrap()),
             ChapterDraft {
                 title: "第一章".into(),
-                text: "叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。".repeat(10),
+                text: text.into(),
             },
         )],
         None,
     )
     .await
     .unwrap();
+    Setup {
+        _data: data,
+        ports,
+        worker,
+        publisher_id,
+        work_id,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn friend_links_are_suggested_checked_once_and_accepted_or_dismissed() {
+    let Setup {
+        _data,
+        ports,
+        worker,
+        publisher_id,
+        work_id,
+    } = setup(&"叔宝众人出了酒店，行至街上，见灯烛辉煌，如同白昼。".repeat(10)).await;
 
     // A mirror that carries the work, and a site that does not answer.
     let (mirror, mirror_log) =
@@ -234,46 +261,14 @@ async fn friend_links_are_suggested_checked_once_and_accepted_or_dismissed() {
 /// copy, which its home page never links to.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_sites_own_search_leads_the_crawl_to_a_copy_its_pages_do_not_link() {
-    let data = tempfile::tempdir().unwrap();
-    let mut config = Config {
-        data_dir: data.path().to_path_buf(),
-        ..Config::default()
-    };
-    config.crawler.allow_private_addresses = true;
-    let node = Node::build(&config).await.unwrap();
-    let ports = node.backends().ports();
-    let worker = node.worker(Some(2), Arc::new(NoProgress)).unwrap();
-    let publisher_id: PublisherId = "P01".parse().unwrap();
-    copyhound_intake::import::ensure_publisher(&ports, &publisher_id, WorkKind::Novel)
-        .await
-        .unwrap();
     let text = include_str!("../../cli/samples/registered-chapter.txt");
-    register_work(
-        &ports,
-        Registrant {
-            publisher_id: &publisher_id,
-            by: "test",
-        },
-        WorkMeta::new(
-            Some("w1".parse().unwrap()),
-            "星河彼岸",
-            "某",
-            WorkKind::Novel,
-            None,
-            None,
-        )
-        .unwrap(),
-        vec![(
-            Some("c1".parse::<ChapterId>().unwrap()),
-            ChapterDraft {
-                title: "第一章".into(),
-                text: text.into(),
-            },
-        )],
-        None,
-    )
-    .await
-    .unwrap();
+    let Setup {
+        _data,
+        ports,
+        worker,
+        publisher_id,
+        ..
+    } = setup(text).await;
 
     let log = Log::default();
     let paragraphs: String = text
