@@ -32,18 +32,13 @@ pub struct Found {
 impl Found {
     /// Keeps `candidate` unless its origin is kept already or the run is full.
     fn add(&mut self, candidate: Candidate) {
-        if self.by_origin.len() < MAX_CANDIDATES_PER_RUN
-            || self.by_origin.contains_key(&candidate.origin)
-        {
+        let keep = match self.by_origin.get(&candidate.origin) {
             // An announcement outweighs a link: keep the stronger reason.
-            match self.by_origin.get(&candidate.origin) {
-                Some(kept)
-                    if kept.kind == ReasonKind::Announced || candidate.kind == ReasonKind::Link => {
-                }
-                _ => {
-                    self.by_origin.insert(candidate.origin.clone(), candidate);
-                }
-            }
+            Some(kept) => kept.kind == ReasonKind::Link && candidate.kind != ReasonKind::Link,
+            None => self.by_origin.len() < MAX_CANDIDATES_PER_RUN,
+        };
+        if keep {
+            self.by_origin.insert(candidate.origin.clone(), candidate);
         }
     }
 

@@ -67,7 +67,8 @@ fn suggestion_id(raw: &str) -> Result<&str, ApiError> {
     }
 }
 
-fn require_admin(caller: &PublisherCaller, what: &str) -> Result<(), Error> {
+/// `Forbidden` unless `caller` holds an admin key (`what` it may not do).
+pub(crate) fn require_admin(caller: &PublisherCaller, what: &str) -> Result<(), Error> {
     if caller.role == Role::Admin {
         Ok(())
     } else {

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::{UiResult, first_page, works_and_sites};
 use crate::AppState;
-use crate::ui::{UiCaller, UiError, render};
+use crate::ui::{UiCaller, render};
 
 /// `?status=` of the page: the open ones by default.
 #[derive(Debug, Default, Deserialize)]
@@ -114,23 +114,12 @@ pub(in crate::ui) async fn suggestions(
     ))
 }
 
-fn admin(caller: &crate::auth::PublisherCaller) -> Result<(), UiError> {
-    if caller.role == Role::Admin {
-        Ok(())
-    } else {
-        Err(UiError::from(copyhound_core::Error::new(
-            copyhound_core::ErrorKind::Forbidden,
-            "only the publisher's admin keys accept or dismiss suggested sites",
-        )))
-    }
-}
-
 pub(in crate::ui) async fn accept(
     State(state): State<AppState>,
     UiCaller(caller): UiCaller,
     Path(id): Path<String>,
 ) -> UiResult {
-    admin(&caller)?;
+    crate::api::suggestions::require_admin(&caller, "accept or dismiss suggested sites")?;
     let (_, site) = copyhound_intake::suggestions::accept(
         &state.ports,
         &caller.publisher_id,
@@ -147,7 +136,7 @@ pub(in crate::ui) async fn dismiss(
     UiCaller(caller): UiCaller,
     Path(id): Path<String>,
 ) -> UiResult {
-    admin(&caller)?;
+    crate::api::suggestions::require_admin(&caller, "accept or dismiss suggested sites")?;
     copyhound_intake::suggestions::dismiss(
         state.ports.sites.as_ref(),
         &caller.publisher_id,
