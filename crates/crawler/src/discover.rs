@@ -15,7 +15,7 @@ use copyhound_core::ids::PublisherId;
 use copyhound_core::model::{ReasonKind, Verification};
 use copyhound_core::ports::{FetchRequest, Fetcher, PageRequest, Ports, Resource};
 use copyhound_core::{ErrorKind, Result};
-use copyhound_intake::suggestions::{Candidate, MAX_CANDIDATES_PER_RUN, origin_of};
+use copyhound_intake::suggestions::{Candidate, MAX_CANDIDATES_PER_RUN, host_of, origin_of};
 use regex::Regex;
 use unicode_normalization::UnicodeNormalization;
 use url::Url;
@@ -71,13 +71,9 @@ fn site_key(host: &str) -> (&str, &str) {
     }
 }
 
-fn host_part(origin: &str) -> &str {
-    origin.split_once("://").map_or(origin, |(_, rest)| rest)
-}
-
 /// Whether `origin` belongs to one of `own` (hosts of the site itself).
 fn is_own(own: &[String], origin: &str) -> bool {
-    let key = site_key(host_part(origin));
+    let key = site_key(host_of(origin));
     own.iter().any(|own| site_key(own) == key)
 }
 

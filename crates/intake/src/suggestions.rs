@@ -63,7 +63,7 @@ pub fn origin_of(url: &Url) -> Option<String> {
 
 /// The host of an origin, the part compared between sites (`http` and `https`
 /// of one host are one site).
-fn host_of(origin: &str) -> &str {
+pub fn host_of(origin: &str) -> &str {
     origin.split_once("://").map_or(origin, |(_, rest)| rest)
 }
 

@@ -418,12 +418,8 @@ impl Crawler {
             .seeds
             .iter()
             .filter_map(|seed| url::Url::parse(seed).ok())
-            .filter_map(|seed| {
-                seed.host_str().map(|host| match seed.port() {
-                    Some(port) => format!("{host}:{port}"),
-                    None => host.to_string(),
-                })
-            })
+            .filter_map(|seed| copyhound_intake::suggestions::origin_of(&seed))
+            .map(|origin| copyhound_intake::suggestions::host_of(&origin).to_string())
             .collect();
         PageContext {
             site,
